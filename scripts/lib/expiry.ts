@@ -1,0 +1,7 @@
+/** `--expires-in 90d` (days), `12h` (hours) or `30m` (minutes) from now, as the API's UTC time shape. */
+export function expiryFrom(text: string, now = new Date()): string {
+  const match = /^([1-9][0-9]{0,5})([dhm])$/.exec(text);
+  if (!match) throw new Error(`--expires-in must look like 90d, 12h or 30m, not "${text}"`);
+  const minutes = Number(match[1]) * { d: 1440, h: 60, m: 1 }[match[2] as 'd' | 'h' | 'm'];
+  return new Date(now.getTime() + minutes * 60_000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}

@@ -1,0 +1,79 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Route } from '../../shared/routes.ts';
+import { lambdaContext, routeRequest } from './api-gateway-event.ts';
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type Handlers = Record<Route['name'], LambdaHandler>;
+
+export interface LocalServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The deployed functions' timeout, so local requests get the same time budget. */
+export const FUNCTION_TIMEOUT_MS = 10_000;
+
+/** Loads the three functions from functions/, exactly the modules the stack deploys. */
+export async function loadFunctionHandlers(): Promise<Handlers> {
+  const load = async (name: Route['name']) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler;
+  return { finances: await load('finances'), daemons: await load('daemons'), projects: await load('projects') };
+}
+
+/**
+ * A small HTTP server that does what API Gateway does in front of the functions: routes by the
+ * shared route table (anything else is API Gateway's own 404), builds the payload 2.0 event,
+ * calls the function and writes its result.
+ */
+export async function startLocalServer(options: { handlers: Handlers; port?: number; host?: string }): Promise<LocalServer> {
+  const server: Server = createServer((req, res) => {
+    void serve(options.handlers, req, res);
+  });
+  // Malformed requests Node rejects itself still get a JSON body.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const [status, message] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const body = JSON.stringify({ message });
+    socket.end(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+async function serve(handlers: Handlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume(); // no route takes a body
+  const routed = routeRequest({
+    method: req.method ?? 'GET',
+    target: req.url ?? '/',
+    rawHeaders: req.rawHeaders,
+    sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+    protocol: `HTTP/${req.httpVersion}`,
+  });
+  if (!routed.route) return send(res, 404, { 'Content-Type': 'application/json' }, '{"message":"Not Found"}');
+  try {
+    const { event, route } = routed;
+    const result = await handlers[route.name](event, lambdaContext(route.name, FUNCTION_TIMEOUT_MS, event.requestContext.requestId));
+    send(res, result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>, result.body ?? '');
+  } catch {
+    // What API Gateway answers when a function fails.
+    send(res, 500, { 'Content-Type': 'application/json' }, '{"message":"Internal Server Error"}');
+  }
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string) {
+  res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}

@@ -1,0 +1,29 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Bearer tokens. A token is `tra_` + 43 base64url characters (256 random bits); the fixed
+ * prefix lets secret scanners recognise a leaked one. Only its SHA-256 is ever stored, and a
+ * lookup is by that hash, so nothing about which part of a wrong token was wrong can leak.
+ */
+export const TOKEN_PREFIX = 'tra_';
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashToken(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header value (scheme case-insensitive). */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return BEARER.exec(header)?.[1];
+}
+
+/** A token with an `expires_at` of now or earlier is expired. */
+export function isExpired(expiresAt: string | null | undefined, now: Date): boolean {
+  return expiresAt != null && Date.parse(expiresAt) <= now.getTime();
+}

@@ -1,0 +1,21 @@
+/**
+ * Configuration, read once at start-up and failing fast: a missing TABLE_NAME stops the
+ * function at cold start instead of producing `undefined` in a key at request time.
+ */
+export interface ApiConfig {
+  tableName: string;
+  /** Overrides the base of `links` and `meta.path`; otherwise derived from the request. */
+  publicBaseUrl?: string;
+  /** A DynamoDB-compatible endpoint instead of AWS (DynamoDB Local). */
+  dynamodbEndpoint?: string;
+}
+
+export function readApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const tableName = env.TABLE_NAME?.trim();
+  if (!tableName) throw new Error('TABLE_NAME is not set');
+  const publicBaseUrl = env.PUBLIC_BASE_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (publicBaseUrl && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicBaseUrl)) {
+    throw new Error(`PUBLIC_BASE_URL is not an http(s) URL: ${publicBaseUrl}`);
+  }
+  return { tableName, publicBaseUrl, dynamodbEndpoint: env.DYNAMODB_ENDPOINT?.trim() || undefined };
+}

@@ -1,0 +1,57 @@
+import { formatAmount } from './decimal.ts';
+
+/** Label under which a team's servers' monthly costs are reported. */
+export const SERVERS_LABEL = 'Servers';
+
+export interface Cost {
+  label: string;
+  currency: string;
+  units: bigint;
+}
+
+export interface FinanceSummary {
+  /** One line per (label, currency), ordered by label then currency, as plain code units. */
+  lineItems: Cost[];
+  totals: { currency: string; units: bigint }[];
+  grandTotal: bigint;
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Groups costs into line items and sums them exactly. */
+export function summarizeCosts(costs: Iterable<Cost>): FinanceSummary {
+  const lines = new Map<string, Cost>();
+  for (const cost of costs) {
+    const key = JSON.stringify([cost.label, cost.currency]);
+    const line = lines.get(key);
+    if (line) line.units += cost.units;
+    else lines.set(key, { ...cost });
+  }
+  const lineItems = [...lines.values()].sort(
+    (a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency),
+  );
+  const totals = new Map<string, bigint>();
+  let grandTotal = 0n;
+  for (const line of lineItems) {
+    totals.set(line.currency, (totals.get(line.currency) ?? 0n) + line.units);
+    grandTotal += line.units;
+  }
+  return {
+    lineItems,
+    totals: [...totals.keys()].sort(byCodeUnits).map((currency) => ({ currency, units: totals.get(currency)! })),
+    grandTotal,
+  };
+}
+
+/**
+ * The finance response's fields before `meta` and `served_in`, as JSON text. Amounts are written
+ * as exact decimal literals, so no float rounding happens on the way out either.
+ */
+export function financeFieldsJson(summary: FinanceSummary): string {
+  const data = summary.lineItems.map(
+    (line) =>
+      `{"label":${JSON.stringify(line.label)},"amount":${formatAmount(line.units)},"currency":${JSON.stringify(line.currency)}}`,
+  );
+  const totals = summary.totals.map((t) => `${JSON.stringify(t.currency)}:${formatAmount(t.units)}`);
+  return `"data":[${data.join(',')}],"totals":{${totals.join(',')}},"grand_total":${formatAmount(summary.grandTotal)},"results":${data.length}`;
+}

@@ -1,0 +1,83 @@
+import * as v from 'valibot';
+
+/** Pagination limits of the list endpoints (contract section 4). */
+export const PER_PAGE_DEFAULT = 20;
+export const PER_PAGE_MAX = 50;
+/** The largest integer a JSON number carries exactly, so `meta.current_page` can echo it. */
+export const PAGE_MAX = Number.MAX_SAFE_INTEGER;
+
+/** A query parameter that must be decimal digits within [min, max], with Laravel's wording. */
+function integerParameter(field: string, min: number, max: number, fallback: number) {
+  const label = field.replace(/_/g, ' ');
+  return v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[0-9]+$/, `The ${label} field must be an integer.`),
+      // BigInt first: "99999999999999999999" must fail the maximum, not round to a float.
+      v.transform((digits) => BigInt(digits)),
+      v.minValue(BigInt(min), `The ${label} field must be at least ${min}.`),
+      v.maxValue(BigInt(max), `The ${label} field must not be greater than ${max}.`),
+      v.transform(Number),
+    ),
+    String(fallback),
+  );
+}
+
+/** The query of a list request. Entry order is report order: per_page before page. */
+export const PaginationQuery = v.object({
+  per_page: integerParameter('per_page', 1, PER_PAGE_MAX, PER_PAGE_DEFAULT),
+  page: integerParameter('page', 1, PAGE_MAX, 1),
+});
+
+export interface PageRequest {
+  page: number;
+  perPage: number;
+  /** Whether the request named per_page, so links carry it too. */
+  perPageGiven: boolean;
+}
+
+export type PaginationResult =
+  | { ok: true; value: PageRequest }
+  | { ok: false; errors: Record<string, string[]> };
+
+/** Validates `page`/`per_page`; each field reports only the first rule it breaks. */
+export function parsePagination(query: Record<string, string | undefined> | undefined): PaginationResult {
+  const input = query ?? {};
+  const result = v.safeParse(PaginationQuery, input, { abortPipeEarly: true });
+  if (result.success) {
+    const { page, per_page: perPage } = result.output;
+    return { ok: true, value: { page, perPage, perPageGiven: input.per_page !== undefined } };
+  }
+  const errors: Record<string, string[]> = {};
+  for (const issue of result.issues) {
+    const field = String(issue.path?.[0]?.key ?? 'query');
+    (errors[field] ??= []).push(issue.message);
+  }
+  return { ok: false, errors: orderFields(errors) };
+}
+
+function orderFields(errors: Record<string, string[]>): Record<string, string[]> {
+  const ordered: Record<string, string[]> = {};
+  for (const field of Object.keys(PaginationQuery.entries)) if (errors[field]) ordered[field] = errors[field];
+  return ordered;
+}
+
+/** Which stored ordinals a page covers, and the numbers `meta` reports. */
+export interface PageWindow {
+  currentPage: number;
+  perPage: number;
+  total: number;
+  lastPage: number;
+  /** 1-based ordinals to read, inclusive; null when the page is empty (no read needed). */
+  ordinals: { first: number; last: number } | null;
+}
+
+export function pageWindow(total: number, page: number, perPage: number): PageWindow {
+  const lastPage = Math.max(Math.ceil(total / perPage), 1);
+  // Past the last page nothing is read; (page - 1) * perPage could exceed 2^53 there.
+  const ordinals =
+    total > 0 && page <= lastPage
+      ? { first: (page - 1) * perPage + 1, last: Math.min(page * perPage, total) }
+      : null;
+  return { currentPage: page, perPage, total, lastPage, ordinals };
+}

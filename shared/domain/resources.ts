@@ -1,0 +1,54 @@
+import * as v from 'valibot';
+
+/**
+ * The resources as the API returns them: fields exactly these, in this order (contract section 3).
+ * The store keeps each one as this JSON, serialised once at import.
+ */
+export const Project = v.object({
+  id: v.pipe(v.number(), v.integer()),
+  name: v.string(),
+  slug: v.string(),
+  client_id: v.nullable(v.pipe(v.number(), v.integer())),
+  created_at: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)),
+});
+export type Project = v.InferOutput<typeof Project>;
+
+export const Daemon = v.object({
+  id: v.pipe(v.number(), v.integer()),
+  name: v.string(),
+  command: v.string(),
+  username: v.string(),
+  directory: v.string(),
+  processes: v.pipe(v.number(), v.integer()),
+  environment_id: v.pipe(v.number(), v.integer()),
+  server_id: v.pipe(v.number(), v.integer()),
+});
+export type Daemon = v.InferOutput<typeof Daemon>;
+
+export const FinanceLineItem = v.object({
+  label: v.string(),
+  amount: v.number(),
+  currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)),
+});
+
+/** The list resources, keyed as in the routes. */
+export const LIST_RESOURCES = ['projects', 'daemons'] as const;
+export type ListResource = (typeof LIST_RESOURCES)[number];
+
+/** Serialises a resource with its fields in contract order. */
+export function projectJson(p: Project): string {
+  return JSON.stringify({ id: p.id, name: p.name, slug: p.slug, client_id: p.client_id, created_at: p.created_at });
+}
+
+export function daemonJson(d: Daemon): string {
+  return JSON.stringify({
+    id: d.id,
+    name: d.name,
+    command: d.command,
+    username: d.username,
+    directory: d.directory,
+    processes: d.processes,
+    environment_id: d.environment_id,
+    server_id: d.server_id,
+  });
+}

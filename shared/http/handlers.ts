@@ -1,0 +1,49 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { pageWindow } from '../domain/pagination.ts';
+import type { ListResource } from '../domain/resources.ts';
+import { ROUTES, type Route } from '../routes.ts';
+import type { Runtime } from '../runtime.ts';
+import type { ApiContext } from './context.ts';
+import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
+import { authorize } from './middleware/authorize.ts';
+import { contractErrors } from './middleware/contract-errors.ts';
+import { paginate } from './middleware/paginate.ts';
+import { jsonResponse } from './response.ts';
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+function route(name: Route['name']): Route {
+  return ROUTES.find((r) => r.name === name)!;
+}
+
+// The request deadline (contract-errors) replaces middy's own early timeout.
+const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
+
+/** GET /api/{team}/projects and /daemons: one page of the team's current generation. */
+export function listHandler(resource: ListResource, { reader, config, log }: Runtime) {
+  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+    .use(contractErrors(log))
+    .use(authorize({ reader, ability: route(resource).ability }))
+    .use(paginate())
+    .handler(async function listPage(event, context) {
+      const { head, teamSegment } = context.access;
+      const window = pageWindow(head.counts[resource], context.page.page, context.page.perPage);
+      const items = window.ordinals
+        ? await reader.readPage(head, resource, window.ordinals.first, window.ordinals.last, context.deadline)
+        : [];
+      const path = listPath(baseUrl(event, config.publicBaseUrl), teamSegment, resource);
+      return jsonResponse(200, listEnvelopeJson({ items, window, path, perPageGiven: context.page.perPageGiven, startedAt: context.startedAt }));
+    });
+}
+
+/** GET /api/{team}/finances: the summary computed at import, stored on the team head. */
+export function financesHandler({ reader, log }: Runtime) {
+  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+    .use(contractErrors(log))
+    .use(authorize({ reader, ability: route('finances').ability }))
+    .handler(async function financeSummary(_event, context) {
+      return jsonResponse(200, financeJson(context.access.head.financeJson, context.startedAt));
+    });
+}

@@ -1,0 +1,19 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
+/** Every response is JSON, errors included, whatever the Accept header says. */
+export function jsonResponse(
+  statusCode: number,
+  body: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
+    body,
+  };
+}
+
+/** `served_in`: milliseconds since the request started, at most 2 decimals. */
+export function servedIn(startedAt: number): string {
+  return `${Math.round((performance.now() - startedAt) * 100) / 100}ms`;
+}

@@ -1,0 +1,35 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+export interface ClientOptions {
+  /** A DynamoDB-compatible endpoint (DynamoDB Local); unset means AWS. */
+  endpoint?: string;
+  region?: string;
+  /** Per-attempt limits; the API's defaults keep two sequential calls inside the Lambda timeout. */
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  maxAttempts?: number;
+}
+
+/**
+ * Builds the document client. Timeouts and retries are set on purpose: the SDK's defaults
+ * (no request timeout) would let a hung connection outlive the function.
+ */
+export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
+  const local = options.endpoint !== undefined;
+  const client = new DynamoDBClient({
+    endpoint: options.endpoint,
+    region: options.region ?? process.env.AWS_REGION ?? (local ? 'local' : undefined),
+    // DynamoDB Local accepts any credentials; AWS uses the default chain.
+    credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
+    maxAttempts: options.maxAttempts ?? 3,
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: options.connectionTimeoutMs ?? 1_000,
+      requestTimeout: options.requestTimeoutMs ?? 2_000,
+    }),
+  });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
