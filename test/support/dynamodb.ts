@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { validateSnapshot } from '../../shared/domain/snapshot.ts';
+import { createDocumentClient } from '../../shared/store/client.ts';
+import { importSnapshot, type ImportOptions } from '../../shared/store/importer.ts';
+import { ensureTable } from '../../shared/store/table.ts';
+
+export interface TestTable {
+  endpoint: string;
+  tableName: string;
+  doc: DynamoDBDocumentClient;
+}
+
+/** A new, empty table in the suite's DynamoDB Local. */
+export async function freshTable(): Promise<TestTable> {
+  const endpoint = inject('dynamodbEndpoint');
+  const tableName = `test-${randomBytes(6).toString('hex')}`;
+  const doc = createDocumentClient({ endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
+  await ensureTable(doc, tableName);
+  return { endpoint, tableName, doc };
+}
+
+/** Validates and imports a snapshot document; fails the test if it is invalid. */
+export async function importDocument(table: TestTable, document: unknown, options?: ImportOptions) {
+  const result = validateSnapshot(document);
+  if (!result.ok) throw new Error(`test snapshot is invalid:\n${result.problems.join('\n')}`);
+  return importSnapshot(table.doc, table.tableName, result.plan, options);
+}
+
+/** Every item of the table, raw (tests may scan; the API never does). */
+export async function scanAll(table: TestTable): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, never> | undefined;
+  do {
+    const page = await table.doc.send(new ScanCommand({ TableName: table.tableName, ExclusiveStartKey: startKey }));
+    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
+    startKey = page.LastEvaluatedKey as typeof startKey;
+  } while (startKey);
+  return items;
+}

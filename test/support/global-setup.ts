@@ -1,0 +1,17 @@
+import type { TestProject } from 'vitest/node';
+import { startDynamoDbLocal } from '../../scripts/lib/dynamodb-local.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+  }
+}
+
+/** One DynamoDB Local for the whole run (each test file makes its own table in it). */
+export default async function setup(project: TestProject) {
+  const dynamo = await startDynamoDbLocal();
+  project.provide('dynamodbEndpoint', dynamo.endpoint);
+  return async () => {
+    await dynamo.stop();
+  };
+}
