@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatAmount, parseAmount } from '../../shared/domain/decimal.ts';
+
+/** The units of an amount that must parse, or a failed test naming the input. */
+function units(input: unknown): bigint {
+  const parsed = parseAmount(input);
+  if (!parsed.ok) throw new Error(`expected ${String(input)} to parse, got "${parsed.problem}"`);
+  return parsed.units;
+}
+
+function problem(input: unknown): string {
+  const parsed = parseAmount(input);
+  if (parsed.ok) throw new Error(`expected ${String(input)} to be rejected, got ${parsed.units} units`);
+  return parsed.problem;
+}
+
+describe('parseAmount', () => {
+  it('reads a decimal string as ten-thousandths', () => {
+    expect(units('24.15')).toBe(241_500n);
+  });
+
+  it('reads a whole decimal string', () => {
+    expect(units('5')).toBe(50_000n);
+  });
+
+  it('reads a JSON number', () => {
+    expect(units(24.15)).toBe(241_500n);
+  });
+
+  it('reads zero', () => {
+    expect(units(0)).toBe(0n);
+  });
+
+  it('accepts exactly 4 decimals', () => {
+    expect(units('0.0001')).toBe(1n);
+  });
+
+  it('accepts trailing zeros beyond the value, as long as there are at most 4 decimals', () => {
+    expect(units('5.0000')).toBe(50_000n);
+  });
+
+  it('ignores white space around a string', () => {
+    expect(units(' 5.00 ')).toBe(50_000n);
+  });
+
+  it('keeps amounts beyond 2^53 exact', () => {
+    expect(units('123456789012345678.1234')).toBe(1_234_567_890_123_456_781_234n);
+  });
+
+  it('rejects more than 4 decimals in a string with "has more than 4 decimals"', () => {
+    expect(problem('1.23456')).toBe('has more than 4 decimals');
+  });
+
+  it('rejects more than 4 decimals in a number with "has more than 4 decimals"', () => {
+    expect(problem(1.23456)).toBe('has more than 4 decimals');
+  });
+
+  it('rejects a negative string with "must not be negative"', () => {
+    expect(problem('-5.00')).toBe('must not be negative');
+  });
+
+  it('rejects a negative number with "must not be negative"', () => {
+    expect(problem(-0.01)).toBe('must not be negative');
+  });
+
+  it.each(['', 'abc', '1,5', '1.2.3', '1e3', '0x10', '+5', '.5', '5.', 'NaN'])('rejects the string %j as not a decimal number', (text) => {
+    expect(problem(text)).toBe('is not a decimal number');
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])('rejects the number %s as not a decimal number', (n) => {
+    expect(problem(n)).toBe('is not a decimal number');
+  });
+
+  it.each([null, undefined, true, {}, [], 5n])('rejects %s, which is neither a string nor a number', (input) => {
+    expect(problem(input)).toBe('must be a decimal string or a number');
+  });
+
+  it('reads the string and the number of the same amount alike', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 9999 }), (whole, fraction) => {
+        const text = `${whole}.${String(fraction).padStart(4, '0')}`;
+        expect(units(Number(text))).toBe(units(text));
+      }),
+    );
+  });
+});
+
+describe('formatAmount', () => {
+  it('writes a whole amount without a fraction', () => {
+    expect(formatAmount(50_000n)).toBe('5');
+  });
+
+  it('drops trailing zeros of the fraction', () => {
+    expect(formatAmount(533_000n)).toBe('53.3');
+  });
+
+  it('writes zero as 0', () => {
+    expect(formatAmount(0n)).toBe('0');
+  });
+
+  it('writes the smallest unit as 0.0001', () => {
+    expect(formatAmount(1n)).toBe('0.0001');
+  });
+
+  it('writes a negative amount with a leading minus', () => {
+    expect(formatAmount(-12_500n)).toBe('-1.25');
+  });
+
+  it('makes 0.1 + 0.2 exactly 0.3', () => {
+    expect(formatAmount(units('0.1') + units('0.2'))).toBe('0.3');
+  });
+
+  it('writes a valid JSON number', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 12n }), (n) => {
+        expect(() => JSON.parse(formatAmount(n))).not.toThrow();
+        expect(typeof JSON.parse(formatAmount(n))).toBe('number');
+      }),
+    );
+  });
+
+  it('round-trips through parseAmount', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), (n) => {
+        expect(units(formatAmount(n))).toBe(n);
+      }),
+    );
+  });
+
+  it('formats the sum of parsed amounts as the integer-arithmetic sum', () => {
+    // Each amount as (whole, ten-thousandths); the expected sum is computed on integers alone.
+    const amount = fc.record({ whole: fc.integer({ min: 0, max: 1_000_000 }), fraction: fc.integer({ min: 0, max: 9999 }) });
+    fc.assert(
+      fc.property(fc.array(amount, { maxLength: 30 }), (amounts) => {
+        const texts = amounts.map(({ whole, fraction }) => `${whole}.${String(fraction).padStart(4, '0')}`);
+        const sum = texts.reduce((acc, text) => acc + units(text), 0n);
+        const wholeSum = amounts.reduce((acc, a) => acc + a.whole, 0);
+        const fractionSum = amounts.reduce((acc, a) => acc + a.fraction, 0);
+        const totalWhole = wholeSum + Math.floor(fractionSum / 10_000);
+        const totalFraction = String(fractionSum % 10_000).padStart(4, '0').replace(/0+$/, '');
+        expect(formatAmount(sum)).toBe(totalFraction ? `${totalWhole}.${totalFraction}` : `${totalWhole}`);
+      }),
+    );
+  });
+});
