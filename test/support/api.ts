@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../scripts/lib/local-server.ts';
 import type { TestTable } from './dynamodb.ts';
 
@@ -27,10 +28,29 @@ export async function startApi(table: TestTable, env: Record<string, string> = {
     async get(path, options = {}) {
       const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
       if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-      const response = await fetch(server.url + path, { method: options.method ?? 'GET', headers });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, text, body: text ? JSON.parse(text) : undefined };
+      return send(server.url + path, options.method ?? 'GET', headers);
     },
     close: () => server.close(),
   };
+}
+
+/** node:http rather than fetch: it sends Host and other headers exactly as given. */
+function send(url: string, method: string, headers: Record<string, string>): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text, body: text ? JSON.parse(text) : undefined });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
