@@ -13,7 +13,7 @@ export async function writeAll(
   doc: DynamoDBDocumentClient,
   tableName: string,
   requests: Iterable<WriteRequest>,
-  options: { concurrency?: number; onWritten?: (count: number) => void } = {},
+  options: { concurrency?: number; onWritten?: (count: number) => void | Promise<void> } = {},
 ): Promise<number> {
   const iterator = requests[Symbol.iterator]();
   let written = 0;
@@ -29,7 +29,7 @@ export async function writeAll(
     for (let batch = nextBatch(); batch.length > 0; batch = nextBatch()) {
       await writeBatch(doc, tableName, batch);
       written += batch.length;
-      options.onWritten?.(batch.length);
+      await options.onWritten?.(batch.length);
     }
   };
   await Promise.all(Array.from({ length: options.concurrency ?? 16 }, worker));

@@ -24,7 +24,8 @@ export interface ImportProgress {
 }
 
 export interface ImportOptions {
-  onProgress?: (progress: ImportProgress) => void;
+  /** Called as the import goes; an async observer is awaited (the import waits for it). */
+  onProgress?: (progress: ImportProgress) => void | Promise<void>;
   concurrency?: number;
 }
 
@@ -90,12 +91,12 @@ export async function importSnapshot(
   // 3. Write every project and daemon of every team into its new generation.
   const totalItems = plan.teams.reduce((n, t) => n + t.projects.length + t.daemons.length, 0);
   let writtenItems = 0;
-  options.onProgress?.({ phase: 'items', done: 0, total: totalItems });
+  await options.onProgress?.({ phase: 'items', done: 0, total: totalItems });
   await writeAll(doc, tableName, itemRequests(plan.teams, generations), {
     concurrency: options.concurrency,
-    onWritten: (count) => {
+    onWritten: async (count) => {
       writtenItems += count;
-      options.onProgress?.({ phase: 'items', done: writtenItems, total: totalItems });
+      await options.onProgress?.({ phase: 'items', done: writtenItems, total: totalItems });
     },
   });
 
@@ -106,10 +107,12 @@ export async function importSnapshot(
   // 5. Switch each team to its new generation: heads (id and slug copies) in one transaction.
   let switched = 0;
   for (const team of switchOrder) {
-    const old = heads.get(`TEAMREF#${team.id}`);
-    const fresh = await io.getHeads([teamHeadKey(team.id)], true);
-    await io.switchTeam(team, generations.get(team.id)!, fresh.get(`TEAMREF#${team.id}`) ?? old, snapshotUserIds);
-    options.onProgress?.({ phase: 'switch', done: ++switched, total: plan.teams.length });
+    // Bookkeeping (pending generations) is re-read; the condition stays on the generation this
+    // import started from, so an import that switched the team meanwhile is not overwritten.
+    const startedFrom = heads.get(`TEAMREF#${team.id}`)?.generation;
+    const now = (await io.getHeads([teamHeadKey(team.id)])).get(`TEAMREF#${team.id}`);
+    await io.switchTeam(team, generations.get(team.id)!, startedFrom, now, snapshotUserIds);
+    await options.onProgress?.({ phase: 'switch', done: ++switched, total: plan.teams.length });
   }
 
   // 6. Users who left a team that is not in this snapshot leave its member list too.
@@ -121,7 +124,7 @@ export async function importSnapshot(
   let cleaned = 0;
   for (const team of plan.teams) {
     await io.collectGarbage(team.id);
-    options.onProgress?.({ phase: 'cleanup', done: ++cleaned, total: plan.teams.length });
+    await options.onProgress?.({ phase: 'cleanup', done: ++cleaned, total: plan.teams.length });
   }
   return { teams: plan.teams.length, items: totalItems, users: plan.users.length, tokens: plan.tokens.length };
 }
@@ -243,7 +246,7 @@ class TableIo {
   }
 
   /** The switch: both head copies name the new generation at once, or neither does. */
-  async switchTeam(team: TeamImage, generation: string, old: HeadItem | undefined, snapshotUserIds: Set<number>): Promise<void> {
+  async switchTeam(team: TeamImage, generation: string, startedFrom: string | undefined, old: HeadItem | undefined, snapshotUserIds: Set<number>): Promise<void> {
     const members = new Set([...(old?.members ?? [])].filter((id) => !snapshotUserIds.has(id)));
     for (const id of team.memberIds) members.add(id);
     const pending = new Set([...(old?.pending ?? [])].filter((g) => g !== generation));
@@ -270,8 +273,8 @@ class TableIo {
           TableName: this.tableName,
           Item: { ...teamHeadKey(team.id), ...view, ...bookkeeping },
           // Two imports of one team cannot interleave: the second one's switch fails.
-          ConditionExpression: old?.generation ? 'generation = :old' : 'attribute_not_exists(generation)',
-          ExpressionAttributeValues: old?.generation ? { ':old': old.generation } : undefined,
+          ConditionExpression: startedFrom ? 'generation = :old' : 'attribute_not_exists(generation)',
+          ExpressionAttributeValues: startedFrom ? { ':old': startedFrom } : undefined,
         },
       },
       {

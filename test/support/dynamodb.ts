@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { validateSnapshot } from '../../shared/domain/snapshot.ts';
 import { createDocumentClient } from '../../shared/store/client.ts';
@@ -32,11 +31,11 @@ export async function importDocument(table: TestTable, document: unknown, option
 /** Every item of the table, raw (tests may scan; the API never does). */
 export async function scanAll(table: TestTable): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, never> | undefined;
+  let startKey: Record<string, unknown> | undefined;
   do {
     const page = await table.doc.send(new ScanCommand({ TableName: table.tableName, ExclusiveStartKey: startKey }));
     items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    startKey = page.LastEvaluatedKey as typeof startKey;
+    startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
 }

@@ -1,0 +1,190 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { hashToken } from '../../shared/auth/token.ts';
+import { validateSnapshot } from '../../shared/domain/snapshot.ts';
+import { importSnapshot, ImportRejected } from '../../shared/store/importer.ts';
+import { revokeToken } from '../../shared/store/tokens.ts';
+import { TeamReader } from '../../shared/store/team-reader.ts';
+import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
+import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
+
+/** Contract section 7: what an import does to the table, as a reader sees it. */
+let table: TestTable;
+let reader: TeamReader;
+beforeEach(async () => {
+  table = await freshTable();
+  reader = new TeamReader(table.doc, { tableName: table.tableName });
+});
+
+/** What a reader with this token sees of a team: null when the API would answer 401/404. */
+async function view(secret: string, teamRef: string) {
+  const { token: stored, head } = await reader.readAccess(hashToken(secret), teamRef);
+  if (!stored || stored.revokedAt || !head || !head.members.has(stored.userId)) return null;
+  const ids = async (resource: 'projects' | 'daemons') => {
+    const count = head.counts[resource];
+    if (count === 0) return [];
+    return (await reader.readPage(head, resource, 1, count)).map((json) => (JSON.parse(json) as { id: number }).id);
+  };
+  return { projects: await ids('projects'), daemons: await ids('daemons'), finance: JSON.parse(`{${head.financeJson}}`), abilities: stored.abilities };
+}
+
+const base = () => snapshot({
+  teams: [team(1, 'acme'), team(2, 'globex')],
+  users: [user(10, [1, 2]), user(11, [1])],
+  tokens: [token(10, 'ada', ['*']), token(11, 'bob', ['projects:read'])],
+  environments: [environment(5, 1), environment(6, 2)],
+  servers: [server(7, 1, '10.00'), server(8, 2, '20.00')],
+  projects: [...projects(1, 30), ...projects(2, 5)],
+  daemons: [...daemons(5, 7, 4), ...daemons(6, 8, 2)],
+});
+const projectIds = (teamId: number, count: number, first = teamId * 100_000 + 1) => Array.from({ length: count }, (_, i) => first + i);
+
+describe('import', () => {
+  it('makes a team exactly what the snapshot gives it', async () => {
+    await importDocument(table, base());
+    const acme = await view('ada', 'acme');
+    expect(acme?.projects).toEqual(projectIds(1, 30));
+    expect(acme?.daemons).toEqual(projectIds(5, 4));
+    expect(acme?.finance.totals).toEqual({ EUR: 10 });
+  });
+
+  it('replaces a re-imported team as a whole: no project, daemon or cost of the old one survives', async () => {
+    await importDocument(table, base());
+    await importDocument(table, snapshot({
+      teams: [team(1, 'acme')],
+      environments: [environment(5, 1)],
+      servers: [server(9, 1, '1.50', 'USD')],
+      projects: projects(1, 3, 900),
+    }));
+    const acme = await view('ada', 'acme');
+    expect(acme?.projects).toEqual([900, 901, 902]);
+    expect(acme?.daemons).toEqual([]);
+    expect(acme?.finance).toMatchObject({ totals: { USD: 1.5 }, grand_total: 1.5 });
+  });
+
+  it('leaves teams that are not in the snapshot alone', async () => {
+    await importDocument(table, base());
+    await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 2) }));
+    const globex = await view('ada', 'globex');
+    expect(globex?.projects).toEqual(projectIds(2, 5));
+    expect(globex?.daemons).toEqual(projectIds(6, 2));
+  });
+
+  it('keeps members who are not in the snapshot, and takes snapshot users as they are now', async () => {
+    await importDocument(table, base());
+    // Ada leaves globex (not re-imported) and acme; Bob, absent here, stays in acme.
+    await importDocument(table, snapshot({ teams: [team(1, 'acme'), team(3, 'initech')], users: [user(10, [3])] }));
+    expect(await view('ada', 'acme')).toBeNull();
+    expect(await view('ada', 'globex')).toBeNull();
+    expect(await view('ada', 'initech')).not.toBeNull();
+    expect(await view('bob', 'acme')).not.toBeNull();
+  });
+
+  it('upserts tokens: abilities follow the snapshot, a revocation survives a re-import', async () => {
+    await importDocument(table, base());
+    await revokeToken(table.doc, table.tableName, { secret: 'ada' });
+    await importDocument(table, snapshot({
+      teams: [team(1, 'acme')], users: [user(10, [1]), user(11, [1])],
+      tokens: [token(10, 'ada', ['*']), token(11, 'bob', ['daemons:read'])],
+    }));
+    expect(await view('ada', 'acme')).toBeNull();
+    expect((await view('bob', 'acme'))?.abilities).toEqual(['daemons:read']);
+  });
+
+  it('moves a team to a new slug: the old one no longer answers', async () => {
+    await importDocument(table, base());
+    await importDocument(table, snapshot({ teams: [team(1, 'acme-inc')], projects: projects(1, 1) }));
+    expect(await view('ada', 'acme')).toBeNull();
+    expect((await view('ada', 'acme-inc'))?.projects).toEqual(projectIds(1, 1));
+    expect((await view('ada', '1'))?.projects).toEqual(projectIds(1, 1));
+  });
+
+  it('lets a team take the slug another team of the same snapshot gives up', async () => {
+    await importDocument(table, base());
+    await importDocument(table, snapshot({ teams: [team(1, 'globex'), team(2, 'globex-old')] }));
+    expect((await view('ada', 'globex'))?.projects).toEqual([]);
+    expect(await view('bob', 'globex')).toEqual(expect.objectContaining({ projects: [] }));
+    expect((await view('ada', 'globex-old'))).not.toBeNull();
+  });
+
+  it('rejects, before writing anything, a slug that a team outside the snapshot holds', async () => {
+    await importDocument(table, base());
+    const before = await scanAll(table);
+    const plan = validateSnapshot(snapshot({ teams: [team(3, 'globex')] }));
+    if (!plan.ok) throw new Error('fixture');
+    const attempt = importSnapshot(table.doc, table.tableName, plan.plan);
+    await expect(attempt).rejects.toBeInstanceOf(ImportRejected);
+    await expect(attempt).rejects.toThrow('teams[0] (id 3): slug "globex" is already used by team 2');
+    expect(await scanAll(table)).toEqual(before);
+  });
+
+  it('keeps only the current and the previous generation of a team', async () => {
+    for (let i = 0; i < 4; i++) await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }));
+    const items = await scanAll(table);
+    const generations = new Set(items.filter((i) => String(i.pk).startsWith('TEAM#1#')).map((i) => String(i.pk).split('#')[2]));
+    expect(generations.size).toBe(2);
+    expect(items.filter((i) => String(i.pk).startsWith('TEAM#1#'))).toHaveLength(20);
+  });
+});
+
+describe('consistency while importing', () => {
+  it('shows readers the team as it was while an import is under way, then as it is', async () => {
+    await importDocument(table, base());
+    const seen: (number[] | undefined)[] = [];
+    await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 400, 7000) }), {
+      concurrency: 2,
+      onProgress: async () => { seen.push((await view('ada', 'acme'))?.projects); },
+    });
+    expect(seen.length).toBeGreaterThan(5);
+    expect(seen.every((ids) => JSON.stringify(ids) === JSON.stringify(projectIds(1, 30)) || JSON.stringify(ids) === JSON.stringify(projectIds(1, 400, 7000)))).toBe(true);
+    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 400, 7000));
+  });
+
+  it('survives an import that dies part-way: readers see the old team, a rerun completes and removes the debris', async () => {
+    await importDocument(table, base());
+    const next = snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 300, 5000) });
+    let batches = 0;
+    const crash = importDocument(table, next, {
+      concurrency: 1,
+      onProgress: (p) => {
+        if (p.phase === 'items' && ++batches === 5) throw new Error('killed');
+      },
+    });
+    await expect(crash).rejects.toThrow('killed');
+    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 30));
+    const debris = (await scanAll(table)).filter((i) => String(i.pk).startsWith('TEAM#1#'));
+    expect(debris.length).toBeGreaterThan(34); // 30 projects + 4 daemons, plus the dead import's items
+
+    await importDocument(table, next);
+    await importDocument(table, next); // the next import retires the generation before
+    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 300, 5000));
+    const left = (await scanAll(table)).filter((i) => String(i.pk).startsWith('TEAM#1#'));
+    expect(left).toHaveLength(600); // current and previous generation, nothing of the dead one
+  });
+
+  it('refuses to switch a team that another import changed meanwhile', async () => {
+    await importDocument(table, base());
+    const racing = snapshot({ teams: [team(1, 'acme')], projects: projects(1, 1, 42) });
+    let raced = false;
+    const first = importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 60, 9000) }), {
+      onProgress: async (p) => {
+        if (p.phase === 'items' && !raced) {
+          raced = true;
+          await importDocument(table, racing);
+        }
+      },
+    });
+    await expect(first).rejects.toThrow(/team 1 changed while it was being imported/);
+    expect((await view('ada', 'acme'))?.projects).toEqual([42]);
+  });
+});
+
+describe('secrets', () => {
+  it('stores no plaintext token, only SHA-256 hashes', async () => {
+    await importDocument(table, base());
+    const text = JSON.stringify(await scanAll(table));
+    for (const secret of ['ada', 'bob']) {
+      expect(text).not.toContain(`"${secret}"`);
+      expect(text).toContain(`TOKEN#${hashToken(secret)}`);
+    }
+  });
+});
