@@ -1,0 +1,452 @@
+import { describe, expect, it } from 'vitest';
+import { LIMITS, validateSnapshot, type SnapshotPlan, type TeamImage } from '../../shared/domain/snapshot.ts';
+import { daemons, environment, server, team, token, user } from '../support/snapshots.ts';
+
+// Small factories for the records the shared ones do not cover.
+const client = (id: number, teamId: number) => ({ id, team_id: teamId, name: `Client ${id}` });
+const project = (id: number, teamId: number, extra: Record<string, unknown> = {}) => ({
+  id, team_id: teamId, client_id: null, name: `Project ${id}`, slug: `project-${id}`, created_at: '2026-01-02T05:04:05+02:00', ...extra,
+});
+const daemon = (id: number, environmentId: number, serverId: number) => daemons(environmentId, serverId, 1, id)[0]!;
+const cost = (teamId: number, label: string, amount: string | number, currency = 'EUR') => ({ team_id: teamId, label, amount, currency });
+
+/** The snapshot of contract section 7, verbatim. */
+const CONTRACT_EXAMPLE = {
+  teams: [{ id: 1, slug: 'acme', name: 'Acme' }],
+  users: [{ id: 10, name: 'Ada', teams: [1] }],
+  tokens: [{ user_id: 10, token: 'plain-text-secret', name: 'ci', abilities: ['projects:read'], expires_at: '2027-01-01T00:00:00+00:00' }],
+  environments: [{ id: 5, team_id: 1, name: 'production' }],
+  servers: [{ id: 7, team_id: 1, name: 'web-1', monthly_cost: '24.15', currency: 'EUR' }],
+  clients: [{ id: 3, team_id: 1, name: 'Client A' }],
+  projects: [{ id: 100, team_id: 1, client_id: 3, name: 'Site', slug: 'site', created_at: '2026-01-02T05:04:05+02:00' }],
+  daemons: [{ id: 1, environment_id: 5, server_id: 7, name: 'queue', command: 'php artisan queue:work', username: 'forge', directory: '/home/forge/site', processes: 2 }],
+  costs: [{ team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
+};
+
+function plan(document: unknown): SnapshotPlan {
+  const result = validateSnapshot(document);
+  if (!result.ok) throw new Error(`expected a valid snapshot, got:\n${result.problems.join('\n')}`);
+  return result.plan;
+}
+
+function teamImage(document: unknown, teamId: number): TeamImage {
+  const image = plan(document).teams.find((t) => t.id === teamId);
+  if (!image) throw new Error(`no image of team ${teamId}`);
+  return image;
+}
+
+function problems(document: unknown): string[] {
+  const result = validateSnapshot(document);
+  if (result.ok) throw new Error('expected the snapshot to be rejected');
+  return result.problems;
+}
+
+describe('validateSnapshot: valid documents', () => {
+  it('accepts an empty object: every collection is optional', () => {
+    expect(plan({})).toEqual({ teams: [], users: [], tokens: [] });
+  });
+
+  it('accepts the contract’s example', () => {
+    expect(validateSnapshot(CONTRACT_EXAMPLE).ok).toBe(true);
+  });
+
+  it('plans the contract’s example team', () => {
+    expect(teamImage(CONTRACT_EXAMPLE, 1)).toEqual({
+      id: 1,
+      slug: 'acme',
+      name: 'Acme',
+      projects: [{ id: 100, name: 'Site', slug: 'site', client_id: 3, created_at: '2026-01-02T03:04:05+00:00' }],
+      daemons: [{ id: 1, name: 'queue', command: 'php artisan queue:work', username: 'forge', directory: '/home/forge/site', processes: 2, environment_id: 5, server_id: 7 }],
+      finance: {
+        lineItems: [
+          { label: 'Backups', currency: 'EUR', units: 50_000n },
+          { label: 'Servers', currency: 'EUR', units: 241_500n },
+        ],
+        totals: [{ currency: 'EUR', units: 291_500n }],
+        grandTotal: 291_500n,
+      },
+      memberIds: [10],
+    });
+  });
+
+  it('plans the contract’s example users and tokens', () => {
+    const { users, tokens } = plan(CONTRACT_EXAMPLE);
+    expect(users).toEqual([{ id: 10, name: 'Ada', teams: [1] }]);
+    expect(tokens).toEqual([
+      { userId: 10, secret: 'plain-text-secret', name: 'ci', abilities: ['projects:read'], expiresAt: '2027-01-01T00:00:00+00:00' },
+    ]);
+  });
+
+  it('accepts a team with nothing in it and plans it empty', () => {
+    expect(teamImage({ teams: [team(1)] }, 1)).toEqual({
+      id: 1, slug: 'team-1', name: 'Team 1', projects: [], daemons: [], memberIds: [],
+      finance: { lineItems: [], totals: [], grandTotal: 0n },
+    });
+  });
+
+  it('orders a team’s projects by id', () => {
+    const image = teamImage({ teams: [team(1)], projects: [project(30, 1), project(4, 1), project(200, 1)] }, 1);
+    expect(image.projects.map((p) => p.id)).toEqual([4, 30, 200]);
+  });
+
+  it('orders a team’s daemons by id', () => {
+    const image = teamImage(
+      { teams: [team(1)], environments: [environment(5, 1)], servers: [server(7, 1)], daemons: [daemon(9, 5, 7), daemon(2, 5, 7), daemon(40, 5, 7)] },
+      1,
+    );
+    expect(image.daemons.map((d) => d.id)).toEqual([2, 9, 40]);
+  });
+
+  it('gives each team only its own projects', () => {
+    const document = { teams: [team(1), team(2)], projects: [project(1, 1), project(2, 2), project(3, 1)] };
+    expect(teamImage(document, 1).projects.map((p) => p.id)).toEqual([1, 3]);
+    expect(teamImage(document, 2).projects.map((p) => p.id)).toEqual([2]);
+  });
+
+  it('gives a daemon to the team of its environment, even when its server belongs to another team', () => {
+    const document = {
+      teams: [team(1), team(2)],
+      environments: [environment(5, 1)],
+      servers: [server(7, 2)],
+      daemons: [daemon(1, 5, 7)],
+    };
+    expect(teamImage(document, 1).daemons.map((d) => d.id)).toEqual([1]);
+    expect(teamImage(document, 2).daemons).toEqual([]);
+  });
+
+  it('normalises created_at to UTC whole seconds', () => {
+    const image = teamImage({ teams: [team(1)], projects: [project(1, 1, { created_at: '2025-12-31T22:30:00.987-05:00' })] }, 1);
+    expect(image.projects[0]!.created_at).toBe('2026-01-01T03:30:00+00:00');
+  });
+
+  it('accepts a project without a client_id as client_id null', () => {
+    const { client_id: _, ...withoutClient } = project(1, 1);
+    expect(teamImage({ teams: [team(1)], projects: [withoutClient] }, 1).projects[0]!.client_id).toBeNull();
+  });
+
+  it('accepts a project of a client of its own team', () => {
+    const image = teamImage({ teams: [team(1)], clients: [client(3, 1)], projects: [project(1, 1, { client_id: 3 })] }, 1);
+    expect(image.projects[0]!.client_id).toBe(3);
+  });
+
+  it('makes the users who list a team its members, each once', () => {
+    const document = { teams: [team(1), team(2)], users: [user(10, [1, 1]), user(11, [2]), user(12, [1, 2])] };
+    expect(teamImage(document, 1).memberIds).toEqual([10, 12]);
+    expect(teamImage(document, 2).memberIds).toEqual([11, 12]);
+  });
+
+  it('counts a team listed twice by a user once in the user’s teams', () => {
+    expect(plan({ teams: [team(1)], users: [user(10, [1, 1])] }).users).toEqual([{ id: 10, name: 'User 10', teams: [1] }]);
+  });
+
+  it('counts servers under "Servers" and joins a cost labelled "Servers" to them', () => {
+    const document = {
+      teams: [team(1)],
+      servers: [server(7, 1, '24.15'), server(8, 1, 10, 'USD')],
+      costs: [cost(1, 'Servers', '0.85'), cost(1, 'Backups', 5)],
+    };
+    expect(teamImage(document, 1).finance.lineItems).toEqual([
+      { label: 'Backups', currency: 'EUR', units: 50_000n },
+      { label: 'Servers', currency: 'EUR', units: 250_000n },
+      { label: 'Servers', currency: 'USD', units: 100_000n },
+    ]);
+  });
+
+  it('accepts amounts as JSON numbers', () => {
+    const image = teamImage({ teams: [team(1)], servers: [server(7, 1, 24.15)] }, 1);
+    expect(image.finance.grandTotal).toBe(241_500n);
+  });
+
+  it('accepts an amount of zero', () => {
+    expect(validateSnapshot({ teams: [team(1)], costs: [cost(1, 'Free', '0')] }).ok).toBe(true);
+  });
+
+  it('keeps each team’s costs apart', () => {
+    const document = { teams: [team(1), team(2)], costs: [cost(1, 'A', '1'), cost(2, 'A', '2')] };
+    expect(teamImage(document, 2).finance.grandTotal).toBe(20_000n);
+  });
+
+  it('plans a token without expires_at as never expiring', () => {
+    expect(plan({ teams: [team(1)], users: [user(10, [1])], tokens: [token(10, 'secret')] }).tokens[0]!.expiresAt).toBeNull();
+  });
+
+  it('plans a token with expires_at null as never expiring', () => {
+    const document = { users: [user(10, [])], tokens: [token(10, 'secret', ['*'], { expires_at: null })] };
+    expect(plan(document).tokens[0]!.expiresAt).toBeNull();
+  });
+
+  it('normalises a token’s expires_at to UTC', () => {
+    const document = { users: [user(10, [])], tokens: [token(10, 'secret', ['*'], { expires_at: '2027-01-01T02:00:00+02:00' })] };
+    expect(plan(document).tokens[0]!.expiresAt).toBe('2027-01-01T00:00:00+00:00');
+  });
+
+  it.each(['finances:read', 'daemons:read', 'projects:read', '*'])('accepts the ability %s', (ability) => {
+    expect(validateSnapshot({ users: [user(10, [])], tokens: [token(10, 'secret', [ability])] }).ok).toBe(true);
+  });
+});
+
+describe('validateSnapshot: invalid documents', () => {
+  it.each([
+    ['null', null],
+    ['an array', [CONTRACT_EXAMPLE]],
+    ['a string', '{}'],
+    ['a number', 1],
+  ])('rejects a document that is %s as not a JSON object', (_, document) => {
+    expect(problems(document)).toEqual(['the snapshot must be a JSON object']);
+  });
+
+  it('rejects a collection that is not an array', () => {
+    expect(problems({ teams: { id: 1 } })).toEqual(['teams: must be an array']);
+  });
+
+  it('rejects a record that is not an object, naming collection and index', () => {
+    expect(problems({ teams: [team(1), 'team-2'] })).toEqual(['teams[1]: must be an object']);
+  });
+
+  it('names the collection, the index, the id and the field: the contract’s own example', () => {
+    const document = {
+      teams: [team(1)],
+      projects: [project(1, 1), project(2, 1), project(3, 1), project(4, 1), project(5, 1), project(1234, 1, { created_at: '2026-02-30T00:00:00Z' })],
+    };
+    expect(problems(document)).toEqual(['projects[5] (id 1234): created_at is not an ISO 8601 time']);
+  });
+
+  it('rejects a created_at without an offset', () => {
+    expect(problems({ teams: [team(1)], projects: [project(1, 1, { created_at: '2026-01-02T05:04:05' })] })).toEqual([
+      'projects[0] (id 1): created_at is not an ISO 8601 time',
+    ]);
+  });
+
+  it('rejects a token’s expires_at that is not a time', () => {
+    const document = { users: [user(10, [])], tokens: [token(10, 'secret', ['*'], { expires_at: 'next year' })] };
+    expect(problems(document)).toEqual(['tokens[0]: expires_at is not an ISO 8601 time']);
+  });
+
+  it('reports a missing field by name', () => {
+    const { created_at: _, ...withoutTime } = project(1, 1);
+    expect(problems({ teams: [team(1)], projects: [withoutTime] })).toEqual(['projects[0] (id 1): created_at is missing']);
+  });
+
+  it('reports a missing id without an id in the location', () => {
+    expect(problems({ teams: [{ slug: 'acme', name: 'Acme' }] })).toEqual(['teams[0]: id is missing']);
+  });
+
+  it('reports every missing field of a record', () => {
+    expect(problems({ environments: [{}] })).toEqual([
+      'environments[0]: id is missing',
+      'environments[0]: team_id is missing',
+      'environments[0]: name is missing',
+    ]);
+  });
+
+  it.each([
+    ['zero', 0],
+    ['negative', -1],
+    ['a fraction', 1.5],
+    ['a string', '1'],
+    ['beyond 2^53', 2 ** 53],
+  ])('rejects an id that is %s', (_, id) => {
+    expect(problems({ teams: [{ id, slug: 'acme', name: 'Acme' }] })).toEqual([
+      expect.stringMatching(/^teams\[0\] \(id [^)]+\): id must be a positive integer$/),
+    ]);
+  });
+
+  it('rejects a reference that is not a positive integer', () => {
+    expect(problems({ teams: [team(1)], users: [user(10, [1, 0])] })).toEqual(['users[0] (id 10): teams[1] must be a positive integer']);
+  });
+
+  it('rejects negative processes', () => {
+    const document = { teams: [team(1)], environments: [environment(5, 1)], servers: [server(7, 1)], daemons: [{ ...daemon(1, 5, 7), processes: -1 }] };
+    expect(problems(document)).toEqual([expect.stringMatching(/^daemons\[0\] \(id 1\): processes /)]);
+  });
+
+  describe('duplicates', () => {
+    const base = {
+      teams: [team(1)],
+      users: [user(10, [1])],
+      environments: [environment(5, 1)],
+      servers: [server(7, 1)],
+      clients: [client(3, 1)],
+      projects: [project(100, 1)],
+      daemons: [daemon(1, 5, 7)],
+    };
+    const duplicates: [keyof typeof base, unknown, number][] = [
+      ['teams', team(1, 'other'), 1],
+      ['users', user(10, [1]), 10],
+      ['environments', environment(5, 1, 'staging'), 5],
+      ['servers', server(7, 1), 7],
+      ['clients', client(3, 1), 3],
+      ['projects', project(100, 1), 100],
+      ['daemons', daemon(1, 5, 7), 1],
+    ];
+    it.each(duplicates)('rejects a duplicate id in %s', (collection, record, id) => {
+      const document = { ...base, [collection]: [...base[collection], record] };
+      expect(problems(document)).toEqual([expect.stringMatching(new RegExp(`^${collection}\\[1\\] \\(id ${id}\\): id .*duplicate`))]);
+    });
+
+    it('accepts the same id in two different collections', () => {
+      expect(validateSnapshot({ ...base, clients: [client(1, 1)], projects: [project(1, 1)] }).ok).toBe(true);
+    });
+
+    it('rejects a duplicate team slug', () => {
+      expect(problems({ teams: [team(1, 'acme'), team(2, 'acme')] })).toEqual([
+        expect.stringMatching(/^teams\[1\] \(id 2\): slug .*duplicate/),
+      ]);
+    });
+
+    it('rejects a duplicate token secret', () => {
+      const document = { users: [user(10, []), user(11, [])], tokens: [token(10, 'same'), token(11, 'same')] };
+      expect(problems(document)).toEqual([expect.stringMatching(/^tokens\[1\]: token .*duplicate/)]);
+    });
+  });
+
+  it('rejects an all-digit team slug', () => {
+    expect(problems({ teams: [team(1, '2024')] })).toEqual([expect.stringMatching(/^teams\[0\] \(id 1\): slug must not be all digits/)]);
+  });
+
+  it('accepts a team slug with digits and letters', () => {
+    expect(validateSnapshot({ teams: [team(1, '2024-acme')] }).ok).toBe(true);
+  });
+
+  it('rejects an empty team slug', () => {
+    expect(problems({ teams: [team(1, '')] })).toEqual([expect.stringMatching(/^teams\[0\] \(id 1\): slug /)]);
+  });
+
+  it('rejects an unknown ability, naming its index', () => {
+    const document = { users: [user(10, [])], tokens: [token(10, 'secret', ['projects:read', 'projects:write'])] };
+    expect(problems(document)).toEqual([expect.stringMatching(/^tokens\[0\]: abilities\[1\] /)]);
+  });
+
+  it('rejects abilities that are not a list', () => {
+    expect(problems({ users: [user(10, [])], tokens: [token(10, 'secret', '*' as never)] })).toEqual([
+      expect.stringMatching(/^tokens\[0\]: abilities /),
+    ]);
+  });
+
+  it.each(['eur', 'EURO', 'EU', 'E1R', ''])('rejects the currency %j of a server', (currency) => {
+    expect(problems({ teams: [team(1)], servers: [server(7, 1, '1', currency)] })).toEqual([
+      'servers[0] (id 7): currency is not a currency code of 3 capital letters',
+    ]);
+  });
+
+  it('rejects a currency that is not 3 capital letters on a cost', () => {
+    expect(problems({ teams: [team(1)], costs: [cost(1, 'Backups', '1', 'usd')] })).toEqual([
+      'costs[0]: currency is not a currency code of 3 capital letters',
+    ]);
+  });
+
+  it('rejects a negative monthly_cost', () => {
+    expect(problems({ teams: [team(1)], servers: [server(7, 1, '-24.15')] })).toEqual(['servers[0] (id 7): monthly_cost must not be negative']);
+  });
+
+  it('rejects a negative amount given as a number', () => {
+    expect(problems({ teams: [team(1)], costs: [cost(1, 'Refund', -5)] })).toEqual(['costs[0]: amount must not be negative']);
+  });
+
+  it('rejects an amount with more than 4 decimals', () => {
+    expect(problems({ teams: [team(1)], costs: [cost(1, 'Backups', '0.00001')] })).toEqual(['costs[0]: amount has more than 4 decimals']);
+  });
+
+  it('rejects an amount that is not a decimal', () => {
+    expect(problems({ teams: [team(1)], servers: [server(7, 1, 'ten')] })).toEqual([
+      expect.stringMatching(/^servers\[0\] \(id 7\): monthly_cost /),
+    ]);
+  });
+
+  describe('references', () => {
+    it.each([
+      ['environments', environment(5, 99)],
+      ['servers', server(7, 99)],
+      ['clients', client(3, 99)],
+      ['projects', project(100, 99)],
+    ] as const)('rejects a team_id in %s that is not a team of the snapshot', (collection, record) => {
+      expect(problems({ teams: [team(1)], [collection]: [record] })).toEqual([
+        `${collection}[0] (id ${record.id}): team_id 99 is not a team of the snapshot`,
+      ]);
+    });
+
+    it('rejects a cost of a team that is not in the snapshot', () => {
+      expect(problems({ teams: [team(1)], costs: [cost(99, 'Backups', '1')] })).toEqual(['costs[0]: team_id 99 is not a team of the snapshot']);
+    });
+
+    it('rejects a user’s team that is not in the snapshot, naming its index', () => {
+      expect(problems({ teams: [team(1)], users: [user(10, [1, 99])] })).toEqual([
+        expect.stringMatching(/^users\[0\] \(id 10\): teams\[1\] 99 /),
+      ]);
+    });
+
+    it('rejects a token of a user who is not in the snapshot', () => {
+      expect(problems({ users: [user(10, [])], tokens: [token(11, 'secret')] })).toEqual([
+        expect.stringMatching(/^tokens\[0\]: user_id 11 /),
+      ]);
+    });
+
+    it('rejects a project of a client that is not in the snapshot', () => {
+      expect(problems({ teams: [team(1)], projects: [project(100, 1, { client_id: 3 })] })).toEqual([
+        expect.stringMatching(/^projects\[0\] \(id 100\): client_id 3 /),
+      ]);
+    });
+
+    it('rejects a project of a client of another team', () => {
+      const document = { teams: [team(1), team(2)], clients: [client(3, 2)], projects: [project(100, 1, { client_id: 3 })] };
+      expect(problems(document)).toEqual([expect.stringMatching(/^projects\[0\] \(id 100\): client_id 3 belongs to team 2/)]);
+    });
+
+    it('rejects a daemon whose environment is not in the snapshot', () => {
+      const document = { teams: [team(1)], servers: [server(7, 1)], daemons: [daemon(1, 5, 7)] };
+      expect(problems(document)).toEqual([expect.stringMatching(/^daemons\[0\] \(id 1\): environment_id 5 /)]);
+    });
+
+    it('rejects a daemon whose server is not in the snapshot', () => {
+      const document = { teams: [team(1)], environments: [environment(5, 1)], daemons: [daemon(1, 5, 7)] };
+      expect(problems(document)).toEqual([expect.stringMatching(/^daemons\[0\] \(id 1\): server_id 7 /)]);
+    });
+  });
+
+  it('rejects a team with more finance line items than one team can hold', () => {
+    const costs = Array.from({ length: LIMITS.linesPerTeam + 1 }, (_, i) => cost(1, `Label ${i}`, '1'));
+    expect(problems({ teams: [team(1)], costs })).toEqual([expect.stringMatching(/^teams\[0\] \(id 1\): has 1001 finance line items/)]);
+  });
+
+  it('accepts a team with as many finance line items as one team can hold', () => {
+    const costs = Array.from({ length: LIMITS.linesPerTeam }, (_, i) => cost(1, `Label ${i}`, '1'));
+    expect(validateSnapshot({ teams: [team(1)], costs }).ok).toBe(true);
+  });
+
+  describe('several problems', () => {
+    it('reports every malformed record, in document order', () => {
+      const document = {
+        teams: [team(1, '42')],
+        servers: [server(7, 1, '-1')],
+        projects: [project(100, 1, { created_at: 'soon' })],
+      };
+      expect(problems(document)).toEqual([
+        expect.stringMatching(/^teams\[0\] \(id 1\): slug /),
+        'servers[0] (id 7): monthly_cost must not be negative',
+        'projects[0] (id 100): created_at is not an ISO 8601 time',
+      ]);
+    });
+
+    it('reports every unresolved reference', () => {
+      const document = {
+        teams: [team(1)],
+        users: [user(10, [98])],
+        projects: [project(100, 99)],
+        daemons: [daemon(1, 5, 7)],
+      };
+      expect(problems(document)).toEqual([
+        expect.stringMatching(/^users\[0\] \(id 10\): teams\[0\] 98 /),
+        expect.stringMatching(/^projects\[0\] \(id 100\): team_id 99 /),
+        expect.stringMatching(/^daemons\[0\] \(id 1\): environment_id 5 /),
+        expect.stringMatching(/^daemons\[0\] \(id 1\): server_id 7 /),
+      ]);
+    });
+
+    it('reports several problems of one record', () => {
+      expect(problems({ teams: [team(1)], servers: [server(7, 1, '-1', 'eur')] })).toEqual([
+        'servers[0] (id 7): monthly_cost must not be negative',
+        'servers[0] (id 7): currency is not a currency code of 3 capital letters',
+      ]);
+    });
+  });
+});
