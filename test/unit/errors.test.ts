@@ -80,7 +80,7 @@ describe('422 validation failed', () => {
   it('reports the pagination errors of per_page=51&page=0 as Laravel does', () => {
     const parsed = parsePagination({ page: '0', per_page: '51' });
     if (parsed.ok) throw new Error('expected the query to be rejected');
-    expect(JSON.parse(errorResponse(validationFailed(parsed.errors)).body)).toEqual({
+    expect(JSON.parse(errorResponse(validationFailed(parsed.errors)).body ?? '')).toEqual({
       message: 'The per page field must not be greater than 50. (and 1 more error)',
       errors: {
         per_page: ['The per page field must not be greater than 50.'],
