@@ -74,6 +74,7 @@ async function serve(handlers: Handlers, req: IncomingMessage, res: ServerRespon
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string) {
-  res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
+  // A 304 has no body, and no length of one.
+  res.writeHead(status, status === 304 ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) });
+  res.end(status === 304 ? undefined : body);
 }

@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime.ts';
 import type { ApiContext } from './context.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize } from './middleware/authorize.ts';
+import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { paginate } from './middleware/paginate.ts';
 import { jsonResponse } from './response.ts';
@@ -25,6 +26,7 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 export function listHandler(resource: ListResource, { reader, config, log }: Runtime) {
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
     .use(contractErrors(log))
+    .use(conditionalGet())
     .use(authorize({ reader, ability: route(resource).ability }))
     .use(paginate())
     .handler(async function listPage(event, context) {
@@ -42,6 +44,7 @@ export function listHandler(resource: ListResource, { reader, config, log }: Run
 export function financesHandler({ reader, log }: Runtime) {
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
     .use(contractErrors(log))
+    .use(conditionalGet())
     .use(authorize({ reader, ability: route('finances').ability }))
     .handler(async function financeSummary(_event, context) {
       return jsonResponse(200, financeJson(context.access.head.financeJson, context.startedAt));
