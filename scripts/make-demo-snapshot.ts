@@ -77,7 +77,9 @@ for (const env of environments) {
   }
 }
 
-const snapshot = { teams, users, tokens: [], environments, servers, clients, projects, daemons, costs };
+// A known secret for the sample events in events/ (npm run invoke). Local demo data only.
+const tokens = [{ user_id: 10, token: 'tra_local_demo_only_sample_events_token', name: 'sample events (local demo only)', abilities: ['*'] }];
+const snapshot = { teams, users, tokens, environments, servers, clients, projects, daemons, costs };
 const path = new URL('../data/demo-snapshot.json', import.meta.url).pathname;
 await writeFile(path, JSON.stringify(snapshot, null, 1) + '\n');
 process.stdout.write(`wrote ${path}: ${projects.length} projects, ${daemons.length} daemons\n`);

@@ -1,19 +1,13 @@
 import { parseArgs } from 'node:util';
 import { createToken } from '../shared/store/tokens.ts';
-import { ensureTable } from '../shared/store/table.ts';
-import { importSnapshot } from '../shared/store/importer.ts';
-import { createDocumentClient } from '../shared/store/client.ts';
-import { startDynamoDbLocal, type DynamoDbLocal } from './lib/dynamodb-local.ts';
+import { DEMO_SNAPSHOT, prepareLocalData, type LocalData } from './lib/local-data.ts';
 import { loadFunctionHandlers, startLocalServer } from './lib/local-server.ts';
-import { progressReporter } from './lib/progress.ts';
 import { readSnapshotFile } from './lib/snapshot-file.ts';
 
 /**
  * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
  * the three functions behind a local API Gateway on 127.0.0.1, and a demo token to call it with.
  */
-const DEMO_SNAPSHOT = new URL('../data/demo-snapshot.json', import.meta.url).pathname;
-
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '3000' },
@@ -27,33 +21,21 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) await exit(`--port must
 const plan = await readSnapshotFile(values.data);
 if (!plan) process.exit(1);
 
-let dynamo: DynamoDbLocal | undefined;
+let local: LocalData | undefined;
 let stopServer: (() => Promise<void>) | undefined;
 let stopping = false;
 async function shutdown(code: number) {
   if (stopping) return;
   stopping = true;
   await stopServer?.();
-  await dynamo?.stop();
+  await local?.stop();
   process.exit(code);
 }
 process.once('SIGINT', () => void shutdown(0));
 process.once('SIGTERM', () => void shutdown(0));
 
-let endpoint = process.env.DYNAMODB_ENDPOINT?.trim();
-if (!endpoint) {
-  process.stderr.write('starting DynamoDB Local (in memory)...\n');
-  dynamo = await startDynamoDbLocal().catch((error: Error) => exit(error.message));
-  endpoint = dynamo.endpoint;
-}
-const tableName = process.env.TABLE_NAME?.trim() || 'team-resources';
-// The functions read their configuration from the environment, as on Lambda.
-process.env.TABLE_NAME = tableName;
-process.env.DYNAMODB_ENDPOINT = endpoint;
-
-const doc = createDocumentClient({ endpoint, maxAttempts: 8, requestTimeoutMs: 30_000 });
-await ensureTable(doc, tableName);
-const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
+local = await prepareLocalData(plan).catch((error: Error) => exit(error.message));
+const { doc, tableName, endpoint, summary } = local;
 
 // The demo token: every ability, for the chosen user or the first one who is in a team.
 const user = values.user ? plan.users.find((u) => u.id === Number(values.user)) : plan.users.find((u) => u.teams.length > 0);
@@ -86,6 +68,6 @@ process.stdout.write('\nCtrl-C stops the API and DynamoDB Local.\n\n');
 /** Says what went wrong, stops DynamoDB Local, and exits non-zero. */
 async function exit(message: string): Promise<never> {
   process.stderr.write(`${message}\n`);
-  await dynamo?.stop();
+  await local?.stop();
   process.exit(1);
 }

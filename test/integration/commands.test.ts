@@ -141,6 +141,25 @@ describe('npm run token', () => {
   });
 });
 
+describe('npm run invoke', () => {
+  it.each(['finances', 'daemons', 'projects'])('runs the %s function with its sample event and prints its result', async (name) => {
+    const invokeTable = await freshTable();
+    expect(run('scripts/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { TABLE_NAME: invokeTable.tableName }).code).toBe(0);
+    const { code, stdout } = run('scripts/invoke.ts', [name, '--event', join(ROOT, `events/${name}.json`)], { TABLE_NAME: invokeTable.tableName });
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const body = JSON.parse(result.body) as { data: unknown[]; meta: unknown };
+    expect(body.data.length).toBeGreaterThan(0);
+  });
+
+  it('says how to call it when the function or event is missing', () => {
+    const { code, stderr } = run('scripts/invoke.ts', ['servers']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('usage: npm run invoke -- <finances|daemons|projects> --event <event.json>');
+  });
+});
+
 describe('npm start', () => {
   /** Starts scripts/start.ts and resolves once it printed its banner. */
   async function start(args: string[], env: Record<string, string | undefined> = {}) {
@@ -171,7 +190,7 @@ describe('npm start', () => {
     expect(url).toBe(`http://127.0.0.1:${port}/api/acme/projects?per_page=5`);
     const res = await fetch(url!, { headers: { Authorization: `Bearer ${secret}` } });
     expect(res.status).toBe(200);
-    expect((await res.json()).results).toBe(5);
+    expect(((await res.json()) as { results: number }).results).toBe(5);
 
     const dynamoPort = /at http:\/\/127\.0\.0\.1:(\d+)\)/.exec(text)?.[1];
     expect(dynamoPort).toBeDefined();
@@ -189,7 +208,7 @@ describe('npm start', () => {
     const { child, output, exited } = await start(['--port', String(port), '--data', file], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: tableName });
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(output())?.[1];
     const res = await fetch(`http://127.0.0.1:${port}/api/seven/projects`, { headers: { Authorization: `Bearer ${secret}` } });
-    expect((await res.json()).meta.total).toBe(3);
+    expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(3);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 60_000);
