@@ -23,7 +23,9 @@ export function bearerToken(header: string | undefined): string | undefined {
   return BEARER.exec(header)?.[1];
 }
 
-/** A token with an `expires_at` of now or earlier is expired. */
+/** A token with an `expires_at` of now or earlier is expired; one that cannot be read counts as expired. */
 export function isExpired(expiresAt: string | null | undefined, now: Date): boolean {
-  return expiresAt != null && Date.parse(expiresAt) <= now.getTime();
+  if (expiresAt == null) return false;
+  const time = Date.parse(expiresAt);
+  return Number.isNaN(time) || time <= now.getTime();
 }

@@ -5,6 +5,8 @@
 export const DECIMAL_PLACES = 4;
 const UNIT = 10n ** BigInt(DECIMAL_PLACES);
 const DECIMAL_TEXT = /^([0-9]+)(?:\.([0-9]+))?$/;
+/** The largest JSON number whose 4th decimal is still exact in a double (2^53 / 10^4). */
+export const MAX_EXACT_NUMBER = Number.MAX_SAFE_INTEGER / 10 ** DECIMAL_PLACES;
 
 export type ParsedAmount =
   | { ok: true; units: bigint }
@@ -15,6 +17,8 @@ export function parseAmount(input: unknown): ParsedAmount {
   let text: string;
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) return { ok: false, problem: 'is not a decimal number' };
+    // Past this a JSON number no longer holds 4 exact decimals: the text must carry it.
+    if (Math.abs(input) > MAX_EXACT_NUMBER) return { ok: false, problem: 'is too large to be exact as a JSON number; write it as a decimal string' };
     // String(n) gives the shortest text that reads back as n: 24.15 -> "24.15".
     text = String(input);
   } else if (typeof input === 'string') {

@@ -130,6 +130,8 @@ export function validateSnapshot(document: unknown): SnapshotResult {
   }
   const problems: string[] = [];
   const records = {} as Records;
+  // Ids of malformed records still count as present, so a reference to one is not reported twice.
+  const malformedIds: Partial<Record<keyof Collections, Set<unknown>>> = {};
   for (const [collection, schema] of Object.entries(COLLECTIONS) as [keyof Collections, v.GenericSchema][]) {
     const raw = (document as Record<string, unknown>)[collection];
     (records as Record<string, unknown[]>)[collection] = [];
@@ -146,12 +148,14 @@ export function validateSnapshot(document: unknown): SnapshotResult {
       }
       const result = v.safeParse(schema, record, { abortPipeEarly: true });
       if (result.success) (records[collection] as unknown[]).push(result.output);
-      else for (const issue of result.issues) problems.push(`${where}: ${describe(issue)}`);
+      else {
+        for (const issue of result.issues) problems.push(`${where}: ${describe(issue)}`);
+        (malformedIds[collection] ??= new Set()).add((record as { id?: unknown }).id);
+      }
     });
   }
-  // Cross-record rules only make sense on records that are well-formed on their own.
-  if (problems.length > 0) return { ok: false, problems };
-  checkReferences(records, problems);
+  // Cross-record rules run on the well-formed records, so one pass reports every problem.
+  checkReferences(records, malformedIds, problems);
   if (problems.length > 0) return { ok: false, problems };
   const plan = planImages(records);
   checkTeamSizes(plan, problems);
@@ -174,7 +178,7 @@ function describe(issue: v.BaseIssue<unknown>): string {
   return field ? `${field} ${issue.message}` : issue.message;
 }
 
-function checkReferences(r: Records, problems: string[]): void {
+function checkReferences(r: Records, malformedIds: Partial<Record<keyof Collections, Set<unknown>>>, problems: string[]): void {
   const where = (collection: string, index: number, record: { id?: number }) =>
     record.id === undefined ? `${collection}[${index}]` : `${collection}[${index}] (id ${record.id})`;
 
@@ -186,11 +190,16 @@ function checkReferences(r: Records, problems: string[]): void {
     });
     return byId;
   };
-  const teams = indexById('teams', r.teams);
-  const users = indexById('users', r.users);
-  const environments = indexById('environments', r.environments);
-  const servers = indexById('servers', r.servers);
-  const clients = indexById('clients', r.clients);
+  /** A reference resolves to a well-formed record, or to a malformed one already reported. */
+  const resolvable = <T>(collection: keyof Collections, byId: Map<number, T>) => ({
+    has: (id: number) => byId.has(id) || (malformedIds[collection]?.has(id) ?? false),
+    get: (id: number) => byId.get(id),
+  });
+  const teams = resolvable('teams', indexById('teams', r.teams));
+  const users = resolvable('users', indexById('users', r.users));
+  const environments = resolvable('environments', indexById('environments', r.environments));
+  const servers = resolvable('servers', indexById('servers', r.servers));
+  const clients = resolvable('clients', indexById('clients', r.clients));
   indexById('projects', r.projects);
   indexById('daemons', r.daemons);
 
@@ -223,6 +232,7 @@ function checkReferences(r: Records, problems: string[]): void {
   r.projects.forEach((project, i) => {
     if (project.client_id === null) return;
     const client = clients.get(project.client_id);
+    if (!client && clients.has(project.client_id)) return; // malformed client, reported already
     if (!client) problems.push(`${where('projects', i, project)}: client_id ${project.client_id} is not a client of the snapshot`);
     else if (client.team_id !== project.team_id)
       problems.push(`${where('projects', i, project)}: client_id ${project.client_id} belongs to team ${client.team_id}, not to the project's team ${project.team_id}`);

@@ -2,16 +2,18 @@
  * ISO 8601 times from snapshots, normalised to the API's one shape: UTC, whole seconds,
  * `YYYY-MM-DDTHH:MM:SS+00:00`. A fraction of a second is truncated, never rounded.
  */
-const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+// Extended (2026-01-02T05:04:05+02:00) and basic (20260102T050405+0200) formats; seconds and a
+// fraction are optional; the offset is Z, ±HH, ±HH:MM or ±HHMM (±HH:MM not in the basic format).
+const EXTENDED = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const BASIC = /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,]\d+)?)?(?:([Zz])|([+-])(\d{2})(\d{2})?)$/;
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** Returns the normalised UTC time, or undefined when the text is not a valid ISO 8601 time. */
 export function toUtcTimestamp(text: string): string | undefined {
-  const m = ISO_8601.exec(text);
+  const m = EXTENDED.exec(text) ?? BASIC.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((part) => Number(part ?? 0)) as [
     number, number, number, number, number, number,
   ];
   const offsetSign = m[8] === '-' ? -1 : 1;

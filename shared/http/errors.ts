@@ -56,11 +56,16 @@ const TRANSIENT_CODES = new Set([
 ]);
 
 export function isTransientStoreError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
-  if (TRANSIENT_NAMES.has(e.name ?? '') || TRANSIENT_CODES.has(e.code ?? '')) return true;
-  if ((e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
-  return e.cause !== undefined && e.cause !== error && isTransientStoreError(e.cause);
+  // Walk the cause chain, which may loop, a bounded number of steps.
+  const seen = new Set<unknown>();
+  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current) && seen.size < 10; ) {
+    seen.add(current);
+    const e = current as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
+    if (TRANSIENT_NAMES.has(e.name ?? '') || TRANSIENT_CODES.has(e.code ?? '')) return true;
+    if ((e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+    current = e.cause;
+  }
+  return false;
 }
 
 /** Maps any error to its contract response. */

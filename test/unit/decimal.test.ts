@@ -144,3 +144,17 @@ describe('formatAmount', () => {
     );
   });
 });
+
+describe('JSON numbers too large to be exact', () => {
+  it.each([1e21, 9.5e11, Number.MAX_SAFE_INTEGER])('rejects %d and asks for a decimal string', (amount) => {
+    expect(parseAmount(amount)).toEqual({ ok: false, problem: 'is too large to be exact as a JSON number; write it as a decimal string' });
+  });
+
+  it('takes the same amount as a decimal string, exactly', () => {
+    expect(parseAmount('1000000000000000000000.1234')).toEqual({ ok: true, units: 10000000000000000000001234n });
+  });
+
+  it('still takes the largest exact JSON number', () => {
+    expect(parseAmount(900_719_925_474.0991)).toEqual({ ok: true, units: 9007199254740991n });
+  });
+});

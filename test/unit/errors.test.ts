@@ -195,3 +195,17 @@ describe('toHttpError', () => {
     expect(toHttpError(new Error('x'))).toBeInstanceOf(HttpError);
   });
 });
+
+describe('errors whose causes form a loop', () => {
+  it('maps them to a bare 500 instead of overflowing the stack', () => {
+    const a = new Error('a') as Error & { cause?: unknown };
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    expect(toHttpError(a).status).toBe(500);
+  });
+
+  it('still finds a transient cause a few links down', () => {
+    const root = Object.assign(new Error('socket'), { code: 'ECONNRESET' });
+    expect(toHttpError(new Error('outer', { cause: new Error('middle', { cause: root }) })).status).toBe(503);
+  });
+});

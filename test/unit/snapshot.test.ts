@@ -450,3 +450,28 @@ describe('validateSnapshot: invalid documents', () => {
     });
   });
 });
+
+describe('reporting every problem in one pass', () => {
+  it('reports a broken reference even when another record is malformed', () => {
+    const result = validateSnapshot({
+      teams: [team(1, 'acme')],
+      environments: [{ id: 5, team_id: 99, name: 'production' }],
+      projects: [{ id: 100, team_id: 1, client_id: null, name: 'Site', slug: 'site', created_at: 'soon' }],
+    });
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        'projects[0] (id 100): created_at is not an ISO 8601 time',
+        'environments[0] (id 5): team_id 99 is not a team of the snapshot',
+      ],
+    });
+  });
+
+  it('does not report a reference to a malformed record as unresolved a second time', () => {
+    const result = validateSnapshot({
+      teams: [{ id: 1, slug: '42', name: 'Digits' }],
+      environments: [{ id: 5, team_id: 1, name: 'production' }],
+    });
+    expect(result).toEqual({ ok: false, problems: ['teams[0] (id 1): slug must not be all digits (an all-digit segment is a team id)'] });
+  });
+});

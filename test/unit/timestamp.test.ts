@@ -130,3 +130,20 @@ describe('toUtcTimestamp', () => {
     );
   });
 });
+
+describe('other ISO 8601 forms', () => {
+  it.each([
+    ['2026-01-02T05:04Z', '2026-01-02T05:04:00+00:00'],
+    ['2026-01-02T05:04+02:00', '2026-01-02T03:04:00+00:00'],
+    ['20260102T050405Z', '2026-01-02T05:04:05+00:00'],
+    ['20260102T050405+0200', '2026-01-02T03:04:05+00:00'],
+    ['20260102T050405.999-0130', '2026-01-02T06:34:05+00:00'],
+    ['20260102T0504+02', '2026-01-02T03:04:00+00:00'],
+  ])('reads %s (minute precision or the basic format) as %s', (input, expected) => {
+    expect(toUtcTimestamp(input)).toBe(expected);
+  });
+
+  it.each(['20260102T05:04:05Z', '2026-0102T050405Z', '20260102T050405+02:00'])('rejects %s, which mixes the basic and extended formats', (input) => {
+    expect(toUtcTimestamp(input)).toBeUndefined();
+  });
+});

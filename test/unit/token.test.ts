@@ -126,3 +126,9 @@ describe('isExpired', () => {
     expect(isExpired('2026-06-01T12:00:00+00:00', new Date(now.getTime() - 1))).toBe(false);
   });
 });
+
+describe('an expiry that cannot be read', () => {
+  it('counts as expired, so a damaged record fails closed', () => {
+    expect(isExpired('not a time', new Date())).toBe(true);
+  });
+});
