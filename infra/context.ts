@@ -1,0 +1,54 @@
+import { CorsHttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { Node } from 'constructs';
+import { DEFAULT_THROTTLE, type TeamResourcesStackProps } from './stack.ts';
+
+/** The stack's name unless the `stackName` context value says otherwise. */
+export const DEFAULT_STACK_NAME = 'TeamResourcesApi';
+
+/**
+ * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
+ *
+ * - `tableName`: serve this existing table instead of creating one
+ * - `publicBaseUrl`: PUBLIC_BASE_URL of the functions
+ * - `logLevel`: LOG_LEVEL of the functions
+ * - `throttleRateLimit`, `throttleBurstLimit`: the default stage's throttle
+ * - `domainName` + `certificateArn`: a custom domain
+ * - `corsOrigins`: comma-separated origins allowed to call the API from a browser
+ * - `alarmTopicArn`: an SNS topic for the alarms
+ */
+export function propsFromContext(node: Node): TeamResourcesStackProps {
+  const text = (key: string): string | undefined => {
+    const value = node.tryGetContext(key) as unknown;
+    if (value === undefined || value === null || value === '') return undefined;
+    return String(value).trim();
+  };
+  const number = (key: string, fallback: number): number => {
+    const value = text(key);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed)) throw new Error(`context value ${key} must be a number, not "${value}"`);
+    return parsed;
+  };
+
+  const domainName = text('domainName');
+  const certificateArn = text('certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error('context values domainName and certificateArn go together');
+  }
+  const corsOrigins = text('corsOrigins')?.split(',').map((origin) => origin.trim()).filter(Boolean);
+
+  return {
+    existingTableName: text('tableName'),
+    publicBaseUrl: text('publicBaseUrl'),
+    logLevel: text('logLevel'),
+    throttle: {
+      rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit),
+      burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit),
+    },
+    customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
+    cors: corsOrigins && corsOrigins.length > 0
+      ? { allowOrigins: corsOrigins, allowMethods: [CorsHttpMethod.GET], allowHeaders: ['authorization', 'accept'] }
+      : undefined,
+    alarmTopicArn: text('alarmTopicArn'),
+  };
+}
