@@ -6,27 +6,43 @@ export const PER_PAGE_MAX = 50;
 /** The largest integer a JSON number carries exactly, so `meta.current_page` can echo it. */
 export const PAGE_MAX = Number.MAX_SAFE_INTEGER;
 
-/** A query parameter that must be decimal digits within [min, max], with Laravel's wording. */
-function integerParameter(field: string, min: number, max: number, fallback: number) {
-  const label = field.replace(/_/g, ' ');
+/** The two query parameters of a list: one description serves the validator and the API document. */
+export interface IntegerParameter {
+  name: 'per_page' | 'page';
+  description: string;
+  minimum: number;
+  maximum: number;
+  default: number;
+}
+
+export const PAGINATION_PARAMETERS = [
+  { name: 'per_page', description: 'Number of objects per page', minimum: 1, maximum: PER_PAGE_MAX, default: PER_PAGE_DEFAULT },
+  { name: 'page', description: 'The page to retrieve', minimum: 1, maximum: PAGE_MAX, default: 1 },
+] as const satisfies readonly IntegerParameter[];
+
+/** A query parameter that must be decimal digits within [minimum, maximum], with Laravel's wording. */
+function integerParameter({ name, minimum, maximum, default: fallback }: IntegerParameter) {
+  const label = name.replace(/_/g, ' ');
   return v.optional(
     v.pipe(
       v.string(),
       v.regex(/^[0-9]+$/, `The ${label} field must be an integer.`),
       // BigInt first: "99999999999999999999" must fail the maximum, not round to a float.
       v.transform((digits) => BigInt(digits)),
-      v.minValue(BigInt(min), `The ${label} field must be at least ${min}.`),
-      v.maxValue(BigInt(max), `The ${label} field must not be greater than ${max}.`),
+      v.minValue(BigInt(minimum), `The ${label} field must be at least ${minimum}.`),
+      v.maxValue(BigInt(maximum), `The ${label} field must not be greater than ${maximum}.`),
       v.transform(Number),
     ),
     String(fallback),
   );
 }
 
+const [PER_PAGE_PARAMETER, PAGE_PARAMETER] = PAGINATION_PARAMETERS;
+
 /** The query of a list request. Entry order is report order: per_page before page. */
 export const PaginationQuery = v.object({
-  per_page: integerParameter('per_page', 1, PER_PAGE_MAX, PER_PAGE_DEFAULT),
-  page: integerParameter('page', 1, PAGE_MAX, 1),
+  per_page: integerParameter(PER_PAGE_PARAMETER),
+  page: integerParameter(PAGE_PARAMETER),
 });
 
 export interface PageRequest {

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../scripts/lib/local-server.ts';
 import type { TestTable } from './dynamodb.ts';
+import { checkAgainstOpenApi } from './openapi-check.ts';
 
 export interface ApiResponse {
   status: number;
@@ -28,7 +29,11 @@ export async function startApi(table: TestTable, env: Record<string, string> = {
     async get(path, options = {}) {
       const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
       if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-      return send(server.url + path, options.method ?? 'GET', headers);
+      const method = options.method ?? 'GET';
+      const response = await send(server.url + path, method, headers);
+      // Every response a test receives must be one the API document describes.
+      checkAgainstOpenApi(method, path, response.status, response.text);
+      return response;
     },
     close: () => server.close(),
   };
