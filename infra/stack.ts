@@ -66,7 +66,7 @@ export interface TeamResourcesStackProps extends StackProps {
   readonly existingTableName?: string;
   /** PUBLIC_BASE_URL of the functions: the base of `links` and `meta.path`. Default: derived from each request. */
   readonly publicBaseUrl?: string;
-  /** LOG_LEVEL of the functions (debug, info, warn, error, silent). Default: the functions' own (info). */
+  /** LOG_LEVEL of the functions (trace, debug, info, warn, error, critical, silent; any case). Default: INFO. */
   readonly logLevel?: string;
   /** Steady-state requests per second and burst of the default stage. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
@@ -199,7 +199,7 @@ export class TeamResourcesStack extends Stack {
       environment: {
         TABLE_NAME: this.table.tableName,
         ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
-        ...(props.logLevel === undefined ? {} : { LOG_LEVEL: props.logLevel }),
+        ...(props.logLevel === undefined ? {} : { LOG_LEVEL: checkedLogLevel(props.logLevel) }),
         // Stack traces of start-up failures (the runtime logs them) point into functions/ and shared/.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -313,6 +313,15 @@ const TABLE_NAME_PATTERN = /^[A-Za-z0-9_.-]{3,255}$/;
 function importTable(scope: Construct, tableName: string): ITable {
   if (!TABLE_NAME_PATTERN.test(tableName)) throw new Error(`existing table name is not a DynamoDB table name: "${tableName}"`);
   return Table.fromTableName(scope, 'Table', tableName);
+}
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+
+/** Powertools' Logger reads LOG_LEVEL in capitals only; anything else it ignores silently. */
+function checkedLogLevel(level: string): string {
+  const upper = level.trim().toUpperCase();
+  if (!LOG_LEVELS.includes(upper)) throw new Error(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${level}"`);
+  return upper;
 }
 
 function checkedThrottle(throttle: { rateLimit: number; burstLimit: number }) {

@@ -385,8 +385,12 @@ describe('options', () => {
   it('pass PUBLIC_BASE_URL and LOG_LEVEL to every function', () => {
     const { template } = synthStack({ props: { publicBaseUrl: 'https://api.example.com', logLevel: 'warn' } });
     for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
-      expect(fn.Properties.Environment.Variables).toMatchObject({ PUBLIC_BASE_URL: 'https://api.example.com', LOG_LEVEL: 'warn' });
+      expect(fn.Properties.Environment.Variables).toMatchObject({ PUBLIC_BASE_URL: 'https://api.example.com', LOG_LEVEL: 'WARN' });
     }
+  });
+
+  it('refuse a log level the functions\' logger would ignore', () => {
+    expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/log level must be one of/);
   });
 
   it('refuse a PUBLIC_BASE_URL the functions would refuse at start-up', () => {
