@@ -84,6 +84,8 @@ export function findBundledFunctions(assemblyDir: string, stackName?: string): R
  */
 export async function loadBundledHandlers(assemblyDir: string, stackName?: string): Promise<Handlers> {
   const functions = findBundledFunctions(assemblyDir, stackName);
+  // As Lambda says of an on-demand container; Powertools reports cold starts from it.
+  process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
   const load = async (name: Route['name']): Promise<LambdaHandler> => {
     const { file, exportName } = functions[name];
     const module = (await nativeImport(pathToFileURL(file).href)) as Record<string, unknown>;
