@@ -1,21 +1,22 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+
 /**
- * One JSON line per event on stdout, as CloudWatch Logs ingests it. Callers pass only the fields
- * they mean to log: nothing here ever reads request headers, so no token can reach a log line.
+ * Structured logs with Powertools for AWS Lambda's Logger: JSON lines CloudWatch and Logs
+ * Insights read as they are, with the Lambda context (request id, cold start) on each line.
+ * The level comes from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL / Lambda's own log level setting):
+ * DEBUG, INFO (default), WARN, ERROR or SILENT. Callers pass only the fields they mean to log;
+ * nothing here reads request headers, so no token can reach a log line.
  */
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-export type LogLevel = keyof typeof LEVELS;
+export const SERVICE_NAME = 'team-resources-api';
 
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { Logger };
 
-export function createLogger(level: string | undefined = process.env.LOG_LEVEL, write = (line: string) => process.stdout.write(line + '\n')): Logger {
-  const threshold = LEVELS[(level?.toLowerCase() as LogLevel) ?? 'info'] ?? LEVELS.info;
-  const emit = (name: LogLevel) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS[name] < threshold) return;
-    write(JSON.stringify({ level: name.toUpperCase(), message, timestamp: new Date().toISOString(), ...fields }));
-  };
-  return { info: emit('info'), warn: emit('warn'), error: emit('error') };
+const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+type Level = (typeof LEVELS)[number];
+
+export function createLogger(env: NodeJS.ProcessEnv = process.env): Logger {
+  // Powertools matches level names case-sensitively; `LOG_LEVEL=silent` should work as well.
+  const wanted = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || 'INFO').toUpperCase();
+  const logLevel: Level = (LEVELS as readonly string[]).includes(wanted) ? (wanted as Level) : 'INFO';
+  return new Logger({ serviceName: SERVICE_NAME, logLevel });
 }

@@ -1,5 +1,4 @@
 import { readApiConfig, type ApiConfig } from './config.ts';
-import { createLogger, type Logger } from './log.ts';
 import { createDocumentClient } from './store/client.ts';
 import { TeamReader } from './store/team-reader.ts';
 
@@ -7,7 +6,6 @@ import { TeamReader } from './store/team-reader.ts';
 export interface Runtime {
   config: ApiConfig;
   reader: TeamReader;
-  log: Logger;
 }
 
 let shared: Runtime | undefined;
@@ -24,7 +22,7 @@ export function runtime(): Runtime {
       requestTimeoutMs: 1_500,
       maxAttempts: 2,
     });
-    shared = { config, reader: new TeamReader(doc, { tableName: config.tableName }), log: createLogger() };
+    shared = { config, reader: new TeamReader(doc, { tableName: config.tableName }) };
   }
   return shared;
 }

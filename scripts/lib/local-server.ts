@@ -17,6 +17,8 @@ export const FUNCTION_TIMEOUT_MS = 10_000;
 
 /** Loads the three functions from functions/, exactly the modules the stack deploys. */
 export async function loadFunctionHandlers(): Promise<Handlers> {
+  // As Lambda says of an on-demand container; Powertools reports cold starts from it.
+  process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
   const load = async (name: Route['name']) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler;
   return { finances: await load('finances'), daemons: await load('daemons'), projects: await load('projects') };
 }

@@ -1,12 +1,15 @@
 import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { ROUTES, type Route } from '../routes.ts';
+import { createLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import type { ApiContext } from './context.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize } from './middleware/authorize.ts';
+import { accessLog } from './middleware/access-log.ts';
 import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { paginate } from './middleware/paginate.ts';
@@ -23,8 +26,12 @@ function route(name: Route['name']): Route {
 const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 
 /** GET /api/{team}/projects and /daemons: one page of the team's current generation. */
-export function listHandler(resource: ListResource, { reader, config, log }: Runtime) {
+export function listHandler(resource: ListResource, { reader, config }: Runtime) {
+  // One logger per function, as each has its own container: its cold start is its own.
+  const log = createLogger();
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+    .use(injectLambdaContext(log, { resetKeys: true }))
+    .use(accessLog(log))
     .use(contractErrors(log))
     .use(conditionalGet())
     .use(authorize({ reader, ability: route(resource).ability }))
@@ -41,8 +48,11 @@ export function listHandler(resource: ListResource, { reader, config, log }: Run
 }
 
 /** GET /api/{team}/finances: the summary computed at import, stored on the team head. */
-export function financesHandler({ reader, log }: Runtime) {
+export function financesHandler({ reader }: Runtime) {
+  const log = createLogger();
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+    .use(injectLambdaContext(log, { resetKeys: true }))
+    .use(accessLog(log))
     .use(contractErrors(log))
     .use(conditionalGet())
     .use(authorize({ reader, ability: route('finances').ability }))

@@ -13,8 +13,7 @@ describe('openapi.json', () => {
 
   it('passes a standard OpenAPI 3.1 validator', async () => {
     const result = await validate(structuredClone(committed));
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid ? [] : result.errors).toEqual([]);
   });
 
   it('describes every route with its ability, parameters and every error response', () => {

@@ -11,12 +11,9 @@ const DEADLINE_MARGIN_MS = 500;
 /** Outside Lambda (tests, scripts) a request still gets a deadline. */
 const DEFAULT_BUDGET_MS = 10_000;
 
-let coldStart = true;
-
 /**
- * Outermost middleware: starts the clock and the deadline, maps every error to the contract's
- * body (HttpError as it is, DynamoDB trouble as 503, anything else as a bare 500), and writes
- * one log line per request.
+ * Starts the clock and the deadline, and maps every error to the contract's body (HttpError as
+ * it is, DynamoDB trouble as 503, anything else as a bare 500, logged with its name only).
  */
 export function contractErrors(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, Result, Error, ApiContext> {
   return {
@@ -25,29 +22,13 @@ export function contractErrors(log: Logger): MiddlewareObj<APIGatewayProxyEventV
       const remaining = request.context.getRemainingTimeInMillis?.() ?? DEFAULT_BUDGET_MS;
       request.context.deadline = AbortSignal.timeout(Math.max(remaining - DEADLINE_MARGIN_MS, 50));
     },
-    after: function logRequest(request) {
-      logLine(log, request.event, request.context, request.response?.statusCode ?? 200);
-    },
     onError: function answerError(request) {
       const httpError = toHttpError(request.error);
       if (httpError.status >= 500) {
         // Name and message only: SDK errors carry no request headers, and we never log the event.
-        log.error('request failed', { requestId: request.context.awsRequestId, error: request.error?.name, detail: request.error?.message });
+        log.error('request failed', { error: request.error?.name, detail: request.error?.message });
       }
       request.response = errorResponse(httpError);
-      logLine(log, request.event, request.context, httpError.status);
     },
   };
-}
-
-function logLine(log: Logger, event: APIGatewayProxyEventV2, context: ApiContext, status: number) {
-  log.info('request', {
-    requestId: context.awsRequestId,
-    route: event.routeKey,
-    team: event.pathParameters?.team,
-    status,
-    durationMs: Math.round((performance.now() - context.startedAt) * 100) / 100,
-    coldStart,
-  });
-  coldStart = false;
 }

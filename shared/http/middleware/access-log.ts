@@ -1,0 +1,31 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Logger } from '../../log.ts';
+import type { ApiContext } from '../context.ts';
+
+type Request = { event: APIGatewayProxyEventV2; context: ApiContext; response?: APIGatewayProxyStructuredResultV2 | null };
+
+/**
+ * One log line per request, success or failure: route, team, status, duration, and the API
+ * Gateway request id (the Lambda request id and cold start come from injectLambdaContext).
+ * It runs outermost, so it sees the status the client gets.
+ */
+export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext> {
+  const write = (request: Request) => {
+    log.info('request', {
+      apiRequestId: request.event.requestContext?.requestId,
+      route: request.event.routeKey,
+      team: request.event.pathParameters?.team,
+      status: request.response?.statusCode ?? 500,
+      durationMs: Math.round((performance.now() - request.context.startedAt) * 100) / 100,
+    });
+  };
+  return {
+    after: function logRequest(request) {
+      write(request);
+    },
+    onError: function logFailedRequest(request) {
+      write(request);
+    },
+  };
+}
