@@ -15,6 +15,7 @@ export const DEFAULT_STACK_NAME = 'TeamResourcesApi';
  * - `domainName` + `certificateArn`: a custom domain
  * - `corsOrigins`: comma-separated origins allowed to call the API from a browser
  * - `alarmTopicArn`: an SNS topic for the alarms
+ * - `samLocal=true`: a template for `sam local start-api` against DynamoDB Local (never deploy it)
  */
 export function propsFromContext(node: Node): TeamResourcesStackProps {
   const text = (key: string): string | undefined => {
@@ -50,5 +51,6 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
       ? { allowOrigins: corsOrigins, allowMethods: [CorsHttpMethod.GET], allowHeaders: ['authorization', 'accept'] }
       : undefined,
     alarmTopicArn: text('alarmTopicArn'),
+    samLocal: text('samLocal') === 'true',
   };
 }

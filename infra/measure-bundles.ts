@@ -77,21 +77,22 @@ try {
   // Runs in a fresh process: time the import, the first call and a warm call.
   const child = `
     const context = { getRemainingTimeInMillis: () => 10000, awsRequestId: 'measure', functionName: 'projects' };
-    const t0 = performance.now();
+    const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
+    const c0 = cpu(), t0 = performance.now();
     const { handler } = await import(process.env.BUNDLE_URL);
     const t1 = performance.now();
     const first = await handler(JSON.parse(process.env.EVENT), context);
-    const t2 = performance.now();
+    const t2 = performance.now(), c2 = cpu();
     await handler(JSON.parse(process.env.EVENT), context);
     const t3 = performance.now();
-    process.stdout.write(JSON.stringify({ init: t1 - t0, first: t2 - t1, warm: t3 - t2, status: first.statusCode, rss: process.memoryUsage().rss }));
+    process.stdout.write(JSON.stringify({ init: t1 - t0, first: t2 - t1, warm: t3 - t2, cpu: c2 - c0, status: first.statusCode, rss: process.memoryUsage().rss }));
   `;
   const env = (variant: Variant, sourceMaps: boolean) => ({
     PATH: process.env.PATH,
     BUNDLE_URL: pathToFileURL(files[variant]).href,
     EVENT: event,
     TABLE_NAME: tableName,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: 'SILENT',
     // As on Lambda: credentials and region from the environment, the default chain resolves them.
     AWS_REGION: 'eu-west-1',
     AWS_ACCESS_KEY_ID: 'measure',
@@ -99,7 +100,7 @@ try {
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
     ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
   });
-  type Sample = { init: number; first: number; warm: number; status: number; rss: number; process: number };
+  type Sample = { init: number; first: number; warm: number; cpu: number; status: number; rss: number; process: number };
   const configurations = [
     { variant: 'bundled', sourceMaps: true },
     { variant: 'external', sourceMaps: true },
@@ -127,11 +128,11 @@ try {
   const ms = (x: number) => x.toFixed(1);
   console.log(`\n## Cold start, median of ${RUNS} fresh processes (ms), Node ${process.version}, ${process.arch}\n`);
   console.log(`Node start-up alone (node -e 0): ${ms(median(baseline))} ms\n`);
-  console.log('| SDK | --enable-source-maps | import (init) | first request | init + first | warm request | whole process | RSS after (MB) |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| SDK | --enable-source-maps | import (init) | first request | init + first | CPU during init + first | warm request | whole process | RSS after (MB) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   configurations.forEach((c, i) => {
     const s = samples[i]!;
-    console.log(`| ${c.variant} | ${c.sourceMaps ? 'on' : 'off'} | ${ms(median(s.map((x) => x.init)))} | ${ms(median(s.map((x) => x.first)))} | ${ms(median(s.map((x) => x.init + x.first)))} | ${ms(median(s.map((x) => x.warm)))} | ${ms(median(s.map((x) => x.process)))} | ${(median(s.map((x) => x.rss)) / 2 ** 20).toFixed(0)} |`);
+    console.log(`| ${c.variant} | ${c.sourceMaps ? 'on' : 'off'} | ${ms(median(s.map((x) => x.init)))} | ${ms(median(s.map((x) => x.first)))} | ${ms(median(s.map((x) => x.init + x.first)))} | ${ms(median(s.map((x) => x.cpu)))} | ${ms(median(s.map((x) => x.warm)))} | ${ms(median(s.map((x) => x.process)))} | ${(median(s.map((x) => x.rss)) / 2 ** 20).toFixed(0)} |`);
   });
 } finally {
   await dynamo.stop();

@@ -78,6 +78,11 @@ export interface TeamResourcesStackProps extends StackProps {
   readonly alarmTopicArn?: string;
   /** Bundle the AWS SDK into each function (default) or use the runtime's copy. */
   readonly bundleAwsSdk?: boolean;
+  /**
+   * For `sam local start-api` only: declare an empty DYNAMODB_ENDPOINT on each function, because
+   * SAM's --env-vars can only override variables the template declares. Never deploy it.
+   */
+  readonly samLocal?: boolean;
 }
 
 /**
@@ -200,6 +205,8 @@ export class TeamResourcesStack extends Stack {
         TABLE_NAME: this.table.tableName,
         ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: checkedLogLevel(props.logLevel) }),
+        // Empty is unset for the functions (shared/config.ts); SAM users fill it with --env-vars.
+        ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),
         // Stack traces of start-up failures (the runtime logs them) point into functions/ and shared/.
         NODE_OPTIONS: '--enable-source-maps',
       },

@@ -397,6 +397,13 @@ describe('options', () => {
     expect(() => synthStack({ props: { publicBaseUrl: 'api.example.com' } })).toThrow(/PUBLIC_BASE_URL is not an http\(s\) URL/);
   });
 
+  it('declare an empty DYNAMODB_ENDPOINT for sam local only when asked to', () => {
+    const { template } = synthStack({ context: { samLocal: 'true' }, props: (app) => propsFromContext(app.node) });
+    for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment.Variables.DYNAMODB_ENDPOINT).toBe('');
+    }
+  });
+
   it('map a custom domain to the $default stage and output its DNS target', () => {
     const { template } = synthStack({ props: { customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' } } });
     template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', {
