@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_TIMEOUT_MS } from '../../scripts/lib/local-server.ts';
+import { startApi, type ApiResponse, type TestApi } from '../support/api.ts';
+import { freshTable, importDocument } from '../support/dynamodb.ts';
+import { startFaultProxy, type Fault, type FaultProxy, type ProxyMode } from '../support/fault-proxy.ts';
+import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
+
+/**
+ * Faults: the real functions, the real DynamoDB Local, and between them a TCP proxy that is
+ * switched to refuse, close, reset, stall or throttle. Every fault must give
+ * `503 {"message":"Service Unavailable"}` with `Retry-After: 1` well within the function's time
+ * budget, and the first request after the fault clears must succeed. No unhandled rejection,
+ * no crash of the local server.
+ */
+const SECRET = 'faults-secret';
+/** "Well within" the 10 s budget, for faults that fail fast (connection level and error answers). */
+const FAST_FAULT_BUDGET_MS = 3_000;
+const ENDPOINTS = ['/api/acme/finances', '/api/acme/daemons', '/api/acme/projects?per_page=5&page=2'] as const;
+
+let api: TestApi;
+let proxy: FaultProxy;
+const processErrors: unknown[] = [];
+const onProcessError = (error: unknown) => processErrors.push(error);
+const timings: string[] = [];
+
+beforeAll(async () => {
+  process.on('unhandledRejection', onProcessError);
+  process.on('uncaughtException', onProcessError);
+  const table = await freshTable();
+  await importDocument(table, snapshot({
+    teams: [team(1, 'acme')],
+    users: [user(10, [1])],
+    tokens: [token(10, SECRET)],
+    environments: [environment(5, 1)],
+    servers: [server(7, 1, '24.15')],
+    projects: projects(1, 12),
+    daemons: daemons(5, 7, 4),
+  }));
+  proxy = await startFaultProxy(table.endpoint);
+  api = await startApi(table, { DYNAMODB_ENDPOINT: proxy.endpoint });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await proxy?.close();
+  process.off('unhandledRejection', onProcessError);
+  process.off('uncaughtException', onProcessError);
+  console.info(`faults: ${proxy?.injected} faults injected; time to each 503:\n  ${timings.join('\n  ')}`);
+});
+
+async function timedGet(path: string): Promise<ApiResponse & { ms: number }> {
+  const started = performance.now();
+  const res = await api.get(path, { token: SECRET });
+  return { ...res, ms: performance.now() - started };
+}
+
+function expectServiceUnavailable(res: ApiResponse) {
+  expect(res.status).toBe(503);
+  expect(res.text).toBe('{"message":"Service Unavailable"}');
+  expect(res.headers.get('retry-after')).toBe('1');
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+}
+
+async function expectHealthy(path: string) {
+  const res = await api.get(path, { token: SECRET });
+  expect(res.status, res.text).toBe(200);
+  if (path.includes('projects')) expect(res.body.data.map((p: { id: number }) => p.id)).toEqual([100_006, 100_007, 100_008, 100_009, 100_010]);
+  if (path.includes('daemons')) expect(res.body.meta.total).toBe(4);
+  if (path.includes('finances')) expect(res.body.grand_total).toBe(24.15);
+}
+
+/** Turns the fault on, asks every endpoint, turns it off, and asks again. */
+async function underFault(mode: Exclude<ProxyMode, { fault: 'pass' }>, paths: readonly string[], budgetMs: number) {
+  await proxy.set(mode);
+  const injectedBefore = proxy.injected;
+  try {
+    const answers = await Promise.all(paths.map(async (path) => ({ path, res: await timedGet(path) })));
+    for (const { path, res } of answers) {
+      timings.push(`${JSON.stringify(mode)} ${path}: ${res.status} in ${Math.round(res.ms)} ms`);
+      expectServiceUnavailable(res);
+      expect(res.ms).toBeLessThan(budgetMs);
+    }
+    // A refused connection never reaches the proxy; every other fault is applied by it.
+    if (mode.fault !== 'refuse') expect(proxy.injected).toBeGreaterThan(injectedBefore);
+  } finally {
+    await proxy.pass();
+  }
+  for (const path of paths) await expectHealthy(path);
+}
+
+describe('DynamoDB faults behind the functions', () => {
+  it('serves normally through the proxy when no fault is on', async () => {
+    for (const path of ENDPOINTS) await expectHealthy(path);
+  });
+
+  const fastFaults: Fault[] = ['refuse', 'close', 'reset', 'throttle', 'provisioned', 'internal'];
+  it.each(fastFaults)('answers 503 with Retry-After: 1 quickly when DynamoDB is %s, and recovers at once', async (fault) => {
+    await underFault({ fault }, ENDPOINTS, FAST_FAULT_BUDGET_MS);
+  });
+
+  it.each(['reset', 'throttle', 'close'] as const)('answers 503 when only the page Query fails (%s), after the token and team were read', async (fault) => {
+    await underFault({ fault, operations: ['Query'] }, ENDPOINTS.slice(1), FAST_FAULT_BUDGET_MS);
+    expect(proxy.forwarded).toBeGreaterThan(0);
+    // Finances need no Query: they are untouched by it.
+    await proxy.set({ fault, operations: ['Query'] });
+    try {
+      await expectHealthy('/api/acme/finances');
+    } finally {
+      await proxy.pass();
+    }
+  });
+
+  it('answers 503 within the function\'s time budget when DynamoDB stalls (accepts, never answers)', async () => {
+    await underFault({ fault: 'slow', delayMs: 60_000 }, [ENDPOINTS[0], ENDPOINTS[2]], FUNCTION_TIMEOUT_MS);
+  }, 30_000);
+
+  it('answers every one of a burst of concurrent requests with 503 under a fault, then 200 after it', async () => {
+    await proxy.set({ fault: 'reset' });
+    try {
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => timedGet(ENDPOINTS[i % 3]!)));
+      for (const res of answers) expectServiceUnavailable(res);
+    } finally {
+      await proxy.pass();
+    }
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => timedGet(ENDPOINTS[i % 3]!)));
+    expect(answers.map((res) => res.status)).toEqual(Array(30).fill(200));
+  });
+
+  it('answers requests already in flight when a fault starts with 200 or 503, never anything else', async () => {
+    const inFlight = Array.from({ length: 40 }, (_, i) => timedGet(ENDPOINTS[i % 3]!));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await proxy.set({ fault: 'reset' });
+    const answers = await Promise.all(inFlight);
+    await proxy.pass();
+    for (const res of answers) {
+      expect([200, 503]).toContain(res.status);
+      if (res.status === 503) expectServiceUnavailable(res);
+    }
+    for (const path of ENDPOINTS) await expectHealthy(path);
+  });
+
+  it('had no unhandled rejection or uncaught exception, and the server still answers', async () => {
+    expect(processErrors).toEqual([]);
+    await expectHealthy(ENDPOINTS[2]);
+  });
+});
