@@ -119,6 +119,7 @@ const oddHeader: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(fc.constantFrom('Host'), fc.constantFrom('example.com', '', 'a b', 'x'.repeat(300), 'évil', '[::1]:1', '127.0.0.1:1/../x')),
   fc.tuple(fc.constantFrom('__proto__', 'constructor', 'hasOwnProperty', 'Cookie', 'X-Amz-Target', 'Content-Type', 'X-Empty'), fc.constantFrom('', 'x', 'a=b; c=d', 'DynamoDB_20120810.Scan')),
   fc.tuple(fc.constantFrom('X-Huge'), long('h')),
+  fc.tuple(fc.constantFrom('If-None-Match', 'If-Modified-Since', 'Range'), fc.constantFrom('*', 'W/"x"', '"abc", *', '', 'bytes=0-1', 'Thu, 01 Jan 2099 00:00:00 GMT')),
 );
 /** Header lines Node's parser refuses outright (answered 400 by the server itself). */
 const brokenHeader: fc.Arbitrary<[string, string]> = fc.tuple(fc.constantFrom('Bad Name', 'Bad:Name', 'X-Ctl', 'Accept'), fc.constantFrom('\x01', 'ok', 'a\x00b', '\x7f'));
@@ -188,6 +189,7 @@ describe('fuzzing the HTTP surface', () => {
         const res = await rawRequest(api.server.port, bytes);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         const problems = contractProblems(res);
+        if (res.status === 304 && !spec.headers?.some(([name]) => name === 'If-None-Match')) problems.push('304 to a request without If-None-Match');
         if (problems.length > 0) failures.push(`${shown}\n  -> ${res.status} ${res.body.slice(0, 200)}: ${problems.join('; ')}`);
       } catch (error) {
         failures.push(`${shown}\n  -> ${(error as Error).message}`);

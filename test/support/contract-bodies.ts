@@ -40,6 +40,8 @@ const sameKeys = (value: unknown, keys: string[]) =>
 export function contractProblems(answer: Answer): string[] {
   const problems: string[] = [];
   const { status, headers, body } = answer;
+  // A conditional GET whose If-None-Match names the current ETag: no body at all.
+  if (status === 304) return body === '' && /^"[^"]+"$/.test(headers.etag ?? '') ? [] : [`304 with body ${body.slice(0, 80)} or ETag ${headers.etag}`];
   if (!/^application\/json(;|$)/.test(headers['content-type'] ?? '')) problems.push(`content-type is ${headers['content-type']}`);
   if (status >= 500) problems.push(`status ${status}`);
   let json: any;
