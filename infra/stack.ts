@@ -22,7 +22,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ROUTE_METADATA_KEY } from '../scripts/lib/bundled-handlers.ts';
 import { readApiConfig } from '../shared/config.ts';
-import { ROUTES, type Route } from '../shared/routes.ts';
+import { readsTable, SERVED_ROUTES, type FunctionName, type ServedRoute } from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/table.ts';
 import { bundlingOptions, FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT, functionEntry, PROJECT_ROOT } from './functions.ts';
 
@@ -86,14 +86,14 @@ export interface TeamResourcesStackProps extends StackProps {
 }
 
 /**
- * The whole service: the table (or an existing one), one function per route of ROUTES, the HTTP
+ * The whole service: the table (or an existing one), one function per route of SERVED_ROUTES, the HTTP
  * API in front of them, and the alarms that say when it misbehaves.
  */
 export class TeamResourcesStack extends Stack {
   readonly table: ITable;
   readonly api: HttpApi;
   readonly stage: HttpStage;
-  readonly functions: Readonly<Record<Route['name'], NodejsFunction>>;
+  readonly functions: Readonly<Record<FunctionName, NodejsFunction>>;
   readonly accessLogs: LogGroup;
   readonly alarms: Alarm[] = [];
 
@@ -107,8 +107,8 @@ export class TeamResourcesStack extends Stack {
 
     this.table = props.existingTableName === undefined ? this.createTable() : importTable(this, props.existingTableName);
 
-    const functions = {} as Record<Route['name'], NodejsFunction>;
-    for (const route of ROUTES) functions[route.name] = this.createFunction(route, props);
+    const functions = {} as Record<FunctionName, NodejsFunction>;
+    for (const route of SERVED_ROUTES) functions[route.name] = this.createFunction(route, props);
     this.functions = functions;
 
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: ACCESS_LOG_RETENTION });
@@ -117,7 +117,7 @@ export class TeamResourcesStack extends Stack {
       createDefaultStage: false,
       corsPreflight: props.cors,
     });
-    for (const route of ROUTES) {
+    for (const route of SERVED_ROUTES) {
       const httpRoutes = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -128,7 +128,9 @@ export class TeamResourcesStack extends Stack {
       for (const httpRoute of httpRoutes) {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: 'The function authenticates every request itself (bearer token checked against its stored SHA-256 hash), because the contract needs 401/403/404 bodies and check order an authorizer cannot produce.',
+          reason: readsTable(route)
+            ? 'The function authenticates every request itself (bearer token checked against its stored SHA-256 hash), because the contract needs 401/403/404 bodies and check order an authorizer cannot produce.'
+            : 'The OpenAPI document is public by design (client generators fetch it without a token); its function reads no data and has no table access.',
         });
       }
     }
@@ -170,24 +172,26 @@ export class TeamResourcesStack extends Stack {
     });
   }
 
-  /** A function with its own log group and its own role: its logs, and reads of the table by key. */
-  private createFunction(route: Route, props: TeamResourcesStackProps): NodejsFunction {
+  /** A function with its own log group and its own role: its logs, and (data routes only) reads of the table by key. */
+  private createFunction(route: ServedRoute, props: TeamResourcesStackProps): NodejsFunction {
     const name = constructName(route.name);
     const logGroup = new LogGroup(this, `${name}FunctionLogs`, { retention: FUNCTION_LOG_RETENTION });
     const role = new Role(this, `${name}FunctionRole`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `${route.method} ${route.path}: writes its own logs, reads the table by key`,
+      description: `${route.method} ${route.path}: writes its own logs${readsTable(route) ? ', reads the table by key' : ''}`,
     });
     role.addToPolicy(new PolicyStatement({
       effect: Effect.ALLOW,
       actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
       resources: [logGroup.logGroupArn],
     }));
-    role.addToPolicy(new PolicyStatement({
-      effect: Effect.ALLOW,
-      actions: [...TABLE_READ_ACTIONS],
-      resources: [this.table.tableArn],
-    }));
+    if (readsTable(route)) {
+      role.addToPolicy(new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [...TABLE_READ_ACTIONS],
+        resources: [this.table.tableArn],
+      }));
+    }
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       description: `${route.method} ${route.path}`,
@@ -202,7 +206,7 @@ export class TeamResourcesStack extends Stack {
       role,
       logGroup,
       environment: {
-        TABLE_NAME: this.table.tableName,
+        ...(readsTable(route) ? { TABLE_NAME: this.table.tableName } : {}),
         ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: checkedLogLevel(props.logLevel) }),
         // Empty is unset for the functions (shared/config.ts); SAM users fill it with --env-vars.
@@ -269,7 +273,7 @@ export class TeamResourcesStack extends Stack {
       description: `10 or more requests answered 429 by the stage throttle (${throttle.rateLimit}/s, burst ${throttle.burstLimit}) or the account limit in 5 minutes.`,
     });
 
-    for (const route of ROUTES) {
+    for (const route of SERVED_ROUTES) {
       const fn = this.functions[route.name];
       const name = constructName(route.name);
       this.alarm(`${name}ErrorsAlarm`, fn.metricErrors({ period, statistic: Stats.SUM }), {
@@ -311,7 +315,7 @@ export class TeamResourcesStack extends Stack {
 }
 
 /** `projects` -> `Projects`, the prefix of the route's construct ids. */
-function constructName(name: Route['name']): string {
+function constructName(name: FunctionName): string {
   return name.charAt(0).toUpperCase() + name.slice(1);
 }
 

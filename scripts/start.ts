@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createToken } from '../shared/store/tokens.ts';
 import { DEMO_SNAPSHOT, prepareLocalData, type LocalData } from './lib/local-data.ts';
+import { loadBundledHandlers } from './lib/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer } from './lib/local-server.ts';
 import { readSnapshotFile } from './lib/snapshot-file.ts';
 
@@ -13,6 +14,8 @@ const { values } = parseArgs({
     port: { type: 'string', default: '3000' },
     data: { type: 'string', default: DEMO_SNAPSHOT },
     user: { type: 'string' },
+    // Serve the bundles `npm run synth` wrote to cdk.out, exactly what the stack deploys.
+    bundled: { type: 'boolean', default: false },
   },
 });
 const port = Number(values.port);
@@ -42,14 +45,17 @@ const user = values.user ? plan.users.find((u) => u.id === Number(values.user)) 
 if (values.user && !user) await exit(`--user ${values.user} is not a user of the snapshot`);
 const secret = user && (await createToken(doc, tableName, { userId: user.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
 
-const server = await startLocalServer({ handlers: await loadFunctionHandlers(), port }).catch((error: NodeJS.ErrnoException) =>
+const handlers = values.bundled
+  ? await loadBundledHandlers(new URL('../cdk.out', import.meta.url).pathname).catch((error: Error) => exit(error.message))
+  : await loadFunctionHandlers();
+const server = await startLocalServer({ handlers, port }).catch((error: NodeJS.ErrnoException) =>
   exit(error.code === 'EADDRINUSE' ? `port ${port} is already in use (try --port 4010)` : error.message),
 );
 stopServer = server.close;
 
 const team = user && plan.teams.find((t) => user.teams.includes(t.id));
 process.stdout.write(`
-Team Resources API on ${server.url}  (table ${tableName} at ${endpoint})
+Team Resources API on ${server.url}  (table ${tableName} at ${endpoint})${values.bundled ? '\nserving the bundles in cdk.out' : ''}
 imported ${summary.teams} teams, ${summary.items} projects and daemons, ${summary.users} users
 `);
 if (secret && team) {

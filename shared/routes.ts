@@ -16,3 +16,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/{team}/daemons', name: 'daemons', ability: 'daemons:read' },
   { method: 'GET', path: '/api/{team}/projects', name: 'projects', ability: 'projects:read' },
 ];
+
+/** The API's OpenAPI document: no token, and a function that reads no data. */
+export const DOCUMENT_ROUTE = { method: 'GET', path: '/api/openapi.json', name: 'openapi' } as const;
+
+export type ServedRoute = Route | typeof DOCUMENT_ROUTE;
+export type FunctionName = ServedRoute['name'];
+
+/** Everything served, one function each: the data routes and the document. */
+export const SERVED_ROUTES: readonly ServedRoute[] = [...ROUTES, DOCUMENT_ROUTE];
+
+/** Whether a route's function reads the table (and so gets TABLE_NAME and read access). */
+export const readsTable = (route: ServedRoute): route is Route => 'ability' in route;

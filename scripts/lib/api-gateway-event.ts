@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { ROUTES, type Route } from '../../shared/routes.ts';
+import { FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
+import { SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
 
 /**
  * Turns an HTTP request into the event API Gateway's HTTP API (payload 2.0) would send, the way
@@ -17,7 +18,7 @@ export interface IncomingRequest {
   protocol?: string;
 }
 
-export type Routed = { route: Route; event: APIGatewayProxyEventV2 } | { route: undefined };
+export type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { route: undefined };
 
 export function routeRequest(request: IncomingRequest, now = new Date()): Routed {
   const queryAt = request.target.indexOf('?');
@@ -43,7 +44,7 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
     ...(cookies && cookies.length > 0 ? { cookies } : {}),
     headers,
     ...(queryStringParameters ? { queryStringParameters } : {}),
-    pathParameters: match.params,
+    ...(Object.keys(match.params).length > 0 ? { pathParameters: match.params } : {}),
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
@@ -67,9 +68,9 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
   return { route: match.route, event };
 }
 
-function matchRoute(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
+function matchRoute(method: string, path: string): { route: ServedRoute; params: Record<string, string> } | undefined {
   const segments = path.split('/');
-  for (const route of ROUTES) {
+  for (const route of SERVED_ROUTES) {
     if (route.method !== method) continue;
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
@@ -131,7 +132,7 @@ export function lambdaContext(functionName: string, timeoutMs: number, requestId
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
+    memoryLimitInMB: String(FUNCTION_MEMORY_MB),
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',

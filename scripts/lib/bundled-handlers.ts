@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROUTES, type Route } from '../../shared/routes.ts';
+import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
 import type { Handlers, LambdaHandler } from './local-server.ts';
 
 /**
@@ -14,7 +14,7 @@ import type { Handlers, LambdaHandler } from './local-server.ts';
 export const ROUTE_METADATA_KEY = 'team-resources:route';
 
 export interface BundledFunction {
-  route: Route['name'];
+  route: FunctionName;
   /** The function's logical id in the template. */
   logicalId: string;
   /** The asset directory: what is zipped and uploaded as the function's code. */
@@ -42,7 +42,7 @@ interface TemplateResource {
  * function (by its route metadata) and its code's S3 key; the asset manifest maps that key to the
  * asset directory. `stackName` is needed only when the assembly holds more than one stack.
  */
-export function findBundledFunctions(assemblyDir: string, stackName?: string): Record<Route['name'], BundledFunction> {
+export function findBundledFunctions(assemblyDir: string, stackName?: string): Record<FunctionName, BundledFunction> {
   const dir = resolve(assemblyDir);
   const manifestFile = join(dir, 'manifest.json');
   if (!existsSync(manifestFile)) throw new Error(`${dir} is not a cloud assembly (no manifest.json): run npm run synth first`);
@@ -58,7 +58,7 @@ export function findBundledFunctions(assemblyDir: string, stackName?: string): R
     .filter(([id, a]) => a.type === 'cdk:asset-manifest' && id === `${stackId}.assets`)
     .flatMap(([, a]) => Object.entries(readJson<AssetManifest>(join(dir, a.properties!.file!)).files ?? {}));
 
-  const found: Partial<Record<Route['name'], BundledFunction>> = {};
+  const found: Partial<Record<FunctionName, BundledFunction>> = {};
   for (const [logicalId, resource] of Object.entries(template.Resources ?? {})) {
     const route = resource.Metadata?.[ROUTE_METADATA_KEY];
     if (resource.Type !== 'AWS::Lambda::Function' || typeof route !== 'string') continue;
@@ -70,30 +70,32 @@ export function findBundledFunctions(assemblyDir: string, stackName?: string): R
     const assetDir = join(dir, asset.source.path);
     const file = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, handler.slice(0, dot) + ext)).find((f) => existsSync(f));
     if (!file) throw new Error(`the asset of ${logicalId} (${route}) has no module for handler ${handler}`);
-    found[route as Route['name']] = { route: route as Route['name'], logicalId, assetDir, file, exportName: handler.slice(dot + 1) };
+    found[route as FunctionName] = { route: route as FunctionName, logicalId, assetDir, file, exportName: handler.slice(dot + 1) };
   }
-  for (const route of ROUTES) {
+  for (const route of SERVED_ROUTES) {
     if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
   }
-  return found as Record<Route['name'], BundledFunction>;
+  return found as Record<FunctionName, BundledFunction>;
 }
 
 /**
- * Imports the three bundles unchanged and returns their handlers. The bundles read TABLE_NAME
+ * Imports the bundles unchanged and returns their handlers. The bundles read TABLE_NAME
  * (and DYNAMODB_ENDPOINT, PUBLIC_BASE_URL, LOG_LEVEL) once, at import: set them first.
  */
 export async function loadBundledHandlers(assemblyDir: string, stackName?: string): Promise<Handlers> {
   const functions = findBundledFunctions(assemblyDir, stackName);
   // As Lambda says of an on-demand container; Powertools reports cold starts from it.
   process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-  const load = async (name: Route['name']): Promise<LambdaHandler> => {
+  const load = async (name: FunctionName): Promise<LambdaHandler> => {
     const { file, exportName } = functions[name];
     const module = (await nativeImport(pathToFileURL(file).href)) as Record<string, unknown>;
     const handler = module[exportName];
     if (typeof handler !== 'function') throw new Error(`${file} exports no function ${exportName}`);
     return handler as LambdaHandler;
   };
-  return { finances: await load('finances'), daemons: await load('daemons'), projects: await load('projects') };
+  const handlers = {} as Handlers;
+  for (const { name } of SERVED_ROUTES) handlers[name] = await load(name);
+  return handlers;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Route } from '../../shared/routes.ts';
+import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
+import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
 import { lambdaContext, routeRequest } from './api-gateway-event.ts';
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-export type Handlers = Record<Route['name'], LambdaHandler>;
+export type Handlers = Record<FunctionName, LambdaHandler>;
 
 export interface LocalServer {
   url: string;
@@ -13,14 +14,17 @@ export interface LocalServer {
 }
 
 /** The deployed functions' timeout, so local requests get the same time budget. */
-export const FUNCTION_TIMEOUT_MS = 10_000;
+export { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
 
-/** Loads the three functions from functions/, exactly the modules the stack deploys. */
+/** Loads the functions from functions/, exactly the modules the stack deploys. */
 export async function loadFunctionHandlers(): Promise<Handlers> {
   // As Lambda says of an on-demand container; Powertools reports cold starts from it.
   process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-  const load = async (name: Route['name']) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler;
-  return { finances: await load('finances'), daemons: await load('daemons'), projects: await load('projects') };
+  const handlers = {} as Handlers;
+  for (const { name } of SERVED_ROUTES) {
+    handlers[name] = ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler;
+  }
+  return handlers;
 }
 
 /**

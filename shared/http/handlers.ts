@@ -60,3 +60,17 @@ export function financesHandler({ reader }: Runtime) {
       return jsonResponse(200, financeJson(context.access.head.financeJson, context.startedAt));
     });
 }
+
+/** GET /api/openapi.json: a fixed document, no token, no data read. */
+export function documentHandler(document: object) {
+  const log = createLogger();
+  const body = JSON.stringify(document);
+  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+    .use(injectLambdaContext(log, { resetKeys: true }))
+    .use(accessLog(log))
+    .use(contractErrors(log))
+    .use(conditionalGet())
+    .handler(async function serveDocument() {
+      return jsonResponse(200, body);
+    });
+}

@@ -92,7 +92,7 @@ describe('the bundles synth produced', () => {
 
   it('are other modules than the sources', async () => {
     const source = await loadFunctionHandlers();
-    for (const name of ['finances', 'daemons', 'projects'] as const) expect(bundled[name]).not.toBe(source[name]);
+    for (const name of ['finances', 'daemons', 'projects', 'openapi'] as const) expect(bundled[name]).not.toBe(source[name]);
   });
 });
 
@@ -114,6 +114,7 @@ describe('the bundled functions answer as the source functions do', () => {
     ['per_page above 50', '/api/acme/projects?per_page=51', 'secret-all', 422],
     ['two invalid parameters', '/api/acme/daemons?per_page=abc&page=0', 'secret-all', 422],
     ['a path no route serves', '/api/acme/servers', 'secret-all', 404],
+    ['the OpenAPI document, without a token', '/api/openapi.json', undefined, 200],
   ];
 
   it.each(cases)('%s (%s)', async (_name, path, secret, status) => {

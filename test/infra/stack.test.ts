@@ -7,7 +7,7 @@ import { FUNCTION_MEMORY_MB } from '../../infra/functions.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, METRICS_NAMESPACE, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { findBundledFunctions, ROUTE_METADATA_KEY } from '../../scripts/lib/bundled-handlers.ts';
 import { FUNCTION_TIMEOUT_MS } from '../../scripts/lib/local-server.ts';
-import { ROUTES } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, readsTable, ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
 import { KEY_SCHEMA } from '../../shared/store/table.ts';
 import { logicalId, resourcesOf, synthStack, type Synthesized } from './support.ts';
 
@@ -20,7 +20,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(assemblyDir, { recursive: true, force: true }));
 
-const ROUTE_NAMES = ROUTES.map((r) => r.name);
+const ROUTE_NAMES = SERVED_ROUTES.map((r) => r.name);
+const dataFunction = (name: string) => ROUTES.some((r) => r.name === name);
 const tableId = () => logicalId(main.stack, main.stack.table as never);
 const functionId = (name: (typeof ROUTE_NAMES)[number]) => logicalId(main.stack, main.stack.functions[name]);
 const functionsByRoute = () => {
@@ -74,8 +75,8 @@ describe('table', () => {
 });
 
 describe('functions', () => {
-  it('are exactly one per route of ROUTES', () => {
-    main.template.resourceCountIs('AWS::Lambda::Function', ROUTES.length);
+  it('are exactly one per served route: the data routes and the OpenAPI document', () => {
+    main.template.resourceCountIs('AWS::Lambda::Function', SERVED_ROUTES.length);
     expect(Object.keys(functionsByRoute()).sort()).toEqual([...ROUTE_NAMES].sort());
   });
 
@@ -95,20 +96,22 @@ describe('functions', () => {
   });
 
   it('read the table named by the stack and nothing else from their environment', () => {
-    for (const { props } of Object.values(functionsByRoute())) {
-      expect(props.Environment.Variables).toEqual({ TABLE_NAME: { Ref: tableId() }, NODE_OPTIONS: '--enable-source-maps' });
+    for (const [route, { props }] of Object.entries(functionsByRoute())) {
+      expect(props.Environment.Variables).toEqual(
+        dataFunction(route) ? { TABLE_NAME: { Ref: tableId() }, NODE_OPTIONS: '--enable-source-maps' } : { NODE_OPTIONS: '--enable-source-maps' },
+      );
     }
   });
 
   it('say which route they serve in their description', () => {
     const byRoute = functionsByRoute();
-    for (const route of ROUTES) expect(byRoute[route.name]!.props.Description).toBe(`${route.method} ${route.path}`);
+    for (const route of SERVED_ROUTES) expect(byRoute[route.name]!.props.Description).toBe(`${route.method} ${route.path}`);
   });
 
   it('log to their own log group, kept for 30 days', () => {
     const groups = resourcesOf(main.template, 'AWS::Logs::LogGroup');
     const targets = Object.values(functionsByRoute()).map(({ props }) => props.LoggingConfig.LogGroup.Ref as string);
-    expect(new Set(targets).size).toBe(ROUTES.length);
+    expect(new Set(targets).size).toBe(SERVED_ROUTES.length);
     for (const target of targets) expect(groups[target]!.Properties.RetentionInDays).toBe(30);
   });
 });
@@ -140,7 +143,9 @@ describe('function bundles', () => {
         ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
       ].map((m) => m[1]!);
       expect(imported.filter((specifier) => !specifier.startsWith('node:') && !/^[a-z_]+$/.test(specifier))).toEqual([]);
-      expect(code).toContain('DynamoDB');
+      // The document's function reads no data, so it carries no DynamoDB client either.
+      if (dataFunction(fn.route)) expect(code).toContain('BatchGetItem');
+      else expect(code).not.toContain('BatchGetItem');
     }
   });
 
@@ -169,7 +174,7 @@ describe('function bundles', () => {
 describe('permissions', () => {
   it('give each function its own role, assumed by Lambda, with no managed policy', () => {
     const roles = resourcesOf(main.template, 'AWS::IAM::Role');
-    expect(Object.keys(roles)).toHaveLength(ROUTES.length);
+    expect(Object.keys(roles)).toHaveLength(SERVED_ROUTES.length);
     for (const { props } of Object.values(functionsByRoute())) {
       const role = roles[props.Role['Fn::GetAtt'][0]]!;
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
@@ -180,17 +185,18 @@ describe('permissions', () => {
     }
   });
 
-  it('let each function write its own log group and read the table by key, exactly', () => {
+  it('let each function write its own log group and read the table by key, exactly; the document function no table at all', () => {
     const policies = Object.values(resourcesOf(main.template, 'AWS::IAM::Policy'));
-    expect(policies).toHaveLength(ROUTES.length);
-    for (const { props } of Object.values(functionsByRoute())) {
+    expect(policies).toHaveLength(SERVED_ROUTES.length);
+    for (const [route, { props }] of Object.entries(functionsByRoute())) {
       const roleId = props.Role['Fn::GetAtt'][0];
       const policy = policies.find((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleId))!;
       expect(policy.Properties.PolicyDocument.Statement).toEqual([
         { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [props.LoggingConfig.LogGroup.Ref, 'Arn'] } },
-        { Effect: 'Allow', Action: [...TABLE_READ_ACTIONS].sort(), Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] } },
+        ...(dataFunction(route) ? [{ Effect: 'Allow', Action: [...TABLE_READ_ACTIONS].sort(), Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] } }] : []),
       ]);
     }
+    expect(readsTable(DOCUMENT_ROUTE)).toBe(false);
     expect([...TABLE_READ_ACTIONS].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
   });
 
@@ -205,8 +211,8 @@ describe('permissions', () => {
 
   it('let API Gateway invoke each function only through its own route', () => {
     const permissions = Object.values(resourcesOf(main.template, 'AWS::Lambda::Permission'));
-    expect(permissions).toHaveLength(ROUTES.length);
-    for (const route of ROUTES) {
+    expect(permissions).toHaveLength(SERVED_ROUTES.length);
+    for (const route of SERVED_ROUTES) {
       const permission = permissions.find((p) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === functionId(route.name))!;
       expect(permission.Properties.Action).toBe('lambda:InvokeFunction');
       expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
@@ -221,15 +227,15 @@ describe('HTTP API', () => {
     main.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
   });
 
-  it('has exactly the routes of ROUTES', () => {
+  it('has exactly the routes the local server serves', () => {
     const routeKeys = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);
-    expect(routeKeys.sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    expect(routeKeys.sort()).toEqual(SERVED_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
   });
 
   it('sends each route to its own function as a payload 2.0 proxy integration', () => {
     const integrations = resourcesOf(main.template, 'AWS::ApiGatewayV2::Integration');
     const routes = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route'));
-    for (const route of ROUTES) {
+    for (const route of SERVED_ROUTES) {
       const target = routes.find((r) => r.Properties.RouteKey === `${route.method} ${route.path}`)!.Properties.Target;
       const integrationId = (target['Fn::Join'][1] as unknown[]).find((part) => typeof part === 'object') as { Ref: string };
       expect(integrations[integrationId.Ref]!.Properties).toMatchObject({
@@ -279,7 +285,7 @@ describe('alarms', () => {
   const apiRef = () => ({ Ref: logicalId(main.stack, main.stack.api) });
 
   it('are three for the API and two per function', () => {
-    expect(alarms()).toHaveLength(3 + 2 * ROUTES.length);
+    expect(alarms()).toHaveLength(3 + 2 * SERVED_ROUTES.length);
   });
 
   it('watch the share of 5xx responses, not single ones at low traffic', () => {
@@ -347,7 +353,8 @@ describe('an existing table', () => {
 
       it('is what the functions read', () => {
         for (const fn of Object.values(resourcesOf(synthesized().template, 'AWS::Lambda::Function'))) {
-          expect(fn.Properties.Environment.Variables.TABLE_NAME).toBe(EXISTING);
+          if (dataFunction(String(fn.Metadata?.[ROUTE_METADATA_KEY]))) expect(fn.Properties.Environment.Variables.TABLE_NAME).toBe(EXISTING);
+          else expect(fn.Properties.Environment.Variables.TABLE_NAME).toBeUndefined();
         }
         synthesized().template.hasOutput('TableName', { Value: EXISTING });
       });
@@ -425,7 +432,7 @@ describe('options', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:team-resources-alarms';
     const { template } = synthStack({ props: { alarmTopicArn: topic } });
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(3 + 2 * ROUTES.length);
+    expect(alarms).toHaveLength(3 + 2 * SERVED_ROUTES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { FUNCTION_TIMEOUT_MS } from '../../function-settings.ts';
 import type { Logger } from '../../log.ts';
 import type { ApiContext } from '../context.ts';
 import { errorResponse, toHttpError } from '../errors.ts';
@@ -8,8 +9,8 @@ type Result = APIGatewayProxyStructuredResultV2;
 
 /** Time kept back from the Lambda timeout to answer 503 instead of being killed. */
 const DEADLINE_MARGIN_MS = 500;
-/** Outside Lambda (tests, scripts) a request still gets a deadline. */
-const DEFAULT_BUDGET_MS = 10_000;
+/** Outside Lambda (tests, scripts) a request still gets the deployed function's budget. */
+const DEFAULT_BUDGET_MS = FUNCTION_TIMEOUT_MS;
 
 /**
  * Starts the clock and the deadline, and maps every error to the contract's body (HttpError as
