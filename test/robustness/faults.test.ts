@@ -110,6 +110,22 @@ describe('DynamoDB faults behind the functions', () => {
     }
   });
 
+  it('answers 503 when every BatchGetItem comes back with all its keys unprocessed (a throttled batch)', async () => {
+    await underFault({ fault: 'unprocessed' }, ENDPOINTS, FAST_FAULT_BUDGET_MS);
+  });
+
+  it('retries unprocessed keys and answers 200 with the right data when a retry gets them', async () => {
+    for (const passEvery of [2, 3]) {
+      await proxy.set({ fault: 'unprocessed', passEvery });
+      try {
+        for (const path of ENDPOINTS) await expectHealthy(path);
+      } finally {
+        await proxy.pass();
+      }
+    }
+    expect(proxy.forwarded).toBeGreaterThan(0);
+  });
+
   it('answers 503 within the function\'s time budget when DynamoDB stalls (accepts, never answers)', async () => {
     await underFault({ fault: 'slow', delayMs: 60_000 }, [ENDPOINTS[0], ENDPOINTS[2]], FUNCTION_TIMEOUT_MS);
   }, 30_000);

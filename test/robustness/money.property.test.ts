@@ -10,7 +10,7 @@ import { expectedFinance, financeDifferences, unitsToText, type CostEntry } from
  * the finances response must carry the exact sums, compared with bigint arithmetic on the
  * response's own text.
  */
-const RUNS = 25;
+const RUNS = 40;
 const SECRET = 'money-secret';
 const LABELS = ['Servers', 'servers', 'Backups', 'Backups ', 'Z', 'a', 'Élan', '😀 emoji', 'DNS'];
 const CURRENCIES = ['EUR', 'USD', 'JPY', 'CHF'];

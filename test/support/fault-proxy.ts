@@ -13,13 +13,16 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * - `throttle` / `provisioned`: each request is answered HTTP 400 with DynamoDB's own
  *   ThrottlingException / ProvisionedThroughputExceededException body.
  * - `internal`: each request is answered HTTP 500 InternalServerError.
+ * - `unprocessed`: each BatchGetItem is answered 200 with every key back in `UnprocessedKeys`
+ *   and nothing read, as DynamoDB answers a throttled batch; with `passEvery: n` every n-th one
+ *   is forwarded instead. Other operations are forwarded.
  *
  * A fault may be limited to some DynamoDB operations (`operations: ['Query']`); other requests
  * are then forwarded. Switching mode drops every open connection, so pooled keep-alive sockets
  * meet the new mode on their next request, as they would after a network change.
  */
-export type Fault = 'refuse' | 'close' | 'reset' | 'slow' | 'throttle' | 'provisioned' | 'internal';
-export type ProxyMode = { fault: 'pass' } | { fault: Fault; delayMs?: number; operations?: string[] };
+export type Fault = 'refuse' | 'close' | 'reset' | 'slow' | 'throttle' | 'provisioned' | 'internal' | 'unprocessed';
+export type ProxyMode = { fault: 'pass' } | { fault: Fault; delayMs?: number; operations?: string[]; passEvery?: number };
 
 export interface FaultProxy {
   /** The endpoint to give the API instead of DynamoDB Local's. */
@@ -54,6 +57,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   let mode: ProxyMode = { fault: 'pass' };
   let injected = 0;
   let forwarded = 0;
+  let batchGets = 0;
   let port = 0;
   let listening = false;
 
@@ -103,7 +107,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         next();
       };
       const operation = parsed.headers['x-amz-target']?.split('.').pop() ?? '';
-      if (current.operations && !current.operations.includes(operation)) {
+      const spared =
+        current.fault === 'unprocessed' &&
+        (operation !== 'BatchGetItem' || (current.passEvery !== undefined && ++batchGets % current.passEvery === 0));
+      if (spared || (current.operations && !current.operations.includes(operation))) {
         forwarded++;
         forward(client, parsed, done);
         return;
@@ -119,6 +126,13 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         case 'refuse':
           client.destroy();
           return;
+        case 'unprocessed': {
+          const { RequestItems } = JSON.parse(parsed.body.toString('utf8')) as { RequestItems: Record<string, unknown> };
+          const body = JSON.stringify({ Responses: Object.fromEntries(Object.keys(RequestItems).map((t) => [t, []])), UnprocessedKeys: RequestItems });
+          client.write(`HTTP/1.1 200 OK\r\nx-amzn-RequestId: fault-proxy-${injected}\r\nContent-Type: ${AMZ_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+          done();
+          return;
+        }
         case 'slow': {
           const timer = setTimeout(() => {
             timers.delete(timer);
