@@ -25,15 +25,23 @@ function route(name: Route['name']): Route {
 // The request deadline (contract-errors) replaces middy's own early timeout.
 const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 
-/** GET /api/{team}/projects and /daemons: one page of the team's current generation. */
-export function listHandler(resource: ListResource, { reader, config }: Runtime) {
-  // One logger per function, as each has its own container: its cold start is its own.
+/**
+ * What every function does around its own work: the Lambda context on its log lines, one access
+ * log line, the contract's error bodies, and ETags. A logger per function, as each has its own
+ * container in AWS: its cold start is its own.
+ */
+function apiFunction() {
   const log = createLogger();
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
     .use(injectLambdaContext(log, { resetKeys: true }))
     .use(accessLog(log))
     .use(contractErrors(log))
-    .use(conditionalGet())
+    .use(conditionalGet());
+}
+
+/** GET /api/{team}/projects and /daemons: one page of the team's current generation. */
+export function listHandler(resource: ListResource, { reader, config }: Runtime) {
+  return apiFunction()
     .use(authorize({ reader, ability: route(resource).ability }))
     .use(paginate())
     .handler(async function listPage(event, context) {
@@ -49,12 +57,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
 
 /** GET /api/{team}/finances: the summary computed at import, stored on the team head. */
 export function financesHandler({ reader }: Runtime) {
-  const log = createLogger();
-  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
-    .use(injectLambdaContext(log, { resetKeys: true }))
-    .use(accessLog(log))
-    .use(contractErrors(log))
-    .use(conditionalGet())
+  return apiFunction()
     .use(authorize({ reader, ability: route('finances').ability }))
     .handler(async function financeSummary(_event, context) {
       return jsonResponse(200, financeJson(context.access.head.financeJson, context.startedAt));
@@ -63,14 +66,8 @@ export function financesHandler({ reader }: Runtime) {
 
 /** GET /api/openapi.json: a fixed document, no token, no data read. */
 export function documentHandler(document: object) {
-  const log = createLogger();
   const body = JSON.stringify(document);
-  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
-    .use(injectLambdaContext(log, { resetKeys: true }))
-    .use(accessLog(log))
-    .use(contractErrors(log))
-    .use(conditionalGet())
-    .handler(async function serveDocument() {
-      return jsonResponse(200, body);
-    });
+  return apiFunction().handler(async function serveDocument() {
+    return jsonResponse(200, body);
+  });
 }
