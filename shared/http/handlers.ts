@@ -33,7 +33,8 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 function apiFunction() {
   const log = createLogger();
   return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
-    .use(injectLambdaContext(log, { resetKeys: true }))
+    // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
+    .use(injectLambdaContext(log, { resetKeys: true, logEvent: false }))
     .use(accessLog(log))
     .use(contractErrors(log))
     .use(conditionalGet());

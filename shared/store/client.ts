@@ -27,6 +27,9 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
     requestHandler: new NodeHttpHandler({
       connectionTimeout: options.connectionTimeoutMs ?? 1_000,
       requestTimeout: options.requestTimeoutMs ?? 2_000,
+      // Without this the handler only warns when requestTimeout passes, and a stalled
+      // DynamoDB holds the request until the function's own deadline.
+      throwOnRequestTimeout: true,
     }),
   });
   return DynamoDBDocumentClient.from(client, {

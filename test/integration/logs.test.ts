@@ -40,7 +40,8 @@ describe('request logs', () => {
     const logged = requestLines();
     expect(logged.map((l) => l.status)).toEqual(statuses);
     expect(logged.map((l) => l.route)).toEqual(['GET /api/{team}/projects', 'GET /api/{team}/projects', 'GET /api/{team}/projects', 'GET /api/{team}/finances']);
-    expect(logged.map((l) => l.team)).toEqual(['acme', 'acme', 'acme', 'nope']);
+    // The resolved team id, or null: never the raw path segment.
+    expect(logged.map((l) => l.team ?? null)).toEqual([1, 1, null, null]);
     for (const line of logged) {
       expect(line).toMatchObject({ level: 'INFO', service: 'team-resources-api' });
       expect(line.function_request_id).toEqual(expect.any(String));
@@ -50,6 +51,12 @@ describe('request logs', () => {
     }
     // Each function's first request is its cold start.
     expect(logged.map((l) => l.cold_start)).toEqual([true, false, false, true]);
+  });
+
+  it('logs no path segment that named no team: a token pasted into the path stays out', async () => {
+    const before = lines.length;
+    await api.get('/api/tra_pasted-by-mistake/projects', { token: 'log-secret-token' });
+    expect(lines.slice(before).join('')).not.toContain('tra_pasted-by-mistake');
   });
 
   it('never logs a token or an Authorization header', () => {

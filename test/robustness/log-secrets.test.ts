@@ -11,7 +11,7 @@ import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
  * No token and no Authorization header in any log line: the real functions run in a process of
  * their own at LOG_LEVEL=INFO, DynamoDB behind the fault proxy, and everything they write to
  * stdout and stderr is searched after a run of successes and failures of every kind (401, 403,
- * 404, 422, and 503s from a refused and a throttled DynamoDB).
+ * 404, 422, and 503s from a refused and a throttled DynamoDB), with POWERTOOLS_LOGGER_LOG_EVENT on.
  */
 const SECRETS = {
   all: 'tra_LogAllAbilitiesSecret0123456789abcdefghijkl',
@@ -40,7 +40,8 @@ beforeAll(async () => {
   }));
   await revokeToken(table.doc, table.tableName, { secret: SECRETS.revoked });
   proxy = await startFaultProxy(table.endpoint);
-  server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO' });
+  // Event logging switched on from the environment must not bring the event (and its token) into the logs.
+  server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO', POWERTOOLS_LOGGER_LOG_EVENT: 'true' });
   const port = Number(new URL(server.url).port);
   const send = async (target: string, headers: [string, string][]) => {
     const res = await rawRequest(port, buildRequest({ target, headers }, `127.0.0.1:${port}`));
@@ -60,6 +61,8 @@ beforeAll(async () => {
   expect(await send('/api/acme/finances', [bearer(SECRETS.projects)])).toBe(403);
   expect(await send('/api/other/projects', [bearer(SECRETS.all)])).toBe(404);
   expect(await send('/api/nope/daemons', [bearer(SECRETS.all)])).toBe(404);
+  // A token pasted into the path by mistake names no team, and is not logged as one.
+  expect(await send(`/api/${SECRETS.projects}/daemons`, [bearer(SECRETS.all)])).toBe(404);
   expect(await send(`/api/acme/projects?per_page=0&page=${SECRETS.all}`, [bearer(SECRETS.all)])).toBe(422);
   expect(await send(`/api/acme/projects?token=${SECRETS.all}&access_token=${SECRETS.projects}`, [bearer(SECRETS.all)])).toBe(200);
   expect(await send('/api/acme/projects', [bearer(SECRETS.all), ['Cookie', `session=${SECRETS.all}`], ['X-Api-Key', SECRETS.projects]])).toBe(200);

@@ -6,7 +6,7 @@ import type { ApiContext } from '../context.ts';
 type Request = { event: APIGatewayProxyEventV2; context: ApiContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
 /**
- * One log line per request, success or failure: route, team, status, duration, and the API
+ * One log line per request, success or failure: route, team id, status, duration, and the API
  * Gateway request id (the Lambda request id and cold start come from injectLambdaContext).
  * It runs outermost, so it sees the status the client gets.
  */
@@ -15,7 +15,9 @@ export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, AP
     log.info('request', {
       apiRequestId: request.event.requestContext?.requestId,
       route: request.event.routeKey,
-      team: request.event.pathParameters?.team,
+      // The team the request resolved to, never the raw segment: a caller can put anything
+      // (a token pasted in the wrong place) in the path.
+      team: request.context.access?.head.teamId ?? null,
       status: request.response?.statusCode ?? 500,
       durationMs: Math.round((performance.now() - request.context.startedAt) * 100) / 100,
     });
