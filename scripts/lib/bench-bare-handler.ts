@@ -2,10 +2,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The benchmark's floor: a Lambda handler that does nothing but DynamoDB calls with the document
- * client, bundled exactly as the functions are (bench-cold.ts synthesizes it as a NodejsFunction
- * with infra/functions.ts bundlingOptions()). No middleware, no logger, no validation: what any
- * handler making these calls must pay at least.
+ * The benchmark's floor for a function's own calls (bench parts 3 and 4): a Lambda handler that
+ * does nothing but DynamoDB calls with the document client, bundled exactly as the functions are
+ * (bench-functions.ts synthesizes it as a NodejsFunction with infra/functions.ts
+ * bundlingOptions()). No middleware, no logger, no validation: what any handler making these
+ * calls must pay at least.
  *
  * The event says which calls to make, with the same parameters the API's reader sends:
  * `batchGet` keys (one BatchGetItem, as the token and team head read), then `query` (one

@@ -11,6 +11,8 @@ export interface CallTrace {
   sequentialRoundTrips: number;
   /** The most calls in flight at once. */
   maxInFlight: number;
+  /** HTTP requests sent: more than the calls only when the SDK retried one. */
+  attempts: number;
 }
 
 /**
@@ -38,9 +40,17 @@ export function callRecorder(doc: DynamoDBDocumentClient) {
     },
     { step: 'initialize', name: 'benchCallRecorder', override: true },
   );
+  // Inside the retry middleware (finalizeRequest, low priority): once per HTTP attempt.
+  doc.middlewareStack.add(
+    (next) => async (args) => {
+      if (current) current.attempts += 1;
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'benchAttemptRecorder', override: true },
+  );
   return {
     async trace<T>(request: () => Promise<T>): Promise<{ result: T; calls: CallTrace }> {
-      const calls: CallTrace = { operations: [], sequentialRoundTrips: 0, maxInFlight: 0 };
+      const calls: CallTrace = { operations: [], sequentialRoundTrips: 0, maxInFlight: 0, attempts: 0 };
       current = calls;
       inFlight = 0;
       try {

@@ -32,26 +32,34 @@ export interface Bundle {
 
 export interface Bundles {
   functions: Bundle[];
+  /** The document client and one Query (bench-bare-query.ts): the cold-start floor. */
+  bareQuery: Bundle;
+  /** The document client making a function's calls (bench-bare-handler.ts). */
   bare: Bundle;
 }
 
-const BARE_ENTRY = fileURLToPath(new URL('./bench-bare-handler.ts', import.meta.url));
+const BARE_ENTRIES = {
+  BareOneQuery: fileURLToPath(new URL('./bench-bare-query.ts', import.meta.url)),
+  BareTwin: fileURLToPath(new URL('./bench-bare-handler.ts', import.meta.url)),
+};
 
 export function synthBundles(outdir: string): Bundles {
   const context = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
   const app = new App({ outdir, context });
   new TeamResourcesStack(app, 'Bench');
   const bareStack = new Stack(app, 'BenchBare');
-  new NodejsFunction(bareStack, 'Bare', {
-    entry: BARE_ENTRY,
-    handler: 'handler',
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-    runtime: Runtime.NODEJS_24_X,
-    architecture: Architecture.ARM_64,
-    memorySize: FUNCTION_MEMORY_MB,
-    bundling: bundlingOptions(),
-  });
+  for (const [id, entry] of Object.entries(BARE_ENTRIES)) {
+    new NodejsFunction(bareStack, id, {
+      entry,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: FUNCTION_MEMORY_MB,
+      bundling: bundlingOptions(),
+    });
+  }
   app.synth();
 
   const template = readJson<Template>(join(outdir, 'Bench.template.json'));
@@ -60,13 +68,19 @@ export function synthBundles(outdir: string): Bundles {
   );
   const bareTemplate = readJson<Template>(join(outdir, 'BenchBare.template.json'));
   const bareAssets = readJson<{ files?: Record<string, { source: { path: string } }> }>(join(outdir, 'BenchBare.assets.json'));
-  const [, bareResource] = Object.entries(bareTemplate.Resources ?? {}).find(([, r]) => r.Type === 'AWS::Lambda::Function')!;
-  const s3Key = bareResource.Properties?.Code?.S3Key as string;
-  const asset = Object.entries(bareAssets.files ?? {}).find(([hash]) => s3Key === `${hash}.zip`)?.[1];
-  if (!asset) throw new Error('the bare handler has no asset in the assembly');
-  const bareFile = join(outdir, asset.source.path, 'index.mjs');
-  if (!existsSync(bareFile)) throw new Error(`no bundle at ${bareFile}`);
-  return { functions, bare: bundle('bare handler', bareFile, {}) };
+  const bareFile = (id: keyof typeof BARE_ENTRIES) => {
+    const [, resource] = Object.entries(bareTemplate.Resources ?? {}).find(([logicalId, r]) => r.Type === 'AWS::Lambda::Function' && logicalId.startsWith(id)) ?? [];
+    const s3Key = resource?.Properties?.Code?.S3Key;
+    const asset = Object.entries(bareAssets.files ?? {}).find(([hash]) => s3Key === `${hash}.zip`)?.[1];
+    const file = asset && join(outdir, asset.source.path, 'index.mjs');
+    if (!file || !existsSync(file)) throw new Error(`no bundle for ${id} in ${outdir}`);
+    return file;
+  };
+  return {
+    functions,
+    bareQuery: bundle('bare: 1 Query', bareFile('BareOneQuery'), {}),
+    bare: bundle('bare handler', bareFile('BareTwin'), {}),
+  };
 }
 
 interface Template {
@@ -189,20 +203,25 @@ const cases = [
   [bare, bareEvent, 'bare'],
 ];
 const warmup = Number(process.env.BENCH_WARMUP), samples = Number(process.env.BENCH_SAMPLES);
-const times = cases.map(() => []);
+const times = cases.map(() => []), cpu = cases.map(() => 0);
 for (let i = 0; i < warmup + samples; i++) {
   for (let k = 0; k < cases.length; k++) {
     const c = (i + k) % cases.length;
     const [handler, text, name] = cases[c];
     const event = JSON.parse(text), context = makeContext(name, 'warm-' + i);
+    const cpuStarted = process.cpuUsage();
     const started = performance.now();
     const result = await handler(event, context);
     const elapsed = performance.now() - started;
+    const used = process.cpuUsage(cpuStarted);
     if (result.statusCode !== 200) throw new Error(name + ': status ' + result.statusCode + ' ' + result.body);
-    if (i >= warmup) times[c].push(elapsed);
+    if (i >= warmup) {
+      times[c].push(elapsed);
+      cpu[c] += (used.user + used.system) / 1000;
+    }
   }
 }
-writeSync(3, JSON.stringify({ fn: times[0], silent: times[1], bare: times[2] }));
+writeSync(3, JSON.stringify({ fn: times[0], silent: times[1], bare: times[2], cpu: { fn: cpu[0] / samples, silent: cpu[1] / samples, bare: cpu[2] / samples } }));
 process.exit(0);
 `;
 
@@ -210,6 +229,8 @@ export interface WarmSamples {
   fn: number[];
   silent: number[];
   bare: number[];
+  /** Mean CPU time (ms, this process's user + system, all threads) per request. */
+  cpu: { fn: number; silent: number; bare: number };
   /** Lines the function wrote on stdout (its access log) per request, as deployed. */
   logLinesPerRequest: number;
 }

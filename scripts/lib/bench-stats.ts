@@ -19,6 +19,8 @@ export function ms(value: number): string {
 }
 
 export const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : '–');
+/** For ratios judged against a threshold: 1.104 must not print as 1.10. */
+export const ratio3 = (value: number) => (Number.isFinite(value) ? `${value.toFixed(3)}×` : '–');
 export const int = (value: number) => Math.round(value).toLocaleString('en');
 export const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
 
