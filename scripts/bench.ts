@@ -12,7 +12,7 @@ import { routeRequest } from './lib/api-gateway-event.ts';
 import { benchTeam, type BenchTeam } from './lib/bench-data.ts';
 import { measureDepth, type DepthCell } from './lib/bench-depth.ts';
 import { benchEnvironment, loadAverage } from './lib/bench-environment.ts';
-import { coldStart, lambdaEnvironment, synthBundles, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './lib/bench-functions.ts';
+import { coldStart, lambdaEnvironment, stopChildren, synthBundles, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './lib/bench-functions.ts';
 import { importTeam, type ImportRun } from './lib/bench-import.ts';
 import { int, kb, markdownTable, median, ms, quantile, ratio, ratio3 } from './lib/bench-stats.ts';
 import { startDynamoDbLocal } from './lib/dynamodb-local.ts';
@@ -58,6 +58,7 @@ const bundles = synthBundles(ASSEMBLY);
 print(`[${elapsed()}] starting DynamoDB Local...`);
 const dynamo = await startDynamoDbLocal();
 const stopOnSignal = () => {
+  stopChildren();
   void dynamo.stop().finally(() => process.exit(130));
 };
 process.once('SIGINT', stopOnSignal);

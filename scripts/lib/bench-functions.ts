@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -258,9 +258,18 @@ export async function warmRequests(
  * stdout (the functions' log lines) is drained through a pipe, as Lambda's runtime drains it;
  * results come back on file descriptor 3.
  */
+const running = new Set<ChildProcess>();
+
+/** Ends the measurement processes still running (when the benchmark is interrupted). */
+export function stopChildren(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
 function runChild(source: string, env: Record<string, string>): Promise<{ fd3: string; stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', source], { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     const chunks: Record<'fd3' | 'stdout' | 'stderr', string[]> = { fd3: [], stdout: [], stderr: [] };
     child.stdout!.setEncoding('utf8').on('data', (s: string) => chunks.stdout.push(s));
     child.stderr!.setEncoding('utf8').on('data', (s: string) => chunks.stderr.push(s));
