@@ -194,7 +194,7 @@ function renderReport({ imports, depth, warm, cold, coldConfigs }: ReportInput):
     ['projects in team', 'request', 'approach', 'DynamoDB calls', 'sequential round trips', 'read capacity (RCU)', 'items read', 'p50 ms', 'p99 ms', 'requests'],
     depth.map((c) => [
       int(c.team.size), c.request, c.approach,
-      `${c.calls.operations.length}: ${compressOperations(c.calls.operations)}${c.calls.attempts > c.calls.operations.length ? ` (${c.calls.attempts} HTTP attempts)` : ''}`, c.calls.sequentialRoundTrips, c.readCapacity, int(c.items),
+      `${c.calls.operations.length}: ${compressOperations(c.calls.operations)}${c.calls.attempts > c.calls.operations.length ? ` (${c.calls.attempts} HTTP attempts)` : ''}`, c.calls.sequentialRoundTrips, capacity(c.readCapacity), int(c.items),
       ms(median(c.latencies)), ms(quantile(c.latencies, 0.99)), c.latencies.length,
     ]),
     'lllrrrrrrr',
@@ -281,6 +281,9 @@ function renderReport({ imports, depth, warm, cold, coldConfigs }: ReportInput):
   out.push(markdownTable(['target', 'measured', 'met'], targets.map(([t, m, ok]) => [t, m, ok ? 'yes' : '**no**']), 'lll'), '');
   return out.join('\n');
 }
+
+/** Capacity units: whole numbers with separators, halves (eventually consistent reads) as they are. */
+const capacity = (units: number) => (Number.isInteger(units) ? int(units) : String(units));
 
 /** BatchGetItem, Query, Query, Query -> BatchGetItem + 3 × Query */
 function compressOperations(operations: string[]): string {
