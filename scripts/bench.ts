@@ -283,7 +283,9 @@ function renderReport({ imports, depth, warm, cold, coldConfigs }: ReportInput):
 }
 
 /** Capacity units: whole numbers with separators, halves (eventually consistent reads) as they are. */
-const capacity = (units: number) => (Number.isInteger(units) ? int(units) : String(units));
+function capacity(units: number): string {
+  return Number.isInteger(units) ? int(units) : String(units);
+}
 
 /** BatchGetItem, Query, Query, Query -> BatchGetItem + 3 × Query */
 function compressOperations(operations: string[]): string {
