@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import {
-  BatchGetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
+  QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { hashToken } from '../auth/token.ts';
 import { financeFieldsJson } from '../domain/finance.ts';
 import { daemonJson, LIST_RESOURCES, projectJson, type ListResource } from '../domain/resources.ts';
 import type { SnapshotPlan, TeamImage } from '../domain/snapshot.ts';
+import { getItems } from './batch-get.ts';
 import { writeAll } from './batch-writer.ts';
 import { ordinalKey, resourcePartition, teamHeadKey, tokenKey, userKey, userTokenKey, type Key } from './keys.ts';
 
@@ -193,28 +194,13 @@ class TableIo {
   }
 
   async getHeads(keys: Key[], consistent = true): Promise<Map<string, HeadItem>> {
-    const items = await this.batchGet(keys, consistent);
+    const items = await getItems(this.doc, this.tableName, keys, { consistent });
     return new Map(items.map((item) => [String(item.pk), item as unknown as HeadItem]));
   }
 
   async getUsers(userIds: number[]): Promise<Map<number, number[]>> {
-    const items = await this.batchGet(userIds.map(userKey), true);
+    const items = await getItems(this.doc, this.tableName, userIds.map(userKey), { consistent: true });
     return new Map(items.map((item) => [Number(String(item.pk).slice('USER#'.length)), (item.teams as number[]) ?? []]));
-  }
-
-  private async batchGet(keys: Key[], consistent: boolean): Promise<Record<string, unknown>[]> {
-    const unique = [...new Map(keys.map((k) => [`${k.pk}\u0000${k.sk}`, k])).values()];
-    const items: Record<string, unknown>[] = [];
-    for (let i = 0; i < unique.length; i += 100) {
-      let pending: Key[] = unique.slice(i, i + 100);
-      for (let round = 0; pending.length > 0; round++) {
-        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50 * 2 ** round, 2_000)));
-        const result = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } } }));
-        items.push(...(result.Responses?.[this.tableName] ?? []));
-        pending = (result.UnprocessedKeys?.[this.tableName]?.Keys as Key[] | undefined) ?? [];
-      }
-    }
-    return items;
   }
 
   async update(key: Key, expression: string, values: Record<string, unknown>, condition?: string): Promise<void> {

@@ -1,5 +1,6 @@
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { generateToken, hashToken, isExpired } from '../auth/token.ts';
+import { getItems } from './batch-get.ts';
 import { tokenKey, userKey, userTokenKey } from './keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
@@ -85,27 +86,20 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
   } while (startKey);
 
   const summaries: TokenSummary[] = [];
-  for (let i = 0; i < hashes.length; i += 100) {
-    let keys = hashes.slice(i, i + 100).map(tokenKey);
-    while (keys.length > 0) {
-      const result = await doc.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }));
-      for (const item of result.Responses?.[tableName] ?? []) {
-        // A token re-imported for another user moves; list it only under its owner.
-        if (Number(item.user_id) !== userId) continue;
-        const revokedAt = (item.revoked_at as string | undefined) ?? null;
-        const expiresAt = (item.expires_at as string | undefined) ?? null;
-        summaries.push({
-          id: String(item.pk).slice('TOKEN#'.length),
-          name: String(item.name ?? ''),
-          abilities: (item.abilities as string[]) ?? [],
-          createdAt: (item.created_at as string | undefined) ?? null,
-          expiresAt,
-          revokedAt,
-          status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : 'active',
-        });
-      }
-      keys = (result.UnprocessedKeys?.[tableName]?.Keys as typeof keys | undefined) ?? [];
-    }
+  for (const item of await getItems(doc, tableName, hashes.map(tokenKey))) {
+    // A token re-imported for another user moves; list it only under its owner.
+    if (Number(item.user_id) !== userId) continue;
+    const revokedAt = (item.revoked_at as string | undefined) ?? null;
+    const expiresAt = (item.expires_at as string | undefined) ?? null;
+    summaries.push({
+      id: String(item.pk).slice('TOKEN#'.length),
+      name: String(item.name ?? ''),
+      abilities: (item.abilities as string[]) ?? [],
+      createdAt: (item.created_at as string | undefined) ?? null,
+      expiresAt,
+      revokedAt,
+      status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : 'active',
+    });
   }
   return summaries.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
 }
