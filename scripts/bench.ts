@@ -134,8 +134,12 @@ try {
     { label: 'bare twin: BatchGetItem', bundle: bundles.bare, event: bareTwin('finances'), env: lambdaEnvironment('bare', dynamo.endpoint, TABLE, dataEnvironment), calls: 'BatchGetItem' },
   ];
   const cold = new Map<string, ColdSample[]>(coldConfigs.map((c) => [c.label, []]));
+  let seed = 7;
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
   for (let round = 0; round <= COLD_ROUNDS; round++) {
-    for (const c of coldConfigs) {
+    // A fresh order each round (seeded): no row always follows the same neighbour.
+    const order = coldConfigs.map((c) => [random(), c] as const).sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+    for (const c of order) {
       const sample = await coldStart(c.bundle, c.event, c.env);
       if (round > 0) cold.get(c.label)!.push(sample);
     }
@@ -238,7 +242,7 @@ function renderReport({ imports, depth, warm, cold, coldConfigs }: ReportInput):
   const bareReady = median(bare.map((s) => s.ready));
   const bareInit = median(bare.map((s) => s.ready - s.booted));
   out.push('## 3. Cold start', '');
-  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request, measured from the process's start (performance.now() at that moment); it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). Medians of ${COLD_ROUNDS} starts per row, rows interleaved. The ratio is against **bare: 1 Query** (scripts/lib/bench-bare-query.ts: imports only the document client and runs one Query, synthesized as a NodejsFunction with the same bundling options); the **bare twin** rows (scripts/lib/bench-bare-handler.ts) make a function's own calls, to show what the second call of a list request costs.`, '');
+  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request, measured from the process's start (performance.now() at that moment); it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). Medians of ${COLD_ROUNDS} starts per row: each round starts every row once, in a shuffled order, after a discarded first round. The ratio is against **bare: 1 Query** (scripts/lib/bench-bare-query.ts: imports only the document client and runs one Query, synthesized as a NodejsFunction with the same bundling options); the **bare twin** rows (scripts/lib/bench-bare-handler.ts) make a function's own calls, to show what the second call of a list request costs.`, '');
   out.push(markdownTable(
     ['bundle', 'DynamoDB calls', 'index.mjs', 'index.mjs.map', 'zip ≈', 'Node start ms', 'import ms', 'first request ms', 'ready ms (p50)', 'ready p90', 'ratio (ready)', 'ratio (import + first request)'],
     coldConfigs.map((c) => {
