@@ -1,5 +1,5 @@
 import { readApiConfig, type ApiConfig } from './config.ts';
-import { createDocumentClient } from './store/client.ts';
+import { createDynamoDbClient } from './store/dynamodb-client.ts';
 import { TeamReader } from './store/team-reader.ts';
 
 /** What a function needs at run time, built once per container at module scope. */
@@ -14,7 +14,7 @@ let shared: Runtime | undefined;
 export function runtime(): Runtime {
   if (!shared) {
     const config = readApiConfig();
-    const doc = createDocumentClient({
+    const client = createDynamoDbClient({
       endpoint: config.dynamodbEndpoint,
       // Two sequential calls, each at most 2 attempts of (connect 500 ms + answer 1.5 s),
       // fit well inside the function's timeout; the request deadline aborts anything later.
@@ -22,7 +22,7 @@ export function runtime(): Runtime {
       requestTimeoutMs: 1_500,
       maxAttempts: 2,
     });
-    shared = { config, reader: new TeamReader(doc, { tableName: config.tableName }) };
+    shared = { config, reader: new TeamReader(client, { tableName: config.tableName }) };
   }
   return shared;
 }

@@ -1,38 +1,11 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createDynamoDbClient, type ClientOptions } from './dynamodb-client.ts';
 
-export interface ClientOptions {
-  /** A DynamoDB-compatible endpoint (DynamoDB Local); unset means AWS. */
-  endpoint?: string;
-  region?: string;
-  /** Per-attempt limits; the API's defaults keep two sequential calls inside the Lambda timeout. */
-  connectionTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  maxAttempts?: number;
-}
+export type { ClientOptions };
 
-/**
- * Builds the document client. Timeouts and retries are set on purpose: the SDK's defaults
- * (no request timeout) would let a hung connection outlive the function.
- */
+/** The document client the command-line tools and tests use, on the same plain client. */
 export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
-  const local = options.endpoint !== undefined;
-  const client = new DynamoDBClient({
-    endpoint: options.endpoint,
-    region: options.region ?? process.env.AWS_REGION ?? (local ? 'local' : undefined),
-    // DynamoDB Local accepts any credentials; AWS uses the default chain.
-    credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
-    maxAttempts: options.maxAttempts ?? 3,
-    requestHandler: new NodeHttpHandler({
-      connectionTimeout: options.connectionTimeoutMs ?? 1_000,
-      requestTimeout: options.requestTimeoutMs ?? 2_000,
-      // Without this the handler only warns when requestTimeout passes, and a stalled
-      // DynamoDB holds the request until the function's own deadline.
-      throwOnRequestTimeout: true,
-    }),
-  });
-  return DynamoDBDocumentClient.from(client, {
+  return DynamoDBDocumentClient.from(createDynamoDbClient(options), {
     marshallOptions: { removeUndefinedValues: true },
   });
 }

@@ -1,5 +1,4 @@
-import { BatchGetItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ListResource } from '../domain/resources.ts';
 import { ordinalKey, resourcePartition, teamHeadKeyForSegment, tokenKey, type Key } from './keys.ts';
 
@@ -40,18 +39,17 @@ export interface ReaderOptions {
  * The read side of the store: everything the three functions ask of DynamoDB, in at most two
  * sequential round trips. Only GetItem-family reads and Query: never Scan, never a write.
  *
- * It sends the client's plain commands (BatchGetItemCommand, QueryCommand) through the document
- * client it is given, so the client's configuration and middleware apply unchanged, and converts
- * the few attributes it reads itself. The document client's generic marshalling (every key, every
- * attribute of every item, through its own middleware) cost a warm finances request 26 µs of CPU,
- * about 3% of it against DynamoDB Local (bench/README.md).
+ * It sends the plain commands (BatchGetItemCommand, QueryCommand) and converts the few attributes
+ * it reads itself. The document client's generic marshalling (every key, every attribute of every
+ * item, through its own middleware) cost a warm finances request 26 µs of CPU, about 3% of it, and
+ * bundling the document client cost every cold start its import (bench/README.md).
  */
 export class TeamReader {
-  private readonly doc: DynamoDBDocumentClient;
+  private readonly client: DynamoDBClient;
   private readonly options: ReaderOptions;
 
-  constructor(doc: DynamoDBDocumentClient, options: ReaderOptions) {
-    this.doc = doc;
+  constructor(client: DynamoDBClient, options: ReaderOptions) {
+    this.client = client;
     this.options = options;
   }
 
@@ -73,7 +71,7 @@ export class TeamReader {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
-      const result = await this.doc.send(
+      const result = await this.client.send(
         new QueryCommand({
           TableName: this.options.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
@@ -103,7 +101,7 @@ export class TeamReader {
     let pending: RawItem[] = keys.map((key) => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 0) await sleep(Math.min(25 * 2 ** attempt, 400) * Math.random());
-      const result = await this.doc.send(
+      const result = await this.client.send(
         new BatchGetItemCommand({
           RequestItems: { [this.options.tableName]: { Keys: pending } },
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,

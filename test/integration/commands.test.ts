@@ -84,7 +84,7 @@ describe('npm run token', () => {
   beforeAll(async () => {
     await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5])], tokens: [token(50, 'seeded')] }));
   });
-  const reader = () => new TeamReader(table.doc, { tableName: table.tableName });
+  const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
   it('creates a token, prints it once on stdout, and stores only its hash', async () => {
     const { code, stdout, stderr } = run('scripts/token.ts', ['create', '--user', '50', '--abilities', 'projects:read,daemons:read', '--name', 'ci']);

@@ -12,7 +12,7 @@ let table: TestTable;
 let reader: TeamReader;
 beforeEach(async () => {
   table = await freshTable();
-  reader = new TeamReader(table.doc, { tableName: table.tableName });
+  reader = new TeamReader(table.client, { tableName: table.tableName });
 });
 
 /** What a reader with this token sees of a team: null when the API would answer 401/404. */

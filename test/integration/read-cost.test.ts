@@ -20,7 +20,7 @@ beforeAll(async () => {
 /** Does what the projects function does for one request, recording every DynamoDB call. */
 async function listRequest(page: number, perPage = 50) {
   const calls: CallReport[] = [];
-  const reader = new TeamReader(table.doc, { tableName: table.tableName, observe: (call) => calls.push(call) });
+  const reader = new TeamReader(table.client, { tableName: table.tableName, observe: (call) => calls.push(call) });
   const { head } = await reader.readAccess(hashToken('secret'), 'big');
   const window = pageWindow(head!.counts.projects, page, perPage);
   const items = window.ordinals ? await reader.readPage(head!, 'projects', window.ordinals.first, window.ordinals.last) : [];
@@ -55,7 +55,7 @@ describe('read cost', () => {
 
   it('reads the token and the team head in the same single call', async () => {
     const calls: CallReport[] = [];
-    const reader = new TeamReader(table.doc, { tableName: table.tableName, observe: (call) => calls.push(call) });
+    const reader = new TeamReader(table.client, { tableName: table.tableName, observe: (call) => calls.push(call) });
     const access = await reader.readAccess(hashToken('secret'), 'big');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.items).toBe(2);

@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { validateSnapshot } from '../../shared/domain/snapshot.ts';
-import { createDocumentClient } from '../../shared/store/client.ts';
+import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
 import { importSnapshot, type ImportOptions } from '../../shared/store/importer.ts';
 import { ensureTable } from '../../shared/store/table.ts';
 
 export interface TestTable {
   endpoint: string;
   tableName: string;
+  /** The plain client (what the functions' reader uses) and the document client on it. */
+  client: DynamoDBClient;
   doc: DynamoDBDocumentClient;
 }
 
@@ -16,9 +19,10 @@ export interface TestTable {
 export async function freshTable(): Promise<TestTable> {
   const endpoint = inject('dynamodbEndpoint');
   const tableName = `test-${randomBytes(6).toString('hex')}`;
-  const doc = createDocumentClient({ endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
+  const client = createDynamoDbClient({ endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   await ensureTable(doc, tableName);
-  return { endpoint, tableName, doc };
+  return { endpoint, tableName, client, doc };
 }
 
 /** Validates and imports a snapshot document; fails the test if it is invalid. */

@@ -1,0 +1,36 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+export interface ClientOptions {
+  /** A DynamoDB-compatible endpoint (DynamoDB Local); unset means AWS. */
+  endpoint?: string;
+  region?: string;
+  /** Per-attempt limits; the API's defaults keep two sequential calls inside the Lambda timeout. */
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  maxAttempts?: number;
+}
+
+/**
+ * The plain DynamoDB client. The API functions use it as it is (their reader decodes the few
+ * attributes it reads, so they bundle no document client); the tools wrap it (client.ts).
+ * Timeouts and retries are set on purpose: the SDK's defaults (no request timeout) would let a
+ * hung connection outlive the function.
+ */
+export function createDynamoDbClient(options: ClientOptions = {}): DynamoDBClient {
+  const local = options.endpoint !== undefined;
+  return new DynamoDBClient({
+    endpoint: options.endpoint,
+    region: options.region ?? process.env.AWS_REGION ?? (local ? 'local' : undefined),
+    // DynamoDB Local accepts any credentials; AWS uses the default chain.
+    credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
+    maxAttempts: options.maxAttempts ?? 3,
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: options.connectionTimeoutMs ?? 1_000,
+      requestTimeout: options.requestTimeoutMs ?? 2_000,
+      // Without this the handler only warns when requestTimeout passes, and a stalled
+      // DynamoDB holds the request until the function's own deadline.
+      throwOnRequestTimeout: true,
+    }),
+  });
+}
