@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** What one request asked of DynamoDB, seen from the client. */
@@ -20,7 +21,7 @@ export interface CallTrace {
  * (so nothing is claimed: a call the code makes is a call counted). `trace(fn)` runs one request
  * and returns what it sent. One request at a time.
  */
-export function callRecorder(doc: DynamoDBDocumentClient) {
+export function callRecorder(doc: DynamoDBDocumentClient | DynamoDBClient) {
   let current: CallTrace | undefined;
   let inFlight = 0;
   doc.middlewareStack.add(

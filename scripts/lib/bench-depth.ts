@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { financesHandler, listHandler } from '../../shared/http/handlers.ts';
@@ -111,9 +112,9 @@ export async function measureDepth(options: DepthOptions): Promise<DepthCell[]> 
   try {
     const base = runtime();
     // The production client, as runtime() configured it (timeouts, retries), observed.
-    const doc = (base.reader as unknown as { doc: DynamoDBDocumentClient }).doc;
-    ours = callRecorder(doc);
-    const observed: Runtime = { config: base.config, reader: new TeamReader(doc, { tableName, observe }) };
+    const client = (base.reader as unknown as { client: DynamoDBClient }).client;
+    ours = callRecorder(client);
+    const observed: Runtime = { config: base.config, reader: new TeamReader(client, { tableName, observe }) };
     // The baseline gets generous timeouts: a 1 MB page must not fail it, only cost it.
     const baselineDoc = createDocumentClient({ endpoint: options.endpoint, maxAttempts: 3, requestTimeoutMs: 60_000 });
     theirs = callRecorder(baselineDoc);
