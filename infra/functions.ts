@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
-import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
 import type { FunctionName } from '../shared/routes.ts';
 
@@ -14,7 +15,8 @@ export function functionEntry(name: FunctionName): string {
 
 /** The time budget the local server and the handlers assume too (shared/function-settings.ts). */
 export const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
-export { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
+import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
+export { FUNCTION_MEMORY_MB };
 
 /**
  * How every function is bundled: one minified ES module per route with a source map, built by
@@ -35,5 +37,24 @@ export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
     ...(bundleAwsSdk ? {} : { externalModules: ['@aws-sdk/*', '@smithy/*'] }),
     forceDockerBundling: false,
     logLevel: LogLevel.WARNING,
+  };
+}
+
+/**
+ * What every function of the stack is, apart from its role, logs and environment: the entry, the
+ * runtime and architecture, size, time budget and bundling. The benchmark builds its bare
+ * handlers from this too, so "bundled the same way" is one definition, not two copies.
+ */
+export function functionBasics(entry: string, bundleAwsSdk = true): NodejsFunctionProps {
+  return {
+    entry,
+    handler: 'handler',
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+    runtime: Runtime.NODEJS_24_X,
+    architecture: Architecture.ARM_64,
+    memorySize: FUNCTION_MEMORY_MB,
+    timeout: FUNCTION_TIMEOUT,
+    bundling: bundlingOptions(bundleAwsSdk),
   };
 }

@@ -15,7 +15,7 @@ import { Alarm, ComparisonOperator, MathExpression, Metric, Stats, TreatMissingD
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -24,7 +24,7 @@ import { ROUTE_METADATA_KEY } from '../scripts/lib/bundled-handlers.ts';
 import { readApiConfig } from '../shared/config.ts';
 import { readsTable, SERVED_ROUTES, type FunctionName, type ServedRoute } from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/table.ts';
-import { bundlingOptions, FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT, functionEntry, PROJECT_ROOT } from './functions.ts';
+import { functionBasics, functionEntry } from './functions.ts';
 
 /** The only DynamoDB actions the API functions need (design/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
@@ -194,15 +194,8 @@ export class TeamResourcesStack extends Stack {
     }
 
     const fn = new NodejsFunction(this, `${name}Function`, {
+      ...functionBasics(functionEntry(route.name), props.bundleAwsSdk ?? true),
       description: `${route.method} ${route.path}`,
-      entry: functionEntry(route.name),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: FUNCTION_MEMORY_MB,
-      timeout: FUNCTION_TIMEOUT,
       role,
       logGroup,
       environment: {
@@ -214,7 +207,6 @@ export class TeamResourcesStack extends Stack {
         // Stack traces of start-up failures (the runtime logs them) point into functions/ and shared/.
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: bundlingOptions(props.bundleAwsSdk ?? true),
     });
     (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);
     return fn;

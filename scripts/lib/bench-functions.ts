@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { App, Stack } from 'aws-cdk-lib';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { bundlingOptions, PROJECT_ROOT } from '../../infra/functions.ts';
+import { functionBasics, PROJECT_ROOT } from '../../infra/functions.ts';
 import { TeamResourcesStack } from '../../infra/stack.ts';
 import { FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
 import { findBundledFunctions } from './bundled-handlers.ts';
@@ -49,16 +48,7 @@ export function synthBundles(outdir: string): Bundles {
   new TeamResourcesStack(app, 'Bench');
   const bareStack = new Stack(app, 'BenchBare');
   for (const [id, entry] of Object.entries(BARE_ENTRIES)) {
-    new NodejsFunction(bareStack, id, {
-      entry,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: FUNCTION_MEMORY_MB,
-      bundling: bundlingOptions(),
-    });
+    new NodejsFunction(bareStack, id, functionBasics(entry));
   }
   app.synth();
 
