@@ -14,7 +14,7 @@ export function functionEntry(name: FunctionName): string {
 }
 
 /** The time budget the local server and the handlers assume too (shared/function-settings.ts). */
-export const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
+const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
 import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
 export { FUNCTION_MEMORY_MB };
 

@@ -5,7 +5,7 @@ import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/
  * The benchmark's floor for a function's own calls (bench parts 3 and 4): a Lambda handler that
  * does nothing but DynamoDB calls with the document client, bundled exactly as the functions are
  * (bench-functions.ts synthesizes it as a NodejsFunction with infra/functions.ts
- * bundlingOptions()). No middleware, no logger, no validation: what any handler making these
+ * functionBasics()). No middleware, no logger, no validation: what any handler making these
  * calls must pay at least.
  *
  * The event says which calls to make, with the same parameters the API's reader sends:

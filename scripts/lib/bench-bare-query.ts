@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 /**
  * The cold-start floor (bench part 3): a Lambda handler that imports only the DynamoDB document
  * client and runs one Query, bundled exactly as the functions are (bench-functions.ts synthesizes
- * it as a NodejsFunction with infra/functions.ts bundlingOptions()). The Query is the one a list
+ * it as a NodejsFunction with infra/functions.ts functionBasics()). The Query is the one a list
  * function sends for a page: strongly consistent, an ordinal range, projecting `j`.
  */
 const TableName = process.env.TABLE_NAME!;

@@ -2,7 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { PAGINATION_PARAMETERS } from '../domain/pagination.ts';
 import { Daemon, FinanceLineItem, Project } from '../domain/resources.ts';
-import { ROUTES, type Route } from '../routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type Route } from '../routes.ts';
 import * as bodies from './schemas.ts';
 import { CACHE_CONTROL } from './middleware/conditional-get.ts';
 
@@ -10,7 +10,6 @@ import { CACHE_CONTROL } from './middleware/conditional-get.ts';
  * The OpenAPI 3.1 document, generated from the route table and the valibot schemas. Committed
  * as openapi.json (`npm run openapi`), served at GET /api/openapi.json.
  */
-export const OPENAPI_PATH = '/api/openapi.json';
 
 const SCHEMAS = {
   Project, Daemon, FinanceLineItem,
@@ -74,7 +73,7 @@ function schema(name: SchemaName): object {
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const route of ROUTES) paths[route.path] = { get: operation(route) };
-  paths[OPENAPI_PATH] = {
+  paths[DOCUMENT_ROUTE.path] = {
     get: {
       operationId: 'getOpenApiDocument',
       summary: 'This document',
