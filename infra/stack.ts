@@ -20,10 +20,9 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { ROUTE_METADATA_KEY } from '../scripts/lib/bundled-handlers.ts';
 import { readApiConfig } from '../shared/config.ts';
-import { readsTable, SERVED_ROUTES, type FunctionName, type ServedRoute } from '../shared/routes.ts';
-import { KEY_SCHEMA } from '../shared/store/table.ts';
+import { readsTable, ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName, type ServedRoute } from '../shared/routes.ts';
+import { KEY_SCHEMA } from '../shared/store/keys.ts';
 import { functionBasics, functionEntry } from './functions.ts';
 
 /** The only DynamoDB actions the API functions need (design/storage.md): reads by key, never Scan, never a write. */

@@ -28,3 +28,6 @@ export const SERVED_ROUTES: readonly ServedRoute[] = [...ROUTES, DOCUMENT_ROUTE]
 
 /** Whether a route's function reads the table (and so gets TABLE_NAME and read access). */
 export const readsTable = (route: ServedRoute): route is Route => 'ability' in route;
+
+/** Template metadata on each deployed function naming the route it serves, so tools can find its bundle. */
+export const ROUTE_METADATA_KEY = 'team-resources:route';

@@ -1,15 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /**
- * Bearer tokens. A token is `tra_` + 43 base64url characters (256 random bits); the fixed
- * prefix lets secret scanners recognise a leaked one. Only its SHA-256 is ever stored, and a
- * lookup is by that hash, so nothing about which part of a wrong token was wrong can leak.
+ * Bearer tokens as the functions check them. Only a token's SHA-256 is ever stored, and a lookup
+ * is by that hash, so nothing about which part of a wrong token was wrong can leak.
+ * (New tokens are made by commands/tokens/secret.ts.)
  */
-export const TOKEN_PREFIX = 'tra_';
-
-export function generateToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
-}
 
 export function hashToken(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');

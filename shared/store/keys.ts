@@ -12,6 +12,9 @@ import type { ListResource } from '../domain/resources.ts';
  * | project     | TEAM#<id>#G<generation>#projects    | 10-digit ordinal  |
  * | daemon      | TEAM#<id>#G<generation>#daemons     | 10-digit ordinal  |
  */
+/** The table's key attributes: both strings. The stack and the local tools declare the table with these. */
+export const KEY_SCHEMA = { partitionKey: 'pk', sortKey: 'sk' } as const;
+
 export interface Key {
   pk: string;
   sk: string;

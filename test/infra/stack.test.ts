@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../infra/context.ts';
 import { FUNCTION_MEMORY_MB } from '../../infra/functions.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, METRICS_NAMESPACE, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
-import { findBundledFunctions, ROUTE_METADATA_KEY } from '../../scripts/lib/bundled-handlers.ts';
-import { FUNCTION_TIMEOUT_MS } from '../../scripts/lib/local-server.ts';
+import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
+import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
+import { FUNCTION_TIMEOUT_MS } from '../../commands/local/server.ts';
 import { DOCUMENT_ROUTE, readsTable, ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
-import { KEY_SCHEMA } from '../../shared/store/table.ts';
+import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 import { logicalId, resourcesOf, synthStack, type Synthesized } from './support.ts';
 
 // The stack as `npm run synth` builds it, bundled once for the whole file.
@@ -36,7 +37,7 @@ const allStatements = (template = main.template) => Object.values(resourcesOf(te
 const actionsOf = (statement: { Action: string | string[] }) => [statement.Action].flat();
 
 describe('table', () => {
-  it('has a string pk partition key and a string sk sort key, as shared/store/table.ts creates it locally', () => {
+  it('has a string pk partition key and a string sk sort key, as commands/store/table.ts creates it locally', () => {
     main.template.resourceCountIs('AWS::DynamoDB::Table', 1);
     main.template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeToken } from '../../shared/store/tokens.ts';
+import { revokeToken } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { environment, daemons, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';

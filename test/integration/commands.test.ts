@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/token.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
-import { freePort } from '../../scripts/lib/dynamodb-local.ts';
+import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
 describe('npm run import', () => {
   it('imports a valid snapshot and says what it imported', async () => {
     const file = writeJson('ok.json', snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 12) }));
-    const { code, stdout } = run('scripts/import.ts', [file]);
+    const { code, stdout } = run('commands/import.ts', [file]);
     expect(code).toBe(0);
     expect(stdout).toContain('imported 1 teams (12 projects and daemons), 1 users and 0 tokens');
   });
@@ -48,7 +48,7 @@ describe('npm run import', () => {
       projects: [...projects(1, 5), { ...projects(1, 1, 1234)[0], created_at: 'yesterday' }, { ...projects(9, 1, 77)[0] }],
       costs: [{ team_id: 1, label: 'Backups', amount: '-5', currency: 'eur' }],
     });
-    const { code, stderr } = run('scripts/import.ts', [file]);
+    const { code, stderr } = run('commands/import.ts', [file]);
     expect(code).toBe(1);
     expect(stderr).toContain('nothing was imported');
     expect(stderr).toContain('teams[1] (id 2): slug must not be all digits');
@@ -60,21 +60,21 @@ describe('npm run import', () => {
 
   it('reports references that do not resolve, naming the record', async () => {
     const file = writeJson('refs.json', { teams: [team(1, 'acme')], projects: projects(2, 1, 55) });
-    const { code, stderr } = run('scripts/import.ts', [file]);
+    const { code, stderr } = run('commands/import.ts', [file]);
     expect(code).toBe(1);
     expect(stderr).toContain('projects[0] (id 55): team_id 2 is not a team of the snapshot');
   });
 
   it('rejects a file that is not JSON, or not an object', async () => {
-    expect(run('scripts/import.ts', [writeJson('text.json', 'not json')]).stderr).toMatch(/is not valid JSON/);
-    const array = run('scripts/import.ts', [writeJson('array.json', [])]);
+    expect(run('commands/import.ts', [writeJson('text.json', 'not json')]).stderr).toMatch(/is not valid JSON/);
+    const array = run('commands/import.ts', [writeJson('array.json', [])]);
     expect(array.code).toBe(1);
     expect(array.stderr).toContain('the snapshot must be a JSON object');
   });
 
   it('says which file it cannot read, and what TABLE_NAME is for', () => {
-    expect(run('scripts/import.ts', [join(dir, 'missing.json')]).stderr).toContain('cannot read');
-    const noTable = run('scripts/import.ts', ['x.json'], { TABLE_NAME: undefined });
+    expect(run('commands/import.ts', [join(dir, 'missing.json')]).stderr).toContain('cannot read');
+    const noTable = run('commands/import.ts', ['x.json'], { TABLE_NAME: undefined });
     expect(noTable.code).toBe(1);
     expect(noTable.stderr).toContain('TABLE_NAME is not set');
   });
@@ -87,7 +87,7 @@ describe('npm run token', () => {
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
   it('creates a token, prints it once on stdout, and stores only its hash', async () => {
-    const { code, stdout, stderr } = run('scripts/token.ts', ['create', '--user', '50', '--abilities', 'projects:read,daemons:read', '--name', 'ci']);
+    const { code, stdout, stderr } = run('commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:read,daemons:read', '--name', 'ci']);
     expect(code).toBe(0);
     const secret = stdout.trim();
     expect(secret).toMatch(/^tra_[A-Za-z0-9_-]{43}$/);
@@ -99,7 +99,7 @@ describe('npm run token', () => {
 
   it('sets an expiry from --expires-in', async () => {
     const before = Date.now();
-    const { stdout } = run('scripts/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', '90d']);
+    const { stdout } = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', '90d']);
     const { token: stored } = await reader().readAccess(hashToken(stdout.trim()), 'x');
     const expires = Date.parse(stored!.expiresAt!);
     expect(expires - before).toBeGreaterThan(90 * 86_400_000 - 60_000);
@@ -108,8 +108,8 @@ describe('npm run token', () => {
   });
 
   it('lists a user\'s tokens without their secrets', () => {
-    const { stdout: secret } = run('scripts/token.ts', ['create', '--user', '50', '--abilities', 'finances:read', '--name', 'listed']);
-    const { code, stdout } = run('scripts/token.ts', ['list', '--user', '50']);
+    const { stdout: secret } = run('commands/token.ts', ['create', '--user', '50', '--abilities', 'finances:read', '--name', 'listed']);
+    const { code, stdout } = run('commands/token.ts', ['list', '--user', '50']);
     expect(code).toBe(0);
     expect(stdout).toContain(hashToken(secret.trim()));
     expect(stdout).toMatch(/active\s+listed\s+finances:read/);
@@ -118,12 +118,12 @@ describe('npm run token', () => {
   });
 
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
-    const a = run('scripts/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
-    const b = run('scripts/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
-    expect(run('scripts/token.ts', ['revoke', a]).code).toBe(0);
-    expect(run('scripts/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
+    const a = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
+    const b = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
+    expect(run('commands/token.ts', ['revoke', a]).code).toBe(0);
+    expect(run('commands/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
     for (const secret of [a, b]) expect((await reader().readAccess(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
-    expect(run('scripts/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
+    expect(run('commands/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
   });
 
   it.each([
@@ -135,7 +135,7 @@ describe('npm run token', () => {
     [['revoke', 'no-such-token'], 'no such token'],
     [['frobnicate'], 'usage:'],
   ])('refuses %j with a clear message and exit 1', (args, message) => {
-    const { code, stderr } = run('scripts/token.ts', args);
+    const { code, stderr } = run('commands/token.ts', args);
     expect(code).toBe(1);
     expect(stderr).toContain(message);
   });
@@ -144,8 +144,8 @@ describe('npm run token', () => {
 describe('npm run invoke', () => {
   it.each(['finances', 'daemons', 'projects'])('runs the %s function with its sample event and prints its result', async (name) => {
     const invokeTable = await freshTable();
-    expect(run('scripts/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { TABLE_NAME: invokeTable.tableName }).code).toBe(0);
-    const { code, stdout } = run('scripts/invoke.ts', [name, '--event', join(ROOT, `events/${name}.json`)], { TABLE_NAME: invokeTable.tableName });
+    expect(run('commands/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { TABLE_NAME: invokeTable.tableName }).code).toBe(0);
+    const { code, stdout } = run('commands/invoke.ts', [name, '--event', join(ROOT, `events/${name}.json`)], { TABLE_NAME: invokeTable.tableName });
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
@@ -154,16 +154,16 @@ describe('npm run invoke', () => {
   });
 
   it('says how to call it when the function or event is missing', () => {
-    const { code, stderr } = run('scripts/invoke.ts', ['servers']);
+    const { code, stderr } = run('commands/invoke.ts', ['servers']);
     expect(code).toBe(1);
     expect(stderr).toContain('usage: npm run invoke -- <finances|daemons|projects> --event <event.json>');
   });
 });
 
 describe('npm start', () => {
-  /** Starts scripts/start.ts and resolves once it printed its banner. */
+  /** Starts commands/start.ts and resolves once it printed its banner. */
   async function start(args: string[], env: Record<string, string | undefined> = {}) {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/start.ts'), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, 'commands/start.ts'), ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -215,7 +215,7 @@ describe('npm start', () => {
 
   it('refuses an invalid --data snapshot before starting anything', async () => {
     const file = writeJson('bad-start.json', { teams: [{ id: 'one' }] });
-    const result = run('scripts/start.ts', ['--port', '0', '--data', file], { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined });
+    const result = run('commands/start.ts', ['--port', '0', '--data', file], { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('teams[0] (id one): id must be a positive integer');
   });

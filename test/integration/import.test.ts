@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/token.ts';
-import { validateSnapshot } from '../../shared/domain/snapshot.ts';
-import { importSnapshot, ImportRejected } from '../../shared/store/importer.ts';
-import { revokeToken } from '../../shared/store/tokens.ts';
+import { validateSnapshot } from '../../commands/import/snapshot.ts';
+import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
+import { revokeToken } from '../../commands/tokens/tokens.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';

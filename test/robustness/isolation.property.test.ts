@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeToken } from '../../shared/store/tokens.ts';
+import { revokeToken } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { mapLimit } from '../support/concurrency.ts';
 import { contractProblems } from '../support/contract-bodies.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeToken } from '../../shared/store/tokens.ts';
+import { revokeToken } from '../../commands/tokens/tokens.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { buildRequest, rawRequest } from '../support/raw-http.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createToken, revokeToken } from '../../shared/store/tokens.ts';
+import { createToken, revokeToken } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
@@ -24,7 +24,7 @@ let table: TestTable;
 let api: TestApi;
 
 function tokenCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(NODE, ['scripts/token.ts', ...args], {
+  const child = spawn(NODE, ['commands/token.ts', ...args], {
     cwd: ROOT, env: { ...process.env, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../scripts/lib/local-server.ts';
+import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../commands/local/server.ts';
 import type { TestTable } from './dynamodb.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { validateSnapshot } from '../../shared/domain/snapshot.ts';
+import { validateSnapshot } from '../../commands/import/snapshot.ts';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
-import { importSnapshot, type ImportOptions } from '../../shared/store/importer.ts';
-import { ensureTable } from '../../shared/store/table.ts';
+import { importSnapshot, type ImportOptions } from '../../commands/import/importer.ts';
+import { ensureTable } from '../../commands/store/table.ts';
 
 export interface TestTable {
   endpoint: string;

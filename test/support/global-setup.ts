@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from '../../scripts/lib/dynamodb-local.ts';
+import { startDynamoDbLocal } from '../../commands/local/dynamodb-local.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

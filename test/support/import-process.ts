@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestTable } from './dynamodb.ts';
 
 /** The repository root, and the Node 24 that runs its .ts scripts directly. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const NODE = join(ROOT, 'node_modules/.bin/node');
 
 export interface ImportRun {
@@ -14,9 +14,9 @@ export interface ImportRun {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-/** `node scripts/import.ts file` against a test table, as an operator runs it. */
+/** `node commands/import.ts file` against a test table, as an operator runs it. */
 export function runImportCli(table: TestTable, file: string, onStderrLine: (line: string) => void = () => {}): ImportRun {
-  const child = spawn(NODE, ['scripts/import.ts', file], {
+  const child = spawn(NODE, ['commands/import.ts', file], {
     cwd: ROOT,
     env: { ...process.env, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
     stdio: ['ignore', 'pipe', 'pipe'],

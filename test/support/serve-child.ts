@@ -1,4 +1,4 @@
-import { loadFunctionHandlers, startLocalServer } from '../../scripts/lib/local-server.ts';
+import { loadFunctionHandlers, startLocalServer } from '../../commands/local/server.ts';
 
 /**
  * The local server in a process of its own, so a test can read everything the functions write

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { routeRequest, type IncomingRequest } from '../../scripts/lib/api-gateway-event.ts';
+import { routeRequest, type IncomingRequest } from '../../commands/local/api-gateway-event.ts';
 
 function request(target: string, rawHeaders: string[] = ['Host', '127.0.0.1:3000'], method = 'GET'): IncomingRequest {
   return { method, target, rawHeaders, sourceIp: '127.0.0.1' };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../shared/http/openapi.ts';
+import { buildOpenApiDocument } from '../../commands/openapi/document.ts';
 import { ROUTES } from '../../shared/routes.ts';
 
 const committed = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));

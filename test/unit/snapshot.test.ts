@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS, validateSnapshot, type SnapshotPlan, type TeamImage } from '../../shared/domain/snapshot.ts';
+import { LIMITS, validateSnapshot, type SnapshotPlan, type TeamImage } from '../../commands/import/snapshot.ts';
 import { daemons, environment, server, team, token, user } from '../support/snapshots.ts';
 
 // Small factories for the records the shared ones do not cover.

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bearerToken, generateToken, hashToken, isExpired, TOKEN_PREFIX } from '../../shared/auth/token.ts';
+import { generateToken, TOKEN_PREFIX } from '../../commands/tokens/secret.ts';
+import { bearerToken, hashToken, isExpired } from '../../shared/auth/token.ts';
 
 describe('generateToken', () => {
   it('starts with the recognisable prefix tra_', () => {

@@ -1,0 +1,65 @@
+/** Small statistics and formatting helpers for bench/bench.ts. */
+
+/** The p-quantile (0..1) of samples, nearest rank: p99 of 300 samples is the 297th smallest. */
+export function quantile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length)));
+  return sorted[rank - 1]!;
+}
+
+export const median = (samples: readonly number[]) => quantile(samples, 0.5);
+
+/** Milliseconds with a precision that suits their size. */
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+export const ratio = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : '–');
+/** For ratios judged against a threshold: 1.104 must not print as 1.10. */
+export const ratio3 = (value: number) => (Number.isFinite(value) ? `${value.toFixed(3)}×` : '–');
+export const int = (value: number) => Math.round(value).toLocaleString('en');
+export const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
+
+/** A GitHub-flavoured Markdown table; `align` holds 'l' or 'r' per column (default: left). */
+export function markdownTable(header: string[], rows: (string | number)[][], align: string = ''): string {
+  const sep = header.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
+  const line = (cells: (string | number)[]) => `| ${cells.map(String).join(' | ')} |`;
+  return [line(header), line(sep), ...rows.map(line)].join('\n');
+}
+
+/**
+ * A 95% interval for median(a) / median(b) when a[i] and b[i] were measured together (the same
+ * iteration or round): paired bootstrap, resampling i. Deterministic (a fixed-seed generator).
+ */
+export function pairedRatioInterval(a: readonly number[], b: readonly number[], iterations = 1_000): [number, number] {
+  const n = Math.min(a.length, b.length);
+  let seed = 0x2545f491;
+  const random = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const ratios: number[] = [];
+  const ra = new Array<number>(n);
+  const rb = new Array<number>(n);
+  for (let k = 0; k < iterations; k++) {
+    for (let i = 0; i < n; i++) {
+      const j = Math.floor(random() * n);
+      ra[i] = a[j]!;
+      rb[i] = b[j]!;
+    }
+    ratios.push(median(ra) / median(rb));
+  }
+  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
+}
+
+/** A ratio judged against a limit, with its interval: yes, no, or borderline when the interval spans the limit. */
+export function verdict(value: number, interval: [number, number], limit: number): string {
+  const met = value <= limit ? 'yes' : '**no**';
+  return interval[0] <= limit && interval[1] > limit ? `${met} (borderline: the interval spans ${limit.toFixed(2)})` : met;
+}
