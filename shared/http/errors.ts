@@ -49,6 +49,7 @@ const TRANSIENT_NAMES = new Set([
   'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded',
   'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException',
   'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError',
+  'LeftUnprocessed', // shared/store/retry.ts: a batch still throttled when the retries ran out
 ]);
 const TRANSIENT_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
