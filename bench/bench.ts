@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '../infra/functions.ts';
 import { hashToken } from '../shared/auth/token.ts';
 import { SERVED_ROUTES } from '../shared/routes.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
-import { resourcePartition, ordinalKey, teamHeadKeyForSegment, tokenKey } from '../shared/store/keys.ts';
+import { resourcePartition, ordinalKey, teamKeyForSegment, tokenKey } from '../shared/store/keys.ts';
 import { ensureTable } from '../commands/store/table.ts';
 import { TeamReader } from '../shared/store/team-reader.ts';
 import { routeRequest } from '../commands/local/api-gateway-event.ts';
@@ -88,7 +88,7 @@ try {
   // 3 and 4 need the events each function and the bare handler answer.
   const small = teams[0]!;
   const head = (await new TeamReader(doc, { tableName: TABLE }).readAccess(hashToken(small.secret), small.slug)).head!;
-  const accessKeys = [tokenKey(hashToken(small.secret)), teamHeadKeyForSegment(small.slug)!];
+  const accessKeys = [tokenKey(hashToken(small.secret)), teamKeyForSegment(small.slug, 'head')!];
   const pageQuery = (resource: 'projects' | 'daemons') => ({
     pk: resourcePartition(head.teamId, head.generation, resource), first: ordinalKey(PER_PAGE + 1), last: ordinalKey(2 * PER_PAGE),
   });

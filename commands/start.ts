@@ -3,7 +3,7 @@ import { createToken } from './tokens/tokens.ts';
 import { DEMO_SNAPSHOT, prepareLocalData, type LocalData } from './local/local-data.ts';
 import { loadBundledHandlers } from './local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
+import { progressDisplay, readSnapshotFile } from './import/snapshot-file.ts';
 
 /**
  * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
@@ -21,7 +21,7 @@ const { values } = parseArgs({
 const port = Number(values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) await exit(`--port must be a port number, not "${values.port}"`);
 
-const plan = await readSnapshotFile(values.data);
+const plan = await readSnapshotFile(values.data, { progress: progressDisplay() });
 if (!plan) process.exit(1);
 
 let local: LocalData | undefined;

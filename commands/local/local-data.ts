@@ -1,10 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SnapshotPlan } from '../import/snapshot.ts';
+import type { ValidSnapshot } from '../import/validation.ts';
 import { createDocumentClient } from '../store/document-client.ts';
 import { importSnapshot, type ImportSummary } from '../import/importer.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-import { progressReporter } from '../import/progress.ts';
+import { progressDisplay } from '../import/progress.ts';
 
 /** The demo snapshot `npm start` and `npm run invoke` use unless told otherwise. */
 export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.meta.url).pathname;
@@ -24,7 +24,7 @@ export interface LocalData {
  * missing), else a DynamoDB Local in memory started for this process. Also points the functions'
  * configuration (TABLE_NAME, DYNAMODB_ENDPOINT) at it, as Lambda's environment would.
  */
-export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
+export async function prepareLocalData(snapshot: ValidSnapshot, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
   let dynamo: DynamoDbLocal | undefined;
   let endpoint = process.env.DYNAMODB_ENDPOINT?.trim();
   if (!endpoint) {
@@ -39,7 +39,9 @@ export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) 
   try {
     const doc = createDocumentClient({ endpoint, maxAttempts: 8, requestTimeoutMs: 30_000 });
     await ensureTable(doc, tableName);
-    const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
+    const progress = progressDisplay();
+    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
+    progress.stop();
     return { endpoint, tableName, doc, summary, stop };
   } catch (error) {
     await stop();

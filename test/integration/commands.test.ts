@@ -82,7 +82,7 @@ describe('npm run import', () => {
 
 describe('npm run token', () => {
   beforeAll(async () => {
-    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5])], tokens: [token(50, 'seeded')] }));
+    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5])], tokens: [token(50, 'seeded-token')] }));
   });
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
@@ -114,7 +114,7 @@ describe('npm run token', () => {
     expect(stdout).toContain(hashToken(secret.trim()));
     expect(stdout).toMatch(/active\s+listed\s+finances:read/);
     expect(stdout).not.toContain(secret.trim());
-    expect(stdout).not.toContain('seeded');
+    expect(stdout).not.toContain('seeded-token');
   });
 
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
