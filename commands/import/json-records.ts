@@ -55,7 +55,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
   const end = parse as unknown as (input: typeof none) => ReturnType<typeof parse>;
   const walker = new TokenWalker(visitor, problems);
   let bytes = 0;
-  let sawToken = false;
+  let blank = true;
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -68,6 +68,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
       }
       hash.update(chunk);
       bytes += chunk.length;
+      if (blank && /\S/.test(text)) blank = false;
       let tokens;
       try {
         tokens = parse(text);
@@ -76,7 +77,6 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
         return { readable: false, sha256: '', bytes };
       }
       if (isMany(tokens)) {
-        sawToken = true;
         const pending = walker.walk(getManyValues(tokens));
         if (pending) await pending;
       }
@@ -92,7 +92,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
     } catch (error) {
       if (error instanceof NotAnObject) throw error;
       if (error instanceof TypeError) problems.add(say.notUtf8(bytes));
-      else problems.add(bytes === 0 || !sawToken ? say.empty : await syntaxError(path));
+      else problems.add(blank ? say.empty : await syntaxError(path));
       return { readable: false, sha256: '', bytes };
     }
   } catch (error) {

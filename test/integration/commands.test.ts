@@ -217,6 +217,6 @@ describe('npm start', () => {
     const file = writeJson('bad-start.json', { teams: [{ id: 'one' }] });
     const result = run('commands/start.ts', ['--port', '0', '--data', file], { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('teams[0] (id one): id must be a positive integer');
+    expect(result.stderr).toContain('teams[0] (id "one"): id must be a positive integer');
   });
 });

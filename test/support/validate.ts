@@ -1,11 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateSnapshotFile, type Validation } from '../../commands/import/validation.ts';
 
 /** Snapshot documents go through a file, as they do for `npm run import` (pass 1 streams a file). */
 const dir = mkdtempSync(join(tmpdir(), 'snapshots-'));
+process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
 /** Writes a snapshot document as JSON (or `raw` text as it is) to a new temporary file; returns its path. */
@@ -15,12 +16,7 @@ export async function snapshotFile(document: unknown, options: { raw?: boolean }
   return path;
 }
 
-/** Pass 1 on a document, as `npm run import` runs it on a file. */
+/** Pass 1 on a document, as `npm run import` runs it on a file (kept, so pass 2 can read it). */
 export async function validateDocument(document: unknown, options: { raw?: boolean } = {}): Promise<Validation> {
-  const path = await snapshotFile(document, options);
-  try {
-    return await validateSnapshotFile(path);
-  } finally {
-    await rm(path, { force: true });
-  }
+  return validateSnapshotFile(await snapshotFile(document, options));
 }
