@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { daemonJson, projectJson } from '../../shared/domain/resources.ts';
+import { daemonJson, projectJson, type Daemon } from '../../shared/domain/resources.ts';
 import { membershipEntry, pendingKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { BatchWriter, writeAll } from '../store/batch-write.ts';
@@ -13,7 +13,8 @@ import { readSnapshotRecords } from './json-records.ts';
 import { ImportLock, LockLost, type LockOptions } from './lock.ts';
 import { locate, Problems, say } from './problems.ts';
 import { sweep } from './retention.ts';
-import { checkRecord, type Collection, type RecordOf } from './snapshot.ts';
+import type { Collection } from './snapshot.ts';
+import { toUtcTimestamp } from './timestamp.ts';
 import { financeItem, GENERATION_ID_LENGTH, headItem, memberItem, newGenerationId, pendingItem, resourceItem, retiredItem } from './stored-items.ts';
 import type { SnapshotTeam, SnapshotToken, ValidSnapshot } from './validation.ts';
 
@@ -251,24 +252,26 @@ class Import {
       onWritten: (count) => this.progress({ phase: 'writing', done: (done += count), total }),
     });
     const changed = (what: string) => new SnapshotChanged(what);
+    // Pass 1 checked every record of this file; its fingerprint is checked again below, before
+    // any switch. So records are taken as they are here: a file changed meanwhile can only
+    // leave garbage in a generation that is never switched to (and is swept).
     const read = await readSnapshotRecords(this.snapshot.path, {
       record: (collection: Collection, _index: number, fields: Record<string, unknown>) => {
-        if (collection !== 'projects' && collection !== 'daemons') return undefined;
-        const checked = checkRecord(collection, fields);
-        if (!checked.ok) throw changed('a record is no longer valid');
         if (collection === 'projects') {
-          const project = checked.record as RecordOf<'projects'>;
-          const team = this.teamsById.get(project.team_id);
-          const ordinal = team ? ordinalOf(team.projectIds, project.id) : 0;
-          if (!team || ordinal === 0) throw changed('a project that was not validated');
-          const { team_id: _, ...fields } = project;
-          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'projects', ordinal, projectJson(fields)));
+          const team = this.teamsById.get(fields.team_id as number);
+          const ordinal = team ? ordinalOf(team.projectIds, fields.id as number) : 0;
+          const createdAt = toUtcTimestamp(String(fields.created_at));
+          if (!team || ordinal === 0 || createdAt === undefined) throw changed('a project that was not validated');
+          const project = { id: fields.id as number, name: fields.name as string, slug: fields.slug as string, client_id: (fields.client_id ?? null) as number | null, created_at: createdAt };
+          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'projects', ordinal, projectJson(project)));
         }
-        const daemon = checked.record as RecordOf<'daemons'>;
-        const team = this.teamsById.get(this.snapshot.environmentTeams.get(daemon.environment_id) ?? 0);
-        const ordinal = team ? ordinalOf(team.daemonIds, daemon.id) : 0;
-        if (!team || ordinal === 0) throw changed('a daemon that was not validated');
-        return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'daemons', ordinal, daemonJson(daemon)));
+        if (collection === 'daemons') {
+          const team = this.teamsById.get(this.snapshot.environmentTeams.get(fields.environment_id as number) ?? 0);
+          const ordinal = team ? ordinalOf(team.daemonIds, fields.id as number) : 0;
+          if (!team || ordinal === 0) throw changed('a daemon that was not validated');
+          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'daemons', ordinal, daemonJson(fields as unknown as Daemon)));
+        }
+        return undefined;
       },
     }, new Problems());
     await writer.flush();
