@@ -13,6 +13,7 @@ import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { paginate } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
+import { requestEvent } from './middleware/request-event.ts';
 import { jsonResponse } from './response.ts';
 
 type Event = APIGatewayProxyEventV2;
@@ -32,6 +33,7 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
+ * requestEvent checks the event and lower-cases header names before anything reads them.
  */
 function apiFunction() {
   const log = createLogger();
@@ -41,6 +43,7 @@ function apiFunction() {
     .use(accessLog(log))
     .use(contractErrors(log))
     .use(requestDeadline())
+    .use(requestEvent())
     .use(conditionalGet());
 }
 
@@ -55,7 +58,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
       const items = window.ordinals
         ? await reader.readPage(head, resource, window.ordinals.first, window.ordinals.last, context.deadline)
         : [];
-      const path = listPath(baseUrl(event, config.publicBaseUrl), teamSegment, resource);
+      const path = listPath(baseUrl(event, config.publicBaseUrl, route(resource).path), teamSegment, resource);
       return jsonResponse(200, listEnvelopeJson({ items, window, path, perPageGiven: context.page.perPageGiven, startedAt: context.startedAt }));
     });
 }
