@@ -14,7 +14,7 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { readsTable, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
+import { readsTable, ROUTE_METHODS, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
 import { constructName } from './api-functions.ts';
 import { StackPart } from './stack-part.ts';
 
@@ -52,8 +52,8 @@ export interface PublicApiProps {
 }
 
 /**
- * The HTTP API in front of the functions: exactly the routes of SERVED_ROUTES (payload 2.0; any
- * other path or method is API Gateway's own 404), one throttled `$default` stage with a JSON
+ * The HTTP API in front of the functions: exactly the routes of SERVED_ROUTES, each for GET and
+ * HEAD (ROUTE_METHODS; payload 2.0; any other path or method is API Gateway's own 404), one throttled `$default` stage with a JSON
  * access-log line per request, and optionally a custom domain mapped to it.
  */
 export class PublicApi extends StackPart {
@@ -73,7 +73,7 @@ export class PublicApi extends StackPart {
     for (const route of SERVED_ROUTES) {
       const httpRoutes = this.api.addRoutes({
         path: route.path,
-        methods: [HttpMethod[route.method]],
+        methods: ROUTE_METHODS.map((method) => HttpMethod[method]),
         integration: new HttpLambdaIntegration(`${constructName(route.name)}Integration`, props.functions[route.name], {
           payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
         }),

@@ -11,6 +11,7 @@ import { authorize } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
+import { headWithoutBody } from './middleware/head.ts';
 import { paginate } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
 import { requestEvent } from './middleware/request-event.ts';
@@ -33,6 +34,7 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
+ * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first);
  * requestEvent checks the event and lower-cases header names before anything reads them.
  */
 function apiFunction() {
@@ -41,6 +43,7 @@ function apiFunction() {
     // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
     .use(injectLambdaContext(log, { resetKeys: true, logEvent: false }))
     .use(accessLog(log))
+    .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
     .use(requestEvent())

@@ -214,6 +214,14 @@ describe('SAM-shaped events: header names as the client wrote them (sam local st
       expect((await invoke(bundled, name, event)).statusCode).toBe(401);
     }
   });
+
+  it('HEAD: the status and headers of the GET, no body', async () => {
+    for (const [name, target, headers] of [['projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }], ['finances', '/api/acme/finances', {}], ['openapi', '/api/openapi.json', {}]] as const) {
+      const get = await invoke(bundled, name, samEvent(name, target, headers));
+      const head = await invoke(bundled, name, samEvent(name, target, headers, { method: 'HEAD' }));
+      expect(head).toEqual({ statusCode: get.statusCode, headers: get.headers });
+    }
+  });
 });
 
 describe('links behind a custom domain or a named stage, through the bundles', () => {
