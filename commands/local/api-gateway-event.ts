@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
+import { functionMemoryMb } from '../../shared/function-settings.ts';
 import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
 
 /**
@@ -133,7 +133,7 @@ export function lambdaContext(functionName: string, timeoutMs: number, requestId
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: String(FUNCTION_MEMORY_MB),
+    memoryLimitInMB: String(functionMemoryMb(functionName)),
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',

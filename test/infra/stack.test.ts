@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../infra/context.ts';
-import { FUNCTION_MEMORY_MB } from '../../infra/functions.ts';
+import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
 import { METRICS_NAMESPACE } from '../../infra/alarms.ts';
 import { TABLE_READ_ACTIONS } from '../../infra/api-functions.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
@@ -92,10 +92,16 @@ describe('functions', () => {
   });
 
   it('have the memory size chosen and the timeout the local server gives them', () => {
-    for (const { props } of Object.values(functionsByRoute())) {
-      expect(props.MemorySize).toBe(FUNCTION_MEMORY_MB);
+    for (const [route, { props }] of Object.entries(functionsByRoute())) {
+      expect(props.MemorySize).toBe(dataFunction(route) ? FUNCTION_MEMORY_MB : DOCUMENT_FUNCTION_MEMORY_MB);
       expect(props.Timeout * 1000).toBe(FUNCTION_TIMEOUT_MS);
     }
+  });
+
+  it('give the OpenAPI document, a fixed text served without the AWS SDK, 128 MB and the data functions 512 MB', () => {
+    const byRoute = functionsByRoute();
+    expect(byRoute[DOCUMENT_ROUTE.name]!.props.MemorySize).toBe(128);
+    for (const route of ROUTES) expect(byRoute[route.name]!.props.MemorySize).toBe(512);
   });
 
   it('read the table named by the stack and nothing else from their environment', () => {
@@ -430,11 +436,23 @@ describe('options', () => {
     template.hasOutput('CustomDomainTarget', {});
   });
 
-  it('answer CORS preflights for the origins given', () => {
+  it('answer CORS preflights for the origins given: GET and HEAD, the token and If-None-Match, for 2 hours', () => {
     const { template } = synthStack({ context: { corsOrigins: 'https://a.example, https://b.example' }, props: (app) => propsFromContext(app.node) });
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
-      CorsConfiguration: { AllowOrigins: ['https://a.example', 'https://b.example'], AllowMethods: ['GET'], AllowHeaders: ['authorization', 'accept'] },
+      CorsConfiguration: Match.objectLike({
+        AllowOrigins: ['https://a.example', 'https://b.example'],
+        AllowMethods: ['GET', 'HEAD'],
+        AllowHeaders: ['authorization', 'accept', 'if-none-match'],
+        MaxAge: 7200,
+      }),
     });
+  });
+
+  it('let a browser script read the ETag, Retry-After and WWW-Authenticate the API sends, and nothing else (no credentials mode)', () => {
+    const { template } = synthStack({ context: { corsOrigins: 'https://a.example' }, props: (app) => propsFromContext(app.node) });
+    const cors = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'))[0]!.Properties.CorsConfiguration;
+    expect(cors.ExposeHeaders).toEqual(['etag', 'retry-after', 'www-authenticate']);
+    expect(cors.AllowCredentials).toBeUndefined();
   });
 
   it('notify an SNS topic from every alarm, on alarm and on recovery', () => {
