@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 describe('examples/typed-client', () => {
-  it('has the types openapi-typescript generates from openapi.json (regenerate with the README\'s command when this fails)', async () => {
+  it('has the types openapi-typescript generates from openapi.json (npm run openapi regenerates both)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'typed-client-'));
     try {
       await run(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', join(dir, 'api.d.ts')], { cwd: ROOT, timeout: 60_000 });
