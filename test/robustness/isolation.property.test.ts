@@ -49,7 +49,7 @@ const teamSpec = fc.record({
       gap: fc.integer({ min: 1, max: 4 }),
       client: fc.option(fc.nat(), { nil: null }),
       name,
-      slug: fc.string({ maxLength: 8 }),
+      slug: fc.string({ minLength: 1, maxLength: 8 }), // project slugs are 1 to 255 characters (contract section 7)
       at: fc.integer({ min: 0, max: 4_102_444_799_999 }), // 1970 .. 2099
       offsetMinutes: fc.constantFrom(0, 60, 120, -300, 330, 345, -720, 840),
       zulu: fc.boolean(),
