@@ -156,6 +156,23 @@ describe('paths are relative to the directory the user ran the command in (INIT_
     expect(fromRoot.stderr).toContain(`the snapshot: cannot read mine.json (${join(ROOT, 'mine.json')}): no such file`);
   });
 
+  it('through npm itself, which sets INIT_CWD: npm run import -- mine.json from the user\'s directory', () => {
+    const viaNpm = (args: string[]) => spawnSync('npm', ['--prefix', ROOT, ...args], {
+      cwd: userDir,
+      env: { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const imported = viaNpm(['run', '-s', 'import', '--', 'mine.json']);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('imported 1 teams (2 projects and daemons)');
+    // And the exit code of a usage error is what npm exits with.
+    const usage = viaNpm(['start', '-s', '--', '--port', '99999']);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('npm start: --port must be a port number from 0 to 65535, not "99999"');
+    expectNoStackTrace(usage.stderr);
+  });
+
   it('npm start -- --data invalid.json reads the user\'s file (and refuses it before starting anything)', () => {
     const { code, stderr } = run('commands/start.ts', ['--port', '0', '--data', 'invalid.json'], { from: userDir, env: { DYNAMODB_ENDPOINT: undefined } });
     expect(code).toBe(1);
