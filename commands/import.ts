@@ -1,12 +1,7 @@
-import { ensureTable } from './store/table.ts';
-import { importSnapshot, ImportRejected } from './import/importer.ts';
-import { progressReporter } from './import/progress.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
 import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { runCommand } from './cli/run.ts';
-import { commandTable } from './cli/table.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot, then imports it team by team. */
@@ -28,6 +23,12 @@ const IMPORT: CommandSpec = {
 
 await runCommand(IMPORT, async ({ positionals }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
+  // Loaded once the command line has been found right, so --help and usage errors answer at once.
+  const { commandTable } = await import('./cli/table.ts');
+  const { ensureTable } = await import('./store/table.ts');
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
+  const { progressReporter } = await import('./import/progress.ts');
   const { tableName, endpoint, doc } = commandTable();
 
   // The import library: read and validate, then import (it reports the problems it finds).

@@ -2,12 +2,10 @@ import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ROUTES, type Route } from '../shared/routes.ts';
 import { lambdaContext } from './local/api-gateway-event.ts';
-import { DEMO_SNAPSHOT, prepareLocalData } from './local/local-data.ts';
 import { FUNCTION_TIMEOUT_MS, loadFunctionHandlers } from './local/server.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
 import type { CommandSpec } from './cli/args.ts';
 import { fail, usageError } from './cli/errors.ts';
-import { inputFile } from './cli/paths.ts';
+import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 
@@ -53,13 +51,18 @@ await runCommand(INVOKE, async (line) => {
     usageError(`--event ${escapeText(eventOption)} is not JSON: ${jsonProblem(error as Error)}`);
   }
 
+  // Loaded only now, so --help and usage errors answer at once.
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { prepareLocalData } = await import('./local/local-data.ts');
+  const { DEFAULT_TABLE } = await import('./cli/table.ts');
+
   // With DYNAMODB_ENDPOINT the function reads that table as it is; otherwise it gets fresh local data.
   if (!process.env.DYNAMODB_ENDPOINT?.trim()) {
     const plan = (await readSnapshotFile(dataFile, reportLine)) ?? fail();
     const local = await prepareLocalData(plan);
     onExit(() => local.stop());
   }
-  process.env.TABLE_NAME ||= 'team-resources';
+  process.env.TABLE_NAME ||= DEFAULT_TABLE;
   process.env.LOG_LEVEL ||= 'silent';
 
   // stdout is the function's result alone: whatever else writes there (its logger) goes to stderr.

@@ -1,11 +1,8 @@
-import { createToken } from './tokens/tokens.ts';
-import { DEMO_SNAPSHOT, prepareLocalData } from './local/local-data.ts';
 import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
 import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
-import { inputFile } from './cli/paths.ts';
+import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 import { idValue, portValue } from './cli/values.ts';
@@ -60,6 +57,10 @@ await runCommand(START, async (line) => {
   });
   onExit(() => server.close());
 
+  // The SDK, the import library and the table code load only now: --help and usage errors answer at once.
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { prepareLocalData } = await import('./local/local-data.ts');
+  const { createToken } = await import('./tokens/tokens.ts');
   const plan = (await readSnapshotFile(dataFile, reportLine)) ?? fail();
   // The demo token: every ability, for the chosen user or the first one who is in a team.
   const demoUser = userId === undefined

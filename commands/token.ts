@@ -1,10 +1,8 @@
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/domain/abilities.ts';
-import { createToken, listTokens, revokeToken, UnknownUser, userExists } from './tokens/tokens.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import type { CommandLine, CommandSpec } from './cli/args.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { runCommand } from './cli/run.ts';
-import { commandTable, type CommandTable } from './cli/table.ts';
 import { escapeText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
@@ -41,6 +39,9 @@ const TOKEN: CommandSpec = {
   },
 };
 
+/** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
+const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
+
 await runCommand(TOKEN, async (line) => {
   switch (line.subcommand) {
     case 'create': return create(line);
@@ -75,6 +76,7 @@ async function create(line: CommandLine) {
     }
   }
 
+  const { commandTable, createToken, UnknownUser } = await load();
   const { doc, tableName } = commandTable();
   let secret: string;
   try {
@@ -95,6 +97,7 @@ async function revoke(line: CommandLine) {
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
   if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}"`);
 
+  const { commandTable, revokeToken } = await load();
   const { doc, tableName } = commandTable();
   const found = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: id! });
   // Never echo a secret, even a wrong one.
@@ -104,8 +107,9 @@ async function revoke(line: CommandLine) {
 
 async function list(line: CommandLine) {
   const userId = requiredUser(line);
+  const { commandTable, listTokens, userExists } = await load();
   const { doc, tableName } = commandTable();
-  await knownUser({ doc, tableName }, userId);
+  if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
   for (const t of tokens) {
@@ -116,6 +120,3 @@ async function list(line: CommandLine) {
   }
 }
 
-async function knownUser({ doc, tableName }: Pick<CommandTable, 'doc' | 'tableName'>, userId: number) {
-  if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
-}

@@ -4,6 +4,9 @@ import { resolve } from 'node:path';
 import { usageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
+/** The demo snapshot `npm start` and `npm run invoke` use unless told otherwise. */
+export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.meta.url).pathname;
+
 /**
  * A path as the user meant it: relative to the directory they ran the command in. npm runs every
  * script from the project root and says where the user was in INIT_CWD; run directly with node,

@@ -40,10 +40,16 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   });
 
   if (options.serve || options.stopOnSignals) {
+    let firstSignalAt = 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       process.on(signal, () => {
-        // A second Ctrl-C while stopping: stop now (the keeper of DynamoDB Local sees this process go).
-        if (exiting) process.exit(EXIT.failed);
+        // A Ctrl-C reaches node twice at once (from the terminal, and forwarded by npm): one stop.
+        // A second Ctrl-C later, while stopping, stops at once (DynamoDB Local's keeper sees node go).
+        if (exiting) {
+          if (performance.now() - firstSignalAt > 1_000) process.exit(EXIT.failed);
+          return;
+        }
+        firstSignalAt = performance.now();
         void exit(options.serve ? EXIT.done : EXIT.failed, options.serve ? `${signal}: stopping` : `stopped by ${signal}`);
       });
     }

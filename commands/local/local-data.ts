@@ -6,9 +6,6 @@ import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { progressReporter } from '../import/progress.ts';
 
-/** The demo snapshot `npm start` and `npm run invoke` use unless told otherwise. */
-export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.meta.url).pathname;
-
 export interface LocalData {
   endpoint: string;
   tableName: string;
