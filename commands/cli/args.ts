@@ -110,14 +110,14 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): CommandLine
     subcommand = positionals.shift();
     if (subcommand === undefined) throw new UsageError(`name a command: ${Object.keys(spec.subcommands).join(', ')}`);
     const sub = spec.subcommands[subcommand];
-    if (!sub) throw new UsageError(`unknown command ${JSON.stringify(escapeText(subcommand))} (use ${Object.keys(spec.subcommands).join(', ')})`);
+    if (!sub) throw new UsageError(`unknown command "${escapeText(subcommand)}" (use ${Object.keys(spec.subcommands).join(', ')})`);
     allowed = sub.options;
     names = sub.arguments;
   }
   for (const name of Object.keys(values)) {
     if (!allowed.includes(name)) throw new UsageError(`--${name} does not apply to ${subcommand ?? 'this command'}`);
   }
-  if (positionals.length > names.length) throw new UsageError(`unexpected argument ${JSON.stringify(escapeText(positionals[names.length]!))}`);
+  if (positionals.length > names.length) throw new UsageError(`unexpected argument "${escapeText(positionals[names.length]!)}"`);
   const missing = names.slice(positionals.length).find((name) => !name.startsWith('['));
   if (missing) throw new UsageError(`missing ${missing}`);
   return {

@@ -96,6 +96,7 @@ describe('every command', () => {
     ['commands/import.ts', [], 'missing <snapshot.json>'],
     ['commands/import.ts', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
     ['commands/import.ts', ['--port', '1'], 'unknown option --port'],
+    ['commands/import.ts', ['a.json', 'b\u001b[2J'], 'unexpected argument "b\\x1b[2J"'],
     ['commands/token.ts', [], 'name a command: create, revoke, list'],
     ['commands/token.ts', ['frobnicate'], 'unknown command "frobnicate" (use create, revoke, list)'],
     ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'], '--expires-in must look like 90d, 12h or 30m, not "soon"'],
