@@ -15,8 +15,8 @@ export interface RunOptions {
    * on SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone.
    */
   serve?: boolean;
-  /** The command holds processes of its own (DynamoDB Local): stop them on those signals too. */
-  stopOnSignals?: boolean;
+  // Other commands keep Node's default: a signal ends them at once, and DynamoDB Local's keeper
+  // (local/java-keeper.ts) stops Java when it sees the command gone.
 }
 
 const cleanups: (() => unknown)[] = [];
@@ -39,7 +39,7 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
     void exit(EXIT.failed, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
   });
 
-  if (options.serve || options.stopOnSignals) {
+  if (options.serve) {
     let firstSignalAt = 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       process.on(signal, () => {
@@ -50,10 +50,10 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
           return;
         }
         firstSignalAt = performance.now();
-        void exit(options.serve ? EXIT.done : EXIT.failed, options.serve ? `${signal}: stopping` : `stopped by ${signal}`);
+        void exit(EXIT.done, `${signal}: stopping`);
       });
     }
-    watchLauncher(() => void exit(options.serve ? EXIT.done : EXIT.failed, 'the process that started this one is gone: stopping'));
+    watchLauncher(() => void exit(EXIT.done, 'the process that started this one is gone: stopping'));
   }
 
   let line: CommandLine | undefined;

@@ -6,8 +6,6 @@ import { createDocumentClient } from '../store/document-client.ts';
 
 export interface DynamoDbLocal {
   endpoint: string;
-  /** The keeper's process id, and Java's once the keeper has said it. */
-  pids(): { keeper: number; java?: number };
   stop(): Promise<void>;
 }
 
@@ -70,7 +68,7 @@ export async function startDynamoDbLocal(options: { port?: number } = {}): Promi
     await stop();
     throw error;
   }
-  return { endpoint, pids: () => ({ keeper: keeper.pid!, java: javaPid }), stop };
+  return { endpoint, stop };
 }
 
 async function waitUntilAnswering(endpoint: string, running: () => boolean): Promise<void> {
