@@ -4,8 +4,8 @@ import { validateSnapshotFile, type ValidSnapshot } from './validation.ts';
 export type { ValidSnapshot };
 
 export interface ReadOptions {
-  /** Where problems go, a line each (stderr by default). */
-  report?: (line: string) => void;
+  /** Where problems go, a line each (stderr by default). A function alone stands for this. */
+  report?: (line: string) => unknown;
   /** The progress display of the validating pass (none by default). */
   progress?: ProgressDisplay;
 }
@@ -15,7 +15,8 @@ export interface ReadOptions {
  * what and where (at most 50 problems, then how many more) and returns undefined; nothing has
  * been written then.
  */
-export async function readSnapshotFile(path: string, options: ReadOptions = {}): Promise<ValidSnapshot | undefined> {
+export async function readSnapshotFile(path: string, reportOrOptions: ReadOptions | ReadOptions['report'] = {}): Promise<ValidSnapshot | undefined> {
+  const options = typeof reportOrOptions === 'function' ? { report: reportOrOptions } : reportOrOptions;
   const report = options.report ?? ((line: string) => process.stderr.write(line + '\n'));
   let result;
   try {
