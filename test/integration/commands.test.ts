@@ -177,7 +177,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
   it('npm start -- --data invalid.json reads the user\'s file (and refuses it before starting anything)', () => {
     const { code, stderr } = run('commands/start.ts', ['--port', '0', '--data', 'invalid.json'], { from: userDir, env: { DYNAMODB_ENDPOINT: undefined } });
     expect(code).toBe(1);
-    expect(stderr).toContain('teams[0] (id one): id must be a positive integer');
+    expect(stderr).toContain('teams[0] (id "one"): id must be a positive integer');
     expect(stderr).not.toContain('starting DynamoDB Local');
   });
 
