@@ -4,7 +4,7 @@ import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
 import { Daemon, FinanceLineItem, Project } from '../../shared/domain/resources.ts';
 import { DOCUMENT_ROUTE, ROUTE_METHODS, ROUTES, type Route, type RouteMethod } from '../../shared/routes.ts';
 import * as bodies from './schemas.ts';
-import { CACHE_CONTROL } from '../../shared/http/middleware/conditional-get.ts';
+import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the valibot schemas. Committed

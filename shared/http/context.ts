@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
-import type { PageRequest } from '../domain/pagination.ts';
-import type { StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
+import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
+import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
 
 /**
  * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
@@ -16,9 +16,9 @@ export interface Timed {
   deadline: AbortSignal;
 }
 
-/** From authorize, once checks 1 to 3 passed: the caller's token and team. */
+/** From authorize, once checks 1 to 3 passed: the caller's token and team, and a page Query sent with them. */
 export interface Authorized {
-  access: { head: TeamHead; token: StoredToken; teamSegment: string };
+  access: { head: TeamHead; token: StoredToken; teamSegment: string; prefetched?: Prefetched };
 }
 
 /** From authorizeFinances: the same checks, on the team's finance item instead of its head. */
@@ -26,7 +26,12 @@ export interface FinanceAuthorized {
   access: { finance: TeamFinance; token: StoredToken; teamSegment: string };
 }
 
-/** From paginate, once check 4 passed. */
+/** From readPageQuery, before any check: the query as parsed, not yet judged. */
+export interface QueryRead {
+  query: PaginationResult;
+}
+
+/** From requireValidPage, once check 4 passed. */
 export interface Paged {
   page: PageRequest;
 }

@@ -9,13 +9,13 @@ import type { Runtime } from '../runtime.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize, authorizeFinances } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
-import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { headWithoutBody } from './middleware/head.ts';
-import { paginate } from './middleware/paginate.ts';
+import { readPageQuery, requireValidPage } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
 import { requestEvent } from './middleware/request-event.ts';
-import { jsonResponse } from './response.ts';
+import { financeEntityTag, fixedEntityTag, isNotModified, listEntityTag, notModified, taggedJson } from './entity-tag.ts';
+import { RecentAccess } from '../store/recent-access.ts';
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -29,7 +29,7 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 
 /**
  * What every function does around its own work: the Lambda context on its log lines, one access
- * log line, the contract's error bodies, the request's clock and deadline, and ETags. A logger
+ * log line, the contract's error bodies, the request's clock and deadline. A logger
  * per function, as each has its own container in AWS: its cold start is its own.
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
@@ -46,23 +46,33 @@ function apiFunction() {
     .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
-    .use(requestEvent())
-    .use(conditionalGet());
+    .use(requestEvent());
 }
 
-/** GET /api/{team}/projects and /daemons: one page of the team's current generation. */
+/**
+ * GET /api/{team}/projects and /daemons: one page of the team's current generation.
+ *
+ * The query is read first but judged after the token and the team (the contract's order), so
+ * that a warm request can send the page's Query with the token's read (authorize.ts). The ETag
+ * comes from the head: a revalidation that still matches is answered 304 without the Query.
+ */
 export function listHandler(resource: ListResource, { reader, config }: Runtime) {
+  const recent = new RecentAccess();
   return apiFunction()
-    .use(authorize({ reader, ability: route(resource).ability }))
-    .use(paginate())
+    .use(readPageQuery())
+    .use(authorize({ reader, ability: route(resource).ability, resource, recent }))
+    .use(requireValidPage())
     .handler(async function listPage(event, context) {
-      const { head, teamSegment } = context.access;
-      const window = pageWindow(head.counts[resource], context.page.page, context.page.perPage);
-      const items = window.ordinals
-        ? await reader.readPage(head, resource, window.ordinals.first, window.ordinals.last, context.deadline)
-        : [];
+      const { head, teamSegment, prefetched } = context.access;
+      const { page, perPage, perPageGiven } = context.page;
+      const window = pageWindow(head.counts[resource], page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route(resource).path), teamSegment, resource);
-      return jsonResponse(200, listEnvelopeJson({ items, window, path, perPageGiven: context.page.perPageGiven, startedAt: context.startedAt }));
+      const etag = listEntityTag(head, resource, window, perPageGiven, path);
+      if (isNotModified(event, etag)) return notModified(etag);
+      const items = window.ordinals
+        ? await reader.readPage(head, resource, window.ordinals, { signal: context.deadline, prefetched })
+        : [];
+      return taggedJson(listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt }), etag);
     });
 }
 
@@ -70,15 +80,19 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
 export function financesHandler({ reader }: Runtime) {
   return apiFunction()
     .use(authorizeFinances({ reader, ability: route('finances').ability }))
-    .handler(async function financeSummary(_event, context) {
-      return jsonResponse(200, financeJson(context.access.finance.fieldsJson, context.startedAt));
+    .handler(async function financeSummary(event, context) {
+      const { finance } = context.access;
+      const etag = financeEntityTag(finance);
+      if (isNotModified(event, etag)) return notModified(etag);
+      return taggedJson(financeJson(finance.fieldsJson, context.startedAt), etag);
     });
 }
 
 /** GET /api/openapi.json: a fixed document, no token, no data read. */
 export function documentHandler(document: object) {
   const body = JSON.stringify(document);
-  return apiFunction().handler(async function serveDocument() {
-    return jsonResponse(200, body);
+  const etag = fixedEntityTag(body);
+  return apiFunction().handler(async function serveDocument(event) {
+    return isNotModified(event, etag) ? notModified(etag) : taggedJson(body, etag);
   });
 }

@@ -53,6 +53,7 @@ export interface CallReport {
   operation: 'BatchGetItem' | 'Query';
   readCapacity: number;
   items: number;
+  consistent: boolean;
 }
 
 export interface ReaderOptions {
@@ -60,9 +61,39 @@ export interface ReaderOptions {
   observe?: (call: CallReport) => void;
 }
 
+/** How a read is made: eventually consistent unless asked otherwise, bounded by the request's deadline. */
+export interface ReadOptions {
+  /** A strongly consistent read: twice the capacity, and always the latest write. */
+  consistent?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The ordinals a page covers, inclusive (shared/domain/pagination.ts pageWindow). */
+export interface Ordinals {
+  first: number;
+  last: number;
+}
+
 /**
- * The read side of the store: everything the three functions ask of DynamoDB, in at most two
- * sequential round trips. Only GetItem-family reads and Query: never Scan, never a write.
+ * A page Query sent before the request knew which generation is current (page-speculation.ts):
+ * what it asked for, and what came back. It never rejects; a failure is kept for whoever uses it.
+ */
+export interface Prefetched {
+  team: TeamState;
+  resource: ListResource;
+  ordinals: Ordinals;
+  result: { items: string[] } | { error: unknown };
+}
+
+/**
+ * The read side of the store: everything the three functions ask of DynamoDB. Only GetItem-family
+ * reads and Query: never Scan, never a write.
+ *
+ * Reads are eventually consistent (half the capacity of a strong read) unless a caller asks
+ * otherwise. That is safe for the page Query because a generation's items never change once
+ * the head names it: the only possible error is to miss some, and the head says how many the page
+ * must hold (readPage). For the token and the head it means AWS may answer from a replica up to
+ * about a second behind (README "Eventual consistency").
  *
  * It sends the plain commands (BatchGetItemCommand, QueryCommand) and converts the few attributes
  * it reads itself. The document client's generic marshalling (every key, every attribute of every
@@ -78,32 +109,53 @@ export class TeamReader {
     this.options = options;
   }
 
-  /** A list's round trip 1: the token and the team head together, in one BatchGetItem. */
-  async readAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal): Promise<{ token?: StoredToken; head?: TeamHead }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'head'), signal);
+  /** A list's first read: the token and the team head together, in one BatchGetItem. */
+  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; head?: TeamHead }> {
+    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'head'), options);
     return { token, head: team && toTeamHead(team) };
   }
 
-  /** A finances request's one round trip: the token and the team's finance item, in one BatchGetItem. */
-  async readFinanceAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal): Promise<{ token?: StoredToken; finance?: TeamFinance }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'finance'), signal);
+  /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
+  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; finance?: TeamFinance }> {
+    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'finance'), options);
     return { token, finance: team && toTeamFinance(team) };
   }
 
   /**
-   * Round trip 2: the page's items, by ordinal range, in one Query. Returns each item's JSON.
-   * The head promised every ordinal from `first` to `last`; a page that holds fewer is read
-   * again, strongly consistent, once, and still short it is refused (ShortPage), never served.
+   * A page Query on a generation the caller only expects to be current, sent alongside the
+   * BatchGetItem that will tell. Eventually consistent; settles with the items or the error.
    */
-  async readPage(head: TeamHead, resource: ListResource, first: number, last: number, signal?: AbortSignal): Promise<string[]> {
-    const expected = last - first + 1;
-    let items = await this.queryPage(head, resource, first, last, signal);
-    if (items.length !== expected) items = await this.queryPage(head, resource, first, last, signal);
+  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
+    const prefetched = (result: Prefetched['result']): Prefetched => ({ team, resource, ordinals, result });
+    return this.queryPage(team, resource, ordinals, { signal }).then(
+      (items) => prefetched({ items }),
+      (error: unknown) => prefetched({ error }),
+    );
+  }
+
+  /**
+   * The page's items, by ordinal range, in one Query, eventually consistent; each item's JSON.
+   * A prefetched page of the same generation and range is used instead of a new Query. The head
+   * promised every ordinal from `first` to `last`: a page that holds fewer (a replica behind the
+   * import that wrote the generation) is read again strongly consistent, once, and still short
+   * it is refused (ShortPage: a 503), never served.
+   */
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { signal?: AbortSignal; prefetched?: Prefetched } = {}): Promise<string[]> {
+    const expected = ordinals.last - ordinals.first + 1;
+    const prefetched = options.prefetched;
+    let items: string[];
+    if (prefetched && samePage(prefetched, head, resource, ordinals)) {
+      if ('error' in prefetched.result) throw prefetched.result.error;
+      items = prefetched.result.items;
+    } else {
+      items = await this.queryPage(head, resource, ordinals, { signal: options.signal });
+    }
+    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { consistent: true, signal: options.signal });
     if (items.length !== expected) throw new ShortPage(expected, items.length);
     return items;
   }
 
-  private async queryPage(head: TeamHead, resource: ListResource, first: number, last: number, signal?: AbortSignal): Promise<string[]> {
+  private async queryPage(team: TeamState, resource: ListResource, { first, last }: Ordinals, options: ReadOptions): Promise<string[]> {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
@@ -112,57 +164,62 @@ export class TeamReader {
           TableName: this.options.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
-            ':pk': { S: resourcePartition(head.teamId, head.generation, resource) },
+            ':pk': { S: resourcePartition(team.teamId, team.generation, resource) },
             ':first': { S: ordinalKey(first) },
             ':last': { S: ordinalKey(last) },
           },
           ProjectionExpression: 'j',
-          // The head named this generation only after all of it was written; a strongly
-          // consistent read is what guarantees we see all of it.
-          ConsistentRead: true,
+          ConsistentRead: options.consistent === true,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
         }),
-        { abortSignal: signal },
+        { abortSignal: options.signal },
       );
       for (const item of result.Items ?? []) json.push(item.j?.S as string);
-      this.report('Query', result.ConsumedCapacity?.CapacityUnits, result.Items?.length ?? 0);
+      this.report('Query', result.ConsumedCapacity?.CapacityUnits, result.Items?.length ?? 0, options.consistent === true);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
     return json;
   }
 
-  private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, signal?: AbortSignal): Promise<{ token?: StoredToken; team?: RawItem }> {
+  private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, options: ReadOptions): Promise<{ token?: StoredToken; team?: RawItem }> {
     const keys: Key[] = [tokenKey(tokenHash), ...(teamKey ? [teamKey] : [])];
-    const items = await this.batchGet(keys, signal);
+    const items = await this.batchGet(keys, options);
     const tokenItem = items.find((item) => item.pk?.S === keys[0]!.pk);
     const teamItem = teamKey && items.find((item) => item.pk?.S === teamKey.pk);
     return { token: tokenItem && toStoredToken(tokenItem), team: teamItem };
   }
 
-  private async batchGet(keys: Key[], signal?: AbortSignal): Promise<RawItem[]> {
+  private async batchGet(keys: Key[], options: ReadOptions): Promise<RawItem[]> {
     const items: RawItem[] = [];
     const table = this.options.tableName;
+    const consistent = options.consistent === true;
     const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
     await untilProcessed('BatchGetItem', requested, async (pending) => {
       const result = await this.client.send(
         new BatchGetItemCommand({
-          RequestItems: { [table]: { Keys: pending } },
+          RequestItems: { [table]: { Keys: pending, ConsistentRead: consistent } },
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
         }),
-        { abortSignal: signal },
+        { abortSignal: options.signal },
       );
       const found = result.Responses?.[table] ?? [];
       items.push(...found);
-      this.report('BatchGetItem', result.ConsumedCapacity?.[0]?.CapacityUnits, found.length);
+      this.report('BatchGetItem', result.ConsumedCapacity?.[0]?.CapacityUnits, found.length, consistent);
       return result.UnprocessedKeys?.[table]?.Keys ?? [];
-    }, { budget: 'request', signal });
+    }, { budget: 'request', signal: options.signal });
     return items;
   }
 
-  private report(operation: CallReport['operation'], readCapacity: number | undefined, items: number) {
-    this.options.observe?.({ operation, readCapacity: readCapacity ?? 0, items });
+  private report(operation: CallReport['operation'], readCapacity: number | undefined, items: number, consistent: boolean) {
+    this.options.observe?.({ operation, readCapacity: readCapacity ?? 0, items, consistent });
   }
+}
+
+/** Whether a prefetched Query asked for exactly the page this head says to read. */
+function samePage(prefetched: Prefetched, head: TeamHead, resource: ListResource, ordinals: Ordinals): boolean {
+  return prefetched.team.teamId === head.teamId && prefetched.team.generation === head.generation && prefetched.resource === resource
+    && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
 }
 
 // The attributes as the importer and the token command write them (through the document client):

@@ -25,7 +25,7 @@ async function projectIds(secret: string, teamRef: string): Promise<number[] | n
   const { token: stored, head } = await reader.readAccess(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   if (head.counts.projects === 0) return [];
-  return (await reader.readPage(head, 'projects', 1, head.counts.projects)).map((json) => (JSON.parse(json) as { id: number }).id);
+  return (await reader.readPage(head, 'projects', { first: 1, last: head.counts.projects })).map((json) => (JSON.parse(json) as { id: number }).id);
 }
 
 /** A canonical text of every item, to show a rejected import changed nothing. */

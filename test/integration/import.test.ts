@@ -24,7 +24,7 @@ async function view(secret: string, teamRef: string) {
   const ids = async (resource: 'projects' | 'daemons') => {
     const count = head.counts[resource];
     if (count === 0) return [];
-    return (await reader.readPage(head, resource, 1, count)).map((json) => (JSON.parse(json) as { id: number }).id);
+    return (await reader.readPage(head, resource, { first: 1, last: count })).map((json) => (JSON.parse(json) as { id: number }).id);
   };
   return { projects: await ids('projects'), daemons: await ids('daemons'), finance: JSON.parse(`{${finance!.fieldsJson}}`), abilities: stored.abilities };
 }

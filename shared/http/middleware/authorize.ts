@@ -1,9 +1,12 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { grants, type Ability } from '../../domain/abilities.ts';
+import { pageWindow } from '../../domain/pagination.ts';
+import type { ListResource } from '../../domain/resources.ts';
 import { bearerToken, hashToken, isExpired } from '../../auth/token.ts';
-import { isMember, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';
-import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
+import type { RecentAccess } from '../../store/recent-access.ts';
+import { isMember, type Prefetched, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';
+import type { Authorized, Context, FinanceAuthorized, QueryRead, Timed } from '../context.ts';
 import { missingAbility, notFound, unauthenticated } from '../errors.ts';
 
 interface AuthorizeOptions {
@@ -11,19 +14,38 @@ interface AuthorizeOptions {
   ability: Ability;
   now?: () => Date;
 }
+
+interface ListAuthorizeOptions extends AuthorizeOptions {
+  resource: ListResource;
+  /** The function's memory of tokens that recently passed: only they speculate. */
+  recent: RecentAccess;
+}
+
 type Event = APIGatewayProxyEventV2;
+type Request<C> = { event: Event; context: C };
 
 /**
  * Checks 1 to 3 of the contract's order for a list: token (401), ability (403), team and
- * membership (404). The token and the team head are read together in one round trip; the checks
- * then run in order.
+ * membership (404), on the token and the team head read together in one BatchGetItem.
+ *
+ * For a token that recently passed for this team (RecentAccess), the page's Query on the
+ * generation last seen is sent at the same time, so a warm request waits on one round trip
+ * (storage.md); the handler uses it only if the head still names that generation. Never for an
+ * unknown token, and never with If-None-Match, whose answer may need no Query at all.
  */
-export function authorize(options: AuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & Authorized> {
+export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
   return {
     before: async function authorizeRequest(request) {
-      const { secret, teamSegment } = credentials(request.event);
-      const { token, head } = await options.reader.readAccess(hashToken(secret), teamSegment, request.context.deadline);
-      request.context.access = { head: check(options, token, head), token: token!, teamSegment };
+      const { tokenHash, teamSegment } = credentials(request.event);
+      const signal = request.context.deadline;
+      const read = (consistent: boolean) => options.reader.readAccess(tokenHash, teamSegment, { consistent, signal });
+      const [access, prefetched] = await Promise.all([read(false), speculate(options, request, tokenHash, teamSegment)]);
+      const { token, team: head } = await checked(options, { token: access.token, team: access.head }, async (consistent) => {
+        const again = await read(consistent);
+        return { token: again.token, team: again.head };
+      }, () => options.recent.failed(tokenHash, teamSegment));
+      options.recent.passed(tokenHash, teamSegment, head);
+      request.context.access = { head, token, teamSegment, prefetched };
     },
   };
 }
@@ -32,27 +54,67 @@ export function authorize(options: AuthorizeOptions): MiddlewareObj<Event, unkno
 export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
   return {
     before: async function authorizeFinanceRequest(request) {
-      const { secret, teamSegment } = credentials(request.event);
-      const { token, finance } = await options.reader.readFinanceAccess(hashToken(secret), teamSegment, request.context.deadline);
-      request.context.access = { finance: check(options, token, finance), token: token!, teamSegment };
+      const { tokenHash, teamSegment } = credentials(request.event);
+      const read = async (consistent: boolean) => {
+        const { token, finance } = await options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: request.context.deadline });
+        return { token, team: finance };
+      };
+      const { token, team: finance } = await checked(options, await read(false), read);
+      request.context.access = { finance, token, teamSegment };
     },
   };
 }
 
-function credentials(event: Event): { secret: string; teamSegment: string } {
+function credentials(event: Event): { tokenHash: string; teamSegment: string } {
   const secret = bearerToken(event.headers?.authorization);
   if (secret === undefined) throw unauthenticated();
-  return { secret, teamSegment: event.pathParameters?.team ?? '' };
+  return { tokenHash: hashToken(secret), teamSegment: event.pathParameters?.team ?? '' };
 }
 
-/** The checks in the contract's order; returns the team once they all pass. */
-function check<T extends TeamState>(options: AuthorizeOptions, token: StoredToken | undefined, team: T | undefined): T {
+/** The page's Query on the remembered generation, when this request may speculate. */
+function speculate(options: ListAuthorizeOptions, request: Request<Context & Timed & QueryRead>, tokenHash: string, teamSegment: string): Promise<Prefetched> | undefined {
+  if (request.event.headers?.['if-none-match'] !== undefined || !request.context.query.ok) return undefined;
+  const head = options.recent.speculation(tokenHash, teamSegment);
+  if (!head) return undefined;
+  const { page, perPage } = request.context.query.value;
+  const { ordinals } = pageWindow(head.counts[options.resource], page, perPage);
+  return ordinals ? options.reader.prefetchPage(head, options.resource, ordinals, request.context.deadline) : undefined;
+}
+
+type Access<T> = { token?: StoredToken; team?: T };
+type Failure = 'token' | 'ability' | 'team';
+
+/**
+ * The checks in the contract's order; returns the token and team once they all pass.
+ *
+ * A 404 for a valid token is confirmed on one strongly consistent read before it is answered:
+ * on AWS an eventually consistent read may come from a replica that has the new head of a team
+ * just imported but not yet the membership entry the import added to the token before it (or
+ * not yet the team at all). Only a valid token with the ability gets that second read, so an
+ * unknown token still costs exactly one.
+ */
+async function checked<T extends TeamState>(
+  options: AuthorizeOptions, access: Access<T>, reread: (consistent: boolean) => Promise<Access<T>>, onFailure?: () => void,
+): Promise<{ token: StoredToken; team: T }> {
+  let failure = failureOf(options, access);
+  if (failure === 'team') {
+    access = await reread(true);
+    failure = failureOf(options, access);
+  }
+  if (failure) {
+    onFailure?.();
+    throw failure === 'token' ? unauthenticated() : failure === 'ability' ? missingAbility(options.ability) : notFound();
+  }
+  return access as { token: StoredToken; team: T };
+}
+
+function failureOf<T extends TeamState>(options: AuthorizeOptions, { token, team }: Access<T>): Failure | undefined {
   const now = options.now?.() ?? new Date();
   // A token an unfinished import wrote is not valid yet: it answers as an unknown one.
-  if (!token || token.inactive || token.revokedAt !== null || isExpired(token.expiresAt, now)) throw unauthenticated();
-  if (!grants(token.abilities, options.ability)) throw missingAbility(options.ability);
+  if (!token || token.inactive || token.revokedAt !== null || isExpired(token.expiresAt, now)) return 'token';
+  if (!grants(token.abilities, options.ability)) return 'ability';
   // An unknown team and a team the user is not in look the same to the caller. Membership is
   // of the generation the team item names, so the members switch with the team's data.
-  if (!team || !isMember(token, team)) throw notFound();
-  return team;
+  if (!team || !isMember(token, team)) return 'team';
+  return undefined;
 }

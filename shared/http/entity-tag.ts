@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { PageWindow } from '../domain/pagination.ts';
+import type { ListResource } from '../domain/resources.ts';
+import type { TeamState } from '../store/team-reader.ts';
+import { jsonResponse } from './response.ts';
+
+/**
+ * Conditional GETs, decided before the data is read: every 200 carries a strong ETag and
+ * Cache-Control, and a request whose If-None-Match names the current tag gets 304 with no body,
+ * without the page's Query. Errors are never tagged or conditional.
+ *
+ * A tag is derived from what decides the body, not from the body: a generation's items never
+ * change once its head names it, so (team, generation) fixes a page's data, `total` and
+ * `last_page`; the page, per_page (and whether the request gave it) and the list's address fix
+ * `meta` and `links`. Same inputs, same bytes (`served_in` aside); any difference, another tag.
+ * BODY_FORMAT is part of every tag: change it with the shape of a body, so that a tag issued by
+ * an older deployment never matches a new one.
+ */
+const BODY_FORMAT = '2';
+
+/** Per-user data: a shared cache must not keep it; a client must ask again, with its ETag. */
+export const CACHE_CONTROL = 'private, no-cache';
+
+/** The tag of one page of a list, as listEnvelopeJson would write it. */
+export function listEntityTag(team: TeamState, resource: ListResource, window: PageWindow, perPageGiven: boolean, path: string): string {
+  return entityTag(['list', team.teamId, team.generation, resource, window.currentPage, window.perPage, perPageGiven, path]);
+}
+
+/** The tag of a team's finance summary: its generation fixes it. */
+export function financeEntityTag(team: TeamState): string {
+  return entityTag(['finances', team.teamId, team.generation]);
+}
+
+/** The tag of a fixed body (the OpenAPI document), computed once. */
+export function fixedEntityTag(body: string): string {
+  return entityTag(['fixed', body]);
+}
+
+function entityTag(parts: readonly (string | number | boolean)[]): string {
+  return `"${createHash('sha256').update(`${BODY_FORMAT}${JSON.stringify(parts)}`).digest('base64url').slice(0, 32)}"`;
+}
+
+/** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ prefixes do not matter. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+/** Whether the request already holds the representation this tag names. */
+export function isNotModified(event: APIGatewayProxyEventV2, etag: string): boolean {
+  return matchesIfNoneMatch(event.headers?.['if-none-match'], etag);
+}
+
+/** The 304: the tag and Cache-Control, no body. */
+export function notModified(etag: string): APIGatewayProxyStructuredResultV2 {
+  return { statusCode: 304, headers: { ETag: etag, 'Cache-Control': CACHE_CONTROL } };
+}
+
+/** A 200 with its tag. */
+export function taggedJson(body: string, etag: string): APIGatewayProxyStructuredResultV2 {
+  return jsonResponse(200, body, { ETag: etag, 'Cache-Control': CACHE_CONTROL });
+}
