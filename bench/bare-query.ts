@@ -1,22 +1,22 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { API_CLIENT_LIMITS, createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
 
 /**
- * The cold-start floor (bench part 3): a Lambda handler that imports only the DynamoDB document
- * client and runs one Query, bundled exactly as the functions are (functions.ts synthesizes
- * it as a NodejsFunction with infra/functions.ts functionBasics()). The Query is the one a list
- * function sends for a page: strongly consistent, an ordinal range, projecting `j`.
+ * The cold-start floor of any DynamoDB-backed handler (bench part 3, for information): a Lambda
+ * handler that imports only the plain DynamoDB client, built as the functions build theirs, and
+ * runs one Query, bundled exactly as the functions are. The Query is a list function's page
+ * Query: eventually consistent, an ordinal range, projecting `j`.
  */
 const TableName = process.env.TABLE_NAME!;
-const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const client = createDynamoDbClient({ endpoint: process.env.DYNAMODB_ENDPOINT || undefined, ...API_CLIENT_LIMITS });
 
 export async function handler(event: { query: { pk: string; first: string; last: string } }): Promise<{ statusCode: number; body: string }> {
-  const result = await doc.send(new QueryCommand({
+  const result = await client.send(new QueryCommand({
     TableName,
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-    ExpressionAttributeValues: { ':pk': event.query.pk, ':first': event.query.first, ':last': event.query.last },
+    ExpressionAttributeValues: { ':pk': { S: event.query.pk }, ':first': { S: event.query.first }, ':last': { S: event.query.last } },
     ProjectionExpression: 'j',
-    ConsistentRead: true,
+    ConsistentRead: false,
   }));
-  return { statusCode: 200, body: `[${(result.Items ?? []).map((item) => item.j as string).join(',')}]` };
+  return { statusCode: 200, body: `[${(result.Items ?? []).map((item: Record<string, AttributeValue>) => item.j?.S).join(',')}]` };
 }

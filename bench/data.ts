@@ -11,10 +11,17 @@ export interface BenchTeam {
   size: number;
   userId: number;
   secret: string;
+  /** Members besides the token's user (users of this team alone, with no token). */
+  otherMembers: number;
+  /** Cost records, each its own finance line. */
+  costLines: number;
 }
 
-export function benchTeam(id: number, size: number): BenchTeam {
-  return { id, slug: `bench-${size}`, size, userId: 1_000 + id, secret: `bench-secret-${id}-${size}` };
+export function benchTeam(id: number, size: number, crowd: { slug: string; otherMembers: number; costLines: number } | undefined = undefined): BenchTeam {
+  return {
+    id, slug: crowd?.slug ?? `bench-${size}`, size, userId: 1_000 + id, secret: `bench-secret-${id}-${size}`,
+    otherMembers: crowd?.otherMembers ?? 0, costLines: crowd?.costLines ?? 1,
+  };
 }
 
 const WORDS = ['atlas', 'beacon', 'cobalt', 'delta', 'ember', 'falcon', 'garnet', 'harbor', 'indigo', 'juniper', 'krypton', 'lumen', 'meridian', 'nimbus', 'orbit', 'pioneer'];
@@ -50,12 +57,17 @@ export function teamSnapshot(team: BenchTeam): Record<string, unknown[]> {
   }
   return {
     teams: [{ id: team.id, slug: team.slug, name: `Bench team of ${team.size.toLocaleString('en')}` }],
-    users: [{ id: team.userId, name: `Bench user ${team.id}`, teams: [team.id] }],
+    users: [
+      { id: team.userId, name: `Bench user ${team.id}`, teams: [team.id] },
+      ...Array.from({ length: team.otherMembers }, (_, i) => ({ id: team.id * 1_000_000 + i + 1, name: `Member ${i + 1} of team ${team.id}`, teams: [team.id] })),
+    ],
     tokens: [{ user_id: team.userId, token: team.secret, name: 'bench', abilities: ['*'] }],
     environments: environmentIds.map((id, i) => ({ id, team_id: team.id, name: i === 0 ? 'production' : 'staging' })),
     servers: serverIds.map((id, i) => ({ id, team_id: team.id, name: `web-${i + 1}`, monthly_cost: '24.15', currency: i === 2 ? 'USD' : 'EUR' })),
     projects,
     daemons,
-    costs: [{ team_id: team.id, label: 'Backups', amount: '5.00', currency: 'EUR' }],
+    costs: Array.from({ length: team.costLines }, (_, i) => (i === 0
+      ? { team_id: team.id, label: 'Backups', amount: '5.00', currency: 'EUR' }
+      : { team_id: team.id, label: `Cost line ${String(i).padStart(3, '0')}: ${WORDS[i % 16]} ${KINDS[i % 4]}`, amount: `${i}.25`, currency: i % 3 === 0 ? 'USD' : 'EUR' })),
   };
 }

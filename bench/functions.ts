@@ -146,7 +146,8 @@ const { handler } = await import(process.env.BENCH_BUNDLE);
 const imported = performance.now();
 const result = await handler(event, context);
 const ready = performance.now();
-writeSync(3, JSON.stringify({ booted, imported, ready, status: result.statusCode }));
+const used = process.cpuUsage();
+writeSync(3, JSON.stringify({ booted, imported, ready, cpu: (used.user + used.system) / 1000, status: result.statusCode }));
 process.exit(0);
 `;
 
@@ -154,6 +155,8 @@ export interface ColdSample {
   booted: number;
   imported: number;
   ready: number;
+  /** CPU time (ms, user + system, all threads) from the process's start to its first answer. */
+  cpu: number;
   status: number;
   logLines: number;
 }

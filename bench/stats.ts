@@ -31,6 +31,13 @@ export function markdownTable(header: string[], rows: (string | number)[][], ali
   return [line(header), line(sep), ...rows.map(line)].join('\n');
 }
 
+/** min / median / max of per-run ratios, and how many runs: `1.021× / 1.034× / 1.062× (n=15)`. */
+export function spread(values: readonly number[]): string {
+  if (values.length === 0) return '–';
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${ratio3(sorted[0]!)} / ${ratio3(median(sorted))} / ${ratio3(sorted[sorted.length - 1]!)} (n=${values.length})`;
+}
+
 /**
  * A 95% interval for median(a) / median(b) when a[i] and b[i] were measured together (the same
  * iteration or round): paired bootstrap, resampling i. Deterministic (a fixed-seed generator).

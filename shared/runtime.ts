@@ -1,5 +1,5 @@
 import { readApiConfig, type ApiConfig } from './config.ts';
-import { createDynamoDbClient } from './store/dynamodb-client.ts';
+import { API_CLIENT_LIMITS, createDynamoDbClient } from './store/dynamodb-client.ts';
 import { TeamReader } from './store/team-reader.ts';
 
 /** What a function needs at run time, built once per container at module scope. */
@@ -14,14 +14,7 @@ let shared: Runtime | undefined;
 export function runtime(): Runtime {
   if (!shared) {
     const config = readApiConfig();
-    const client = createDynamoDbClient({
-      endpoint: config.dynamodbEndpoint,
-      // Two sequential calls, each at most 2 attempts of (connect 500 ms + answer 1.5 s),
-      // fit well inside the function's timeout; the request deadline aborts anything later.
-      connectionTimeoutMs: 500,
-      requestTimeoutMs: 1_500,
-      maxAttempts: 2,
-    });
+    const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint, ...API_CLIENT_LIMITS });
     shared = { config, reader: new TeamReader(client, { tableName: config.tableName }) };
   }
   return shared;

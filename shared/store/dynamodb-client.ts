@@ -12,6 +12,14 @@ export interface ClientOptions {
 }
 
 /**
+ * The API functions' per-attempt limits: a request makes at most two DynamoDB calls one after
+ * the other, each at most 2 attempts of (connect 500 ms + answer 1.5 s), well inside the
+ * function's timeout; the request deadline aborts anything later. The benchmark's bare handlers
+ * build their client with these too, so that they differ from a function only in its own code.
+ */
+export const API_CLIENT_LIMITS = { connectionTimeoutMs: 500, requestTimeoutMs: 1_500, maxAttempts: 2 } as const satisfies ClientOptions;
+
+/**
  * The plain DynamoDB client. The API functions use it as it is (their reader decodes the few
  * attributes it reads, so they bundle no document client); the tools wrap it (client.ts).
  * Timeouts and retries are set on purpose: the SDK's defaults (no request timeout) would let a
