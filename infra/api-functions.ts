@@ -58,6 +58,10 @@ export class ApiFunctions extends StackPart {
       }));
     }
 
+    // No NODE_OPTIONS=--enable-source-maps: Node would read and index the 600 KB map at every cold
+    // start (bench part 3 measures it each run), for stack traces that only a start-up failure
+    // prints (a request logs its error's name and message, never a stack). The map still ships
+    // beside the bundle and can be applied to a logged position offline (README "Stack traces").
     const fn = new NodejsFunction(this, `${name}Function`, {
       ...functionBasics(functionEntry(route.name), props.bundleAwsSdk ?? true),
       memorySize: functionMemoryMb(route.name),
@@ -70,8 +74,6 @@ export class ApiFunctions extends StackPart {
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: checkedLogLevel(props.logLevel) }),
         // Empty is unset for the functions (shared/config.ts); SAM users fill it with --env-vars.
         ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),
-        // Stack traces of start-up failures (the runtime logs them) point into functions/ and shared/.
-        NODE_OPTIONS: '--enable-source-maps',
       },
     });
     (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);

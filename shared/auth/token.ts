@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Bearer tokens as the functions check them. Only a token's SHA-256 is ever stored, and a lookup
@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  */
 
 export function hashToken(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;

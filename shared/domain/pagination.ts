@@ -58,7 +58,30 @@ export type PaginationResult =
 
 /** Validates `page`/`per_page`; each field reports only the first rule it breaks. */
 export function parsePagination(query: Record<string, string | undefined> | undefined): PaginationResult {
-  const input = query ?? {};
+  // Most requests name neither parameter, and clients walk the same few pages again and again:
+  // a result depends on the two values alone, so short ones are remembered (frozen: shared).
+  const key = JSON.stringify([query?.per_page, query?.page]);
+  const known = remembered.get(key);
+  if (known) return known;
+  const result = deepFreeze(validatePagination(query ?? {}));
+  if (key.length <= REMEMBERED_KEY_LENGTH) {
+    if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(key, result);
+  }
+  return result;
+}
+
+/** A function keeps at most this many (per_page, page) pairs of short values: well under a megabyte. */
+const REMEMBERED = 1_000;
+const REMEMBERED_KEY_LENGTH = 64;
+const remembered = new Map<string, PaginationResult>();
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+  return Object.freeze(value);
+}
+
+function validatePagination(input: Record<string, string | undefined>): PaginationResult {
   const result = v.safeParse(PaginationQuery, input, { abortPipeEarly: true });
   if (result.success) {
     const { page, per_page: perPage } = result.output;

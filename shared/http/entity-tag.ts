@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { PageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
@@ -38,7 +38,7 @@ export function fixedEntityTag(body: string): string {
 }
 
 function entityTag(parts: readonly (string | number | boolean)[]): string {
-  return `"${createHash('sha256').update(`${BODY_FORMAT}${JSON.stringify(parts)}`).digest('base64url').slice(0, 32)}"`;
+  return `"${hash('sha256', `${BODY_FORMAT}${JSON.stringify(parts)}`, 'base64url').slice(0, 32)}"`;
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ prefixes do not matter. */

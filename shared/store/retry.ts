@@ -38,9 +38,14 @@ export async function untilProcessed<T>(
 ): Promise<void> {
   let pending = work;
   if (pending.length === 0) return;
+  // The first call is made directly: DynamoDB leaves nothing undone on almost every call, and
+  // p-retry's machinery (its promise, its abort listener) would cost every request for nothing.
+  pending = await send(pending);
+  if (pending.length === 0) return;
   await pRetry(
-    async function sendPending() {
-      pending = await send(pending);
+    async function sendPending(attempt) {
+      // Attempt 1 is the direct call above: report its leftovers, so the first retry waits.
+      if (attempt > 1) pending = await send(pending);
       if (pending.length > 0) throw new LeftUnprocessed(pending.length, operation);
     },
     {

@@ -1,0 +1,89 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { parseArgs } from 'node:util';
+import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
+import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
+import { createDocumentClient } from '../commands/store/document-client.ts';
+import { ensureTable } from '../commands/store/table.ts';
+import { benchTeam } from './data.ts';
+import { importTeam } from './import.ts';
+
+/**
+ * A CPU profile of warm requests through a function's handler (`node bench/profile-warm.ts
+ * [--function projects] [--requests 3000] [--out file.cpuprofile] [--reader-only]`): DynamoDB Local, a small team, the
+ * function's own module (functions/<name>.ts, so names are readable) called in a loop after a
+ * warm-up, profiled with the inspector; it prints self time grouped by where the code lives.
+ * What bench part 4 measures as a ratio, this says where it goes.
+ */
+const { values: args } = parseArgs({ options: {
+  function: { type: 'string', default: 'projects' }, requests: { type: 'string', default: '3000' }, out: { type: 'string' },
+  // The reader's two calls alone, without the handler chain: what the chain adds is the difference.
+  'reader-only': { type: 'boolean', default: false },
+} });
+const dynamo = await startDynamoDbLocal();
+try {
+  const doc = createDocumentClient({ endpoint: dynamo.endpoint });
+  await ensureTable(doc, 'profile');
+  const team = benchTeam(1, 200);
+  await importTeam(doc, 'profile', team);
+  Object.assign(process.env, { TABLE_NAME: 'profile', DYNAMODB_ENDPOINT: dynamo.endpoint, AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand' });
+  const name = args.function!;
+  const { handler } = (await import(`../functions/${name}.ts`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode?: number }> };
+  const query = name === 'finances' ? '' : '?per_page=20&page=2';
+  const eventText = JSON.stringify(routeRequest({
+    method: 'GET', target: `/api/${team.slug}/${name}${query}`, sourceIp: '127.0.0.1',
+    rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${team.secret}`, 'Accept', 'application/json'],
+  }));
+  const { runtime } = await import('../shared/runtime.ts');
+  const { hashToken } = await import('../shared/auth/token.ts');
+  const reader = runtime().reader;
+  const headNow = (await reader.readAccess(hashToken(team.secret), team.slug)).head!;
+  const viaReader = async () => {
+    const [a, p] = await Promise.all([reader.readAccess(hashToken(team.secret), team.slug), reader.prefetchPage(headNow, 'projects', { first: 21, last: 40 })]);
+    return { statusCode: a.token && 'items' in p.result ? 200 : 500 };
+  };
+  const run = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const { event } = JSON.parse(eventText) as { event: unknown };
+      const result = args['reader-only'] ? await viaReader() : await handler(event, lambdaContext(name, 10_000, `p-${i}`));
+      if (result.statusCode !== 200) throw new Error(`status ${result.statusCode}`);
+    }
+  };
+  await run(500);
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 50 });
+  await session.post('Profiler.start');
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  await run(Number(args.requests));
+  const used = process.cpuUsage(cpu);
+  const { profile } = await session.post('Profiler.stop');
+  const n = Number(args.requests);
+  process.stderr.write(`${n} requests, ${((performance.now() - started) / n).toFixed(3)} ms each, CPU ${(((used.user + used.system) / 1000) / n * 1000).toFixed(0)} µs each\n`);
+  if (args.out) writeFileSync(args.out, JSON.stringify(profile));
+  // Self time per node, grouped.
+  type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };
+  const nodes = new Map<number, Node>((profile.nodes as Node[]).map((node) => [node.id, node]));
+  const dt = new Map<number, number>();
+  (profile.samples ?? []).forEach((id: number, i: number) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)));
+  const total = [...dt.values()].reduce((a, b) => a + b, 0);
+  const groups = new Map<string, number>();
+  const fns = new Map<string, number>();
+  for (const [id, time] of dt) {
+    const { url, functionName, lineNumber } = nodes.get(id)!.callFrame;
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+    const group = m ? m[1]! : url.includes('/shared/') ? 'shared/' : url.includes('/functions/') ? 'functions/' : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : url === '' ? `(${functionName || 'native'})` : url.replace(/.*\/wt-cost\//, '');
+    groups.set(group, (groups.get(group) ?? 0) + time);
+    const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/wt-cost\//, '')}:${lineNumber}`;
+    fns.set(key, (fns.get(key) ?? 0) + time);
+  }
+  const pct = (t: number) => `${((t / total) * 100).toFixed(1)}%`;
+  process.stderr.write('\nby package:\n');
+  for (const [g, t] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 25)) process.stderr.write(`  ${pct(t).padStart(6)}  ${(t / n).toFixed(1).padStart(6)} µs/req  ${g}\n`);
+  process.stderr.write('\ntop functions (self):\n');
+  for (const [f, t] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stderr.write(`  ${pct(t).padStart(6)}  ${(t / n).toFixed(1).padStart(6)} µs/req  ${f}\n`);
+} finally {
+  await dynamo.stop();
+}
