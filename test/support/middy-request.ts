@@ -1,0 +1,76 @@
+import type { Request } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { ApiContext } from '../../shared/http/context.ts';
+
+/**
+ * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
+ * API, payload 2.0) would send, the Lambda context with what earlier middlewares put on it, and
+ * the response or error the later ones left.
+ */
+export type ApiRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>;
+
+export interface EventParts {
+  route?: 'finances' | 'daemons' | 'projects';
+  team?: string;
+  /** Header names lower-cased, as API Gateway passes them. */
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+export function apiEvent({ route = 'projects', team = 'acme', headers = {}, query }: EventParts = {}): APIGatewayProxyEventV2 {
+  const path = `/api/${team}/${route}`;
+  const rawQueryString = query ? new URLSearchParams(query).toString() : '';
+  return {
+    version: '2.0',
+    routeKey: `GET /api/{team}/${route}`,
+    rawPath: path,
+    rawQueryString,
+    headers: { host: 'api.example.com', 'x-forwarded-proto': 'https', ...headers },
+    ...(query ? { queryStringParameters: query } : {}),
+    pathParameters: { team },
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'unit',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'unit-test' },
+      requestId: 'api-request-1',
+      routeKey: `GET /api/{team}/${route}`,
+      stage: '$default',
+      time: '01/Jun/2026:12:00:00 +0000',
+      timeEpoch: 1_780_315_200_000,
+    },
+    isBase64Encoded: false,
+  };
+}
+
+/** The Lambda context, with the clock and deadline the request's first middleware starts. */
+export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: 'unit-function',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:000000000000:function:unit-function',
+    memoryLimitInMB: '1024',
+    awsRequestId: 'lambda-request-1',
+    logGroupName: '/aws/lambda/unit-function',
+    logStreamName: 'unit',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+    startedAt: performance.now(),
+    deadline: new AbortController().signal,
+    ...parts,
+  } as ApiContext;
+}
+
+export function apiRequest(parts: { event?: APIGatewayProxyEventV2; context?: ApiContext; response?: APIGatewayProxyStructuredResultV2 | null; error?: Error | null } = {}): ApiRequest {
+  return {
+    event: parts.event ?? apiEvent(),
+    context: parts.context ?? apiContext(),
+    response: parts.response ?? null,
+    error: parts.error ?? null,
+    internal: {},
+  };
+}
