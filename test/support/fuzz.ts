@@ -9,12 +9,13 @@ import type fc from 'fast-check';
  * - `FUZZ_RUNS`: runs of every property instead of each one's own default (search harder).
  * - `FUZZ_REQUESTS`: requests of the HTTP fuzz test instead of its default.
  *
- * Nothing in test/ may use Math.random() or the clock as a seed (test/unit/fuzz.test.ts checks).
+ * Nothing in test/ may call Math.random or take a seed from the clock (test/unit/fuzz.test.ts checks).
  */
 export const DEFAULT_FUZZ_SEED = 20_260_611;
 
-function readInteger(name: string, min: number, max: number): number | undefined {
-  const text = process.env[name]?.trim();
+/** An integer setting from the environment, undefined when unset; anything else is an error that names it. */
+export function readInteger(name: string, min: number, max: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env[name]?.trim();
   if (text === undefined || text === '') return undefined;
   const value = Number(text);
   if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
