@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFoldersFirst from './test/support/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -10,5 +11,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Files in parallel, each in its own process. Vitest's default on 2 cores is one worker; much
+    // of a file's time is spent waiting (on DynamoDB Local, child processes, timeouts under fault),
+    // so three keep both cores busy (`npm test -- --maxWorkers=1` runs one file at a time).
+    maxWorkers: 3,
+    // Slow folders first in a fresh clone, where vitest has no durations to order by yet.
+    sequence: { sequencer: SlowFoldersFirst },
   },
 });
