@@ -8,8 +8,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     // Every fast-check run draws from the suite's seed (FUZZ_SEED; test/support/fuzz.ts).
     setupFiles: ['test/support/fuzz-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Hang detectors, not speed checks: generous, for a 2-core machine other work is also using.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     // Files in parallel, each in its own process. Vitest's default on 2 cores is one worker; much
     // of a file's time is spent waiting (on DynamoDB Local, child processes, timeouts under fault),

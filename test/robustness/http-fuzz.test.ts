@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { contractProblems } from '../support/contract-bodies.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
-import { FUZZ_REQUESTS, propertyParameters, replayHint } from '../support/fuzz.ts';
+import { FUZZ_REQUESTS, propertyParameters, replayHint, timeLimit } from '../support/fuzz.ts';
 import { buildRequest, rawRequest, type RawRequestSpec } from '../support/raw-http.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
@@ -17,7 +17,8 @@ import { daemons, environment, projects, server, snapshot, team, token, user } f
  * and simplest requests that still get one: the report names the seed, the path and those requests.
  */
 const FILE = 'test/robustness/http-fuzz.test.ts';
-const REQUESTS = FUZZ_REQUESTS ?? 10_200;
+const DEFAULT_REQUESTS = 10_240;
+const REQUESTS = FUZZ_REQUESTS ?? DEFAULT_REQUESTS;
 const BATCH = 64;
 const BATCHES = Math.ceil(REQUESTS / BATCH);
 /** A batch takes well under a second: shrinking a failure tries at most this many smaller ones. */
@@ -239,5 +240,5 @@ describe('fuzzing the HTTP surface', () => {
     const after = await api.get('/api/acme/projects?per_page=5', { token: TOKENS.all });
     expect(after.status).toBe(200);
     expect(after.body.meta.total).toBe(45);
-  }, 180_000);
+  }, timeLimit(180_000, DEFAULT_REQUESTS, REQUESTS));
 });

@@ -7,7 +7,7 @@ import { contractProblems } from '../support/contract-bodies.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { contractName } from '../support/contract-arbitraries.ts';
 import { expectedFinance, financeDifferences, unitsToText, type CostEntry } from '../support/finance-model.ts';
-import { propertyParameters, replayHint, runs } from '../support/fuzz.ts';
+import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';
 
 /**
  * Isolation, property-based: random worlds of teams, users, tokens with random abilities, and
@@ -243,5 +243,5 @@ describe('isolation between teams, users and tokens (property-based, through HTT
     );
     console.info(`isolation: ${run} worlds imported into one table, ${requests} requests checked; ${replayHint(FILE)}`);
     expect(requests).toBeGreaterThan(runs(RUNS) * 100);
-  }, 180_000);
+  }, timeLimit(180_000, RUNS, runs(RUNS)));
 });

@@ -4,7 +4,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { amountForm, amountsSummingNearTheLimit, amountUnits, contractName, writeAmount, writtenAmount } from '../support/contract-arbitraries.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { expectedFinance, financeDifferences, type CostEntry } from '../support/finance-model.ts';
-import { propertyParameters, replayHint } from '../support/fuzz.ts';
+import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';
 
 /**
  * Money, property-based: random amounts on servers and cost records, each as the contract allows
@@ -117,7 +117,7 @@ describe('finance sums (property-based, through HTTP)', () => {
       fc.asyncProperty(money, async (team) => checkTeam(10_000 + ++run, team)),
       propertyParameters(RUNS),
     );
-  }, 120_000);
+  }, timeLimit(120_000, RUNS, runs(RUNS)));
 
   it('returns exact totals when a team\'s amounts add up to just below 100,000,000,000', async () => {
     let run = 0;
@@ -125,5 +125,5 @@ describe('finance sums (property-based, through HTTP)', () => {
       fc.asyncProperty(moneyNearTheLimit, async (team) => checkTeam(20_000 + ++run, team)),
       propertyParameters(EDGE_RUNS),
     );
-  }, 120_000);
+  }, timeLimit(120_000, EDGE_RUNS, runs(EDGE_RUNS)));
 });

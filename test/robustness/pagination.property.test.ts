@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { contractProblems } from '../support/contract-bodies.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
-import { propertyParameters, replayHint } from '../support/fuzz.ts';
+import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';
 
 /**
  * Pagination invariants, property-based: for random team sizes and per_page values, walking the
@@ -118,5 +118,5 @@ describe('pagination invariants (property-based, through HTTP)', () => {
       propertyParameters(RUNS),
     );
     console.info(`pagination: ${run} teams, ${pagesRead} pages read; ${replayHint(FILE)}`);
-  }, 180_000);
+  }, timeLimit(180_000, RUNS, runs(RUNS)));
 });

@@ -49,6 +49,11 @@ export function propertyParameters<T>(defaultRuns: number, extra: fc.Parameters<
   return { seed: FUZZ_SEED, numRuns: runs(defaultRuns), ...extra };
 }
 
+/** A test's time limit, grown in proportion when FUZZ_RUNS (or FUZZ_REQUESTS) asks for more than its default. */
+export function timeLimit(baseMs: number, defaultCount: number, count: number): number {
+  return Math.ceil(baseMs * Math.max(1, count / defaultCount));
+}
+
 /** The line a property or fuzz test prints when it passes, so the run can be replayed too. */
 export function replayHint(file: string): string {
   return `${seedDescription}; replay: FUZZ_SEED=${FUZZ_SEED} npm test -- ${file}`;
