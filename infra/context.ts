@@ -1,6 +1,7 @@
 import { CorsHttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Node } from 'constructs';
-import { DEFAULT_THROTTLE, type TeamResourcesStackProps } from './stack.ts';
+import { DEFAULT_THROTTLE } from './http-api.ts';
+import type { TeamResourcesStackProps } from './stack.ts';
 
 /** The stack's name unless the `stackName` context value says otherwise. */
 export const DEFAULT_STACK_NAME = 'TeamResourcesApi';

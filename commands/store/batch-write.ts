@@ -1,13 +1,13 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { untilProcessed } from '../../shared/store/retry.ts';
 
 export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: { pk: string; sk: string } } };
 
 const BATCH_SIZE = 25; // BatchWriteItem's limit
-const MAX_ROUNDS = 12;
 
 /**
  * Writes requests in parallel batches of 25. Unprocessed items (DynamoDB's answer under load)
- * are retried with exponential backoff and jitter until written; none is dropped.
+ * are sent again under the one retry policy (shared/store/retry.ts); none is dropped.
  */
 export async function writeAll(
   doc: DynamoDBDocumentClient,
@@ -37,11 +37,8 @@ export async function writeAll(
 }
 
 async function writeBatch(doc: DynamoDBDocumentClient, tableName: string, batch: WriteRequest[]): Promise<void> {
-  let pending = batch;
-  for (let round = 0; pending.length > 0; round++) {
-    if (round >= MAX_ROUNDS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_ROUNDS} tries`);
-    if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50 * 2 ** round, 5_000)));
+  await untilProcessed('BatchWriteItem', batch, async (pending) => {
     const result = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
-    pending = (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
-  }
+    return (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
+  }, { budget: 'command' });
 }

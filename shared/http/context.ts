@@ -2,11 +2,28 @@ import type { Context } from 'aws-lambda';
 import type { PageRequest } from '../domain/pagination.ts';
 import type { StoredToken, TeamHead } from '../store/team-reader.ts';
 
-/** Per-request state the middlewares hand to the handler, typed on the Lambda context. */
-export interface ApiContext extends Context {
+/**
+ * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
+ * middleware's context type into the handler's, so a handler's context says exactly which
+ * middlewares ran before it (a finances handler has no `page`), and a middleware that runs
+ * whether or not another did (the access log) sees that one's fields as optional.
+ */
+
+/** From requestDeadline, first of all: the clock and the deadline every later step uses. */
+export interface Timed {
   startedAt: number;
   /** Aborts DynamoDB calls before the function's own timeout, so a request never outlives it. */
   deadline: AbortSignal;
+}
+
+/** From authorize, once checks 1 to 3 passed: the caller's token and team. */
+export interface Authorized {
   access: { head: TeamHead; token: StoredToken; teamSegment: string };
+}
+
+/** From paginate, once check 4 passed. */
+export interface Paged {
   page: PageRequest;
 }
+
+export type { Context };

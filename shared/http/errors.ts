@@ -1,54 +1,56 @@
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { jsonResponse } from './response.ts';
+import { createError, type HttpError } from '@middy/util';
+import { JSON_CONTENT_TYPE } from './response.ts';
 
 /**
- * Every error the API answers with, and the one place that turns an error into a response.
- * Anything that is not a deliberate HttpError becomes a bare 500: nothing internal leaks.
+ * Every error the API answers with (contract section 2), in one place, as middy HTTP errors that
+ * @middy/http-error-handler turns into responses (the chain is in handlers.ts). Each carries its
+ * contract body as JSON text in `message`, `expose: true` so a 5xx keeps its body, and its headers
+ * on the error object: middy's createError keeps neither custom headers nor (for 5xx) the body.
  */
-export class HttpError extends Error {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-  readonly headers: Record<string, string>;
+export type ContractError = HttpError & { headers: Record<string, string> };
 
-  constructor(status: number, body: Record<string, unknown> & { message: string }, headers: Record<string, string> = {}) {
-    super(body.message);
-    this.name = 'HttpError';
-    this.status = status;
-    this.body = body;
-    this.headers = headers;
-  }
+function contractError(status: number, body: { message: string } & Record<string, unknown>, headers: Record<string, string> = {}): ContractError {
+  const error = createError(status, JSON.stringify(body), { expose: true }) as ContractError;
+  error.headers = { 'Content-Type': JSON_CONTENT_TYPE, ...headers };
+  return error;
 }
 
-export const unauthenticated = () =>
-  new HttpError(401, { message: 'Unauthenticated.' }, { 'WWW-Authenticate': 'Bearer' });
+export const unauthenticated = () => contractError(401, { message: 'Unauthenticated.' }, { 'WWW-Authenticate': 'Bearer' });
 
 export const missingAbility = (ability: string) =>
-  new HttpError(403, {
+  contractError(403, {
     message: `This token does not have the ${ability} ability.`,
     code: 'insufficient_permission',
     missing_permissions: [ability],
   });
 
-export const notFound = () => new HttpError(404, { message: 'Not Found' });
+export const notFound = () => contractError(404, { message: 'Not Found' });
 
 /** Laravel's 422: the first message, "(and N more errors)", and every message by field. */
-export function validationFailed(errors: Record<string, string[]>): HttpError {
+export function validationFailed(errors: Record<string, string[]>): ContractError {
   const messages = Object.values(errors).flat();
   const more = messages.length - 1;
   const suffix = more === 0 ? '' : ` (and ${more} more error${more === 1 ? '' : 's'})`;
-  return new HttpError(422, { message: `${messages[0]}${suffix}`, errors });
+  return contractError(422, { message: `${messages[0]}${suffix}`, errors });
 }
 
-export const serviceUnavailable = () =>
-  new HttpError(503, { message: 'Service Unavailable' }, { 'Retry-After': '1' });
+export const serviceUnavailable = () => contractError(503, { message: 'Service Unavailable' }, { 'Retry-After': '1' });
 
-export const serverError = () => new HttpError(500, { message: 'Server Error' });
+/** The bare 500: nothing of the error that caused it. Also the error handler's fallback body. */
+export const SERVER_ERROR_BODY = '{"message":"Server Error"}';
+export const serverError = () => contractError(500, { message: 'Server Error' });
+
+export function isContractError(error: unknown): error is ContractError {
+  return typeof error === 'object' && error !== null && (error as ContractError).expose === true
+    && typeof (error as ContractError).statusCode === 'number' && typeof (error as ContractError).headers === 'object';
+}
 
 // What the SDK throws when DynamoDB is throttled, unreachable or too slow: the caller may retry.
 const TRANSIENT_NAMES = new Set([
   'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded',
   'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException',
   'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError',
+  'LeftUnprocessed', // shared/store/retry.ts: a batch still throttled when the retries ran out
 ]);
 const TRANSIENT_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
@@ -68,12 +70,11 @@ export function isTransientStoreError(error: unknown): boolean {
   return false;
 }
 
-/** Maps any error to its contract response. */
-export function toHttpError(error: unknown): HttpError {
-  if (error instanceof HttpError) return error;
+/**
+ * The contract error any thrown value answers with: a contract error as it is, DynamoDB being
+ * throttled, unreachable or too slow as 503, anything else as the bare 500.
+ */
+export function toContractError(error: unknown): ContractError {
+  if (isContractError(error)) return error;
   return isTransientStoreError(error) ? serviceUnavailable() : serverError();
-}
-
-export function errorResponse(error: HttpError): APIGatewayProxyStructuredResultV2 {
-  return jsonResponse(error.status, JSON.stringify(error.body), error.headers);
 }

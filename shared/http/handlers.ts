@@ -1,18 +1,18 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { ROUTES, type Route } from '../routes.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
-import type { ApiContext } from './context.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { paginate } from './middleware/paginate.ts';
+import { requestDeadline } from './middleware/request-deadline.ts';
 import { jsonResponse } from './response.ts';
 
 type Event = APIGatewayProxyEventV2;
@@ -22,21 +22,25 @@ function route(name: Route['name']): Route {
   return ROUTES.find((r) => r.name === name)!;
 }
 
-// The request deadline (contract-errors) replaces middy's own early timeout.
+// The request deadline (middleware/request-deadline.ts) replaces middy's own early timeout.
 const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 
 /**
  * What every function does around its own work: the Lambda context on its log lines, one access
- * log line, the contract's error bodies, and ETags. A logger per function, as each has its own
- * container in AWS: its cold start is its own.
+ * log line, the contract's error bodies, the request's clock and deadline, and ETags. A logger
+ * per function, as each has its own container in AWS: its cold start is its own.
+ *
+ * Errors travel back up the chain: contractErrors answers each with its contract body (through
+ * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
  */
 function apiFunction() {
   const log = createLogger();
-  return middy<Event, Result, Error, ApiContext>(MIDDY_OPTIONS)
+  return middy<Event, Result, Error, Context>(MIDDY_OPTIONS)
     // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
     .use(injectLambdaContext(log, { resetKeys: true, logEvent: false }))
     .use(accessLog(log))
     .use(contractErrors(log))
+    .use(requestDeadline())
     .use(conditionalGet());
 }
 

@@ -1,6 +1,8 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 
 /** Every response is JSON, errors included, whatever the Accept header says. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export function jsonResponse(
   statusCode: number,
   body: string,
@@ -8,7 +10,7 @@ export function jsonResponse(
 ): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode,
-    headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers },
     body,
   };
 }

@@ -1,6 +1,7 @@
 import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ListResource } from '../domain/resources.ts';
 import { ordinalKey, resourcePartition, teamHeadKeyForSegment, tokenKey, type Key } from './keys.ts';
+import { untilProcessed } from './retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
 type RawItem = Record<string, AttributeValue>;
@@ -98,23 +99,21 @@ export class TeamReader {
 
   private async batchGet(keys: Key[], signal?: AbortSignal): Promise<RawItem[]> {
     const items: RawItem[] = [];
-    let pending: RawItem[] = keys.map((key) => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await sleep(Math.min(25 * 2 ** attempt, 400) * Math.random());
+    const table = this.options.tableName;
+    const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
+    await untilProcessed('BatchGetItem', requested, async (pending) => {
       const result = await this.client.send(
         new BatchGetItemCommand({
-          RequestItems: { [this.options.tableName]: { Keys: pending } },
+          RequestItems: { [table]: { Keys: pending } },
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
         }),
         { abortSignal: signal },
       );
-      const found = result.Responses?.[this.options.tableName] ?? [];
+      const found = result.Responses?.[table] ?? [];
       items.push(...found);
       this.report('BatchGetItem', result.ConsumedCapacity?.[0]?.CapacityUnits, found.length);
-      // Unprocessed keys come back under throttling: retried with backoff, never dropped.
-      pending = result.UnprocessedKeys?.[this.options.tableName]?.Keys ?? [];
-      if (attempt >= 5 && pending.length > 0) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
-    }
+      return result.UnprocessedKeys?.[table]?.Keys ?? [];
+    }, { budget: 'request', signal });
     return items;
   }
 
@@ -122,8 +121,6 @@ export class TeamReader {
     this.options.observe?.({ operation, readCapacity: readCapacity ?? 0, items });
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // The attributes as the importer and the token command write them (through the document client):
 // numbers as N, strings as S, `null` as NULL, string arrays as L, number sets as NS. Read back

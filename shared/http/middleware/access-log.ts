@@ -1,16 +1,17 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Logger } from '../../log.ts';
-import type { ApiContext } from '../context.ts';
+import type { Authorized, Context, Timed } from '../context.ts';
 
-type Request = { event: APIGatewayProxyEventV2; context: ApiContext; response?: APIGatewayProxyStructuredResultV2 | null };
+type LogContext = Context & Partial<Timed & Authorized>;
+type Request = { event: APIGatewayProxyEventV2; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
 /**
  * One log line per request, success or failure: route, team id, status, duration, and the API
  * Gateway request id (the Lambda request id and cold start come from injectLambdaContext).
  * It runs outermost, so it sees the status the client gets.
  */
-export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext> {
+export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
   const write = (request: Request) => {
     log.info('request', {
       apiRequestId: request.event.requestContext?.requestId,
@@ -19,7 +20,7 @@ export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, AP
       // (a token pasted in the wrong place) in the path.
       team: request.context.access?.head.teamId ?? null,
       status: request.response?.statusCode ?? 500,
-      durationMs: Math.round((performance.now() - request.context.startedAt) * 100) / 100,
+      durationMs: request.context.startedAt === undefined ? null : Math.round((performance.now() - request.context.startedAt) * 100) / 100,
     });
   };
   return {

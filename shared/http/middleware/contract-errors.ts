@@ -1,35 +1,32 @@
 import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { FUNCTION_TIMEOUT_MS } from '../../function-settings.ts';
+import httpErrorHandler from '@middy/http-error-handler';
 import type { Logger } from '../../log.ts';
-import type { ApiContext } from '../context.ts';
-import { errorResponse, toHttpError } from '../errors.ts';
-
-type Result = APIGatewayProxyStructuredResultV2;
-
-/** Time kept back from the Lambda timeout to answer 503 instead of being killed. */
-const DEADLINE_MARGIN_MS = 500;
-/** Outside Lambda (tests, scripts) a request still gets the deployed function's budget. */
-const DEFAULT_BUDGET_MS = FUNCTION_TIMEOUT_MS;
+import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.ts';
 
 /**
- * Starts the clock and the deadline, and maps every error to the contract's body (HttpError as
- * it is, DynamoDB trouble as 503, anything else as a bare 500, logged with its name only).
+ * The error handling, as one unit: every error a request throws answers with its contract body.
+ *
+ * - classifyErrors runs first (middy runs onError hooks last-used first) and hands on only
+ *   contract errors: DynamoDB throttled, unreachable or too slow becomes the 503, anything else
+ *   the bare 500. It logs the cause of every 5xx by name and message only (SDK errors carry no
+ *   request headers, and the event is never logged).
+ * - @middy/http-error-handler then turns the contract error into the response: status, body,
+ *   headers. Its own logging is off (the access log records every request), and its fallback,
+ *   should anything else reach it, is the bare 500 too.
  */
-export function contractErrors(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, Result, Error, ApiContext> {
+export function contractErrors(log: Logger): MiddlewareObj[] {
+  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(log)];
+}
+
+function classifyErrors(log: Logger): MiddlewareObj {
   return {
-    before: function startRequest(request) {
-      request.context.startedAt = performance.now();
-      const remaining = request.context.getRemainingTimeInMillis?.() ?? DEFAULT_BUDGET_MS;
-      request.context.deadline = AbortSignal.timeout(Math.max(remaining - DEADLINE_MARGIN_MS, 50));
-    },
-    onError: function answerError(request) {
-      const httpError = toHttpError(request.error);
-      if (httpError.status >= 500) {
-        // Name and message only: SDK errors carry no request headers, and we never log the event.
-        log.error('request failed', { error: request.error?.name, detail: request.error?.message });
-      }
-      request.response = errorResponse(httpError);
+    onError: function classifyError(request) {
+      const { error } = request;
+      // An `after` step that failed leaves the handler's response behind: the error answers instead.
+      request.response = undefined;
+      if (isContractError(error) && error.statusCode < 500) return;
+      log.error('request failed', { error: error?.name, detail: error?.message });
+      request.error = toContractError(error);
     },
   };
 }

@@ -1,0 +1,54 @@
+import pRetry from 'p-retry';
+
+/**
+ * The one retry policy for work DynamoDB accepts but leaves undone: the `UnprocessedKeys` of a
+ * BatchGetItem and the `UnprocessedItems` of a BatchWriteItem, its answer when a partition is
+ * throttled. (Failed calls are the SDK's own business: it retries them with its standard
+ * strategy, configured in dynamodb-client.ts.) The leftovers are sent again with exponential
+ * backoff (25 ms doubling, at most 1 s, randomised up to twice that, from p-retry) until none
+ * are left or the budget is spent; an aborted signal (the API's request deadline) stops the
+ * wait at once.
+ *
+ * The budget is the caller's: a request gives up after 4 retries (about 0.4 to 0.8 s of waiting)
+ * and answers 503 with Retry-After, so a client is not held while DynamoDB sheds load; a command
+ * persists for 10 retries (about 7 to 14 s) before it reports the failure.
+ */
+export const RETRY_BUDGET = { request: 4, command: 10 } as const;
+export type RetryBudget = keyof typeof RETRY_BUDGET;
+
+const BACKOFF = { factor: 2, minTimeout: 25, maxTimeout: 1_000, randomize: true } as const;
+
+/** DynamoDB still held back part of a batch when the budget ran out (classified as transient). */
+export class LeftUnprocessed extends Error {
+  constructor(count: number, operation: string) {
+    super(`${operation} left ${count} request${count === 1 ? '' : 's'} unprocessed after every retry`);
+    this.name = 'LeftUnprocessed';
+  }
+}
+
+/**
+ * Runs `send` on `work`, then again on whatever it returns as left undone, until nothing is.
+ * `send` returns the leftovers of one call (an empty array when all was done).
+ */
+export async function untilProcessed<T>(
+  operation: string,
+  work: T[],
+  send: (pending: T[]) => Promise<T[]>,
+  options: { budget: RetryBudget; signal?: AbortSignal },
+): Promise<void> {
+  let pending = work;
+  if (pending.length === 0) return;
+  await pRetry(
+    async function sendPending() {
+      pending = await send(pending);
+      if (pending.length > 0) throw new LeftUnprocessed(pending.length, operation);
+    },
+    {
+      ...BACKOFF,
+      retries: RETRY_BUDGET[options.budget],
+      signal: options.signal,
+      // Only leftovers are retried here; an error thrown by a call has had the SDK's retries.
+      shouldRetry: ({ error }) => error instanceof LeftUnprocessed,
+    },
+  );
+}
