@@ -1,12 +1,15 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { ApiContext } from '../../shared/http/context.ts';
+import type { Authorized, Context, Paged, Timed } from '../../shared/http/context.ts';
+import { isContractError } from '../../shared/http/errors.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
  * API, payload 2.0) would send, the Lambda context with what earlier middlewares put on it, and
  * the response or error the later ones left.
  */
+/** The context of a list request once every middleware has run (each one adds its part). */
+export type ApiContext = Context & Timed & Authorized & Paged;
 export type ApiRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>;
 
 export interface EventParts {
@@ -73,4 +76,18 @@ export function apiRequest(parts: { event?: APIGatewayProxyEventV2; context?: Ap
     error: parts.error ?? null,
     internal: {},
   };
+}
+
+/** A contract error as the client will get it: status, body (parsed) and headers. */
+export interface ThrownContractError {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** What a middleware step threw, which must be one of the contract's errors (shared/http/errors.ts). */
+export async function thrownContractError(step: () => unknown): Promise<ThrownContractError> {
+  const error = await Promise.resolve().then(step).then(() => undefined, (e: unknown) => e);
+  if (!isContractError(error)) throw new Error(`expected a contract error, got ${error === undefined ? 'none' : String(error)}`);
+  return { status: error.statusCode, body: JSON.parse(error.message) as Record<string, unknown>, headers: error.headers };
 }

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { errorResponse, unauthenticated } from '../../../shared/http/errors.ts';
+import { unauthenticated } from '../../../shared/http/errors.ts';
 import { accessLog } from '../../../shared/http/middleware/access-log.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { TeamHead } from '../../../shared/store/team-reader.ts';
 import { apiContext, apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
+
+const UNAUTHENTICATED = jsonResponse(401, '{"message":"Unauthenticated."}', { 'WWW-Authenticate': 'Bearer' });
 
 /**
  * The access log middleware on its own: one `request` line per request, after the handler or on
@@ -88,7 +90,7 @@ describe('access log, after the handler', () => {
 describe('access log, on error', () => {
   it('writes the line with the status of the error response the error handling set', async () => {
     const { lines, middleware } = setUp();
-    const request = apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: errorResponse(unauthenticated()) });
+    const request = apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: UNAUTHENTICATED });
     await middleware.onError!(request);
     expect(lines).toEqual([{
       message: 'request',
@@ -98,9 +100,17 @@ describe('access log, on error', () => {
 
   it('logs team null, and not the segment, when no team was resolved (a token pasted into the path)', async () => {
     const { lines, middleware } = setUp();
-    await middleware.onError!(apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: errorResponse(unauthenticated()) }));
+    await middleware.onError!(apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: UNAUTHENTICATED }));
     expect(lines[0]!.fields.team).toBeNull();
     expect(JSON.stringify(lines)).not.toContain(SECRET);
+  });
+
+  it('logs duration null when the error came before the request\'s clock was started', async () => {
+    const { lines, middleware } = setUp();
+    const request = apiRequest({ error: new Error('unexpected'), response: null });
+    delete (request.context as Partial<ApiRequest['context']>).startedAt;
+    await middleware.onError!(request);
+    expect(lines[0]!.fields.durationMs).toBeNull();
   });
 
   it('logs status 500 when the error left no response', async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { hashToken } from '../../../shared/auth/token.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
-import { HttpError } from '../../../shared/http/errors.ts';
 import { authorize } from '../../../shared/http/middleware/authorize.ts';
 import type { StoredToken, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
-import { apiContext, apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
+import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
+import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest } from '../../support/middy-request.ts';
 
 /**
  * The authorize middleware on its own: checks 1 to 3 of the contract's order (token 401,
@@ -53,12 +53,8 @@ function requestWith(authorization: string | undefined, team = 'acme'): ApiReque
   return apiRequest({ event: apiEvent({ team, headers: authorization === undefined ? {} : { authorization } }) });
 }
 
-/** The HttpError `before` throws, or a failed test. */
-async function rejection(promise: Promise<unknown>): Promise<HttpError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(HttpError);
-  return error as HttpError;
-}
+/** The contract error `before` throws for this request, or a failed test. */
+const rejection = (middleware: ReturnType<typeof authorize>, request: ApiRequest) => thrownContractError(() => middleware.before!(request));
 
 describe('authorize, before the handler', () => {
   it('reads the token by the SHA-256 of its secret and the team by the path segment as written, in one call with the request deadline', async () => {
@@ -84,32 +80,32 @@ describe('authorize, before the handler', () => {
 
   it('throws 401 Unauthenticated with WWW-Authenticate: Bearer, reading nothing, when there is no Authorization header', async () => {
     const { reader, middleware } = setUp();
-    const error = await rejection(middleware.before!(requestWith(undefined)));
+    const error = await rejection(middleware, requestWith(undefined));
     expect(error.status).toBe(401);
     expect(error.body).toEqual({ message: 'Unauthenticated.' });
-    expect(error.headers).toEqual({ 'WWW-Authenticate': 'Bearer' });
+    expect(error.headers).toEqual({ 'Content-Type': JSON_CONTENT_TYPE, 'WWW-Authenticate': 'Bearer' });
     expect((reader as StandInReader).calls).toEqual([]);
   });
 
   it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])('throws 401, reading nothing, when the header is %j', async (authorization) => {
     const { reader, middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith(authorization)))).status).toBe(401);
+    expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
     expect((reader as StandInReader).calls).toEqual([]);
   });
 
   it('throws 401 when the token is unknown', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer unknown')))).status).toBe(401);
+    expect((await rejection(middleware, requestWith('Bearer unknown'))).status).toBe(401);
   });
 
   it('throws 401 when the token is revoked', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer revoked')))).status).toBe(401);
+    expect((await rejection(middleware, requestWith('Bearer revoked'))).status).toBe(401);
   });
 
   it('throws 401 when the token expires at this very moment', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer expiresNow')))).status).toBe(401);
+    expect((await rejection(middleware, requestWith('Bearer expiresNow'))).status).toBe(401);
   });
 
   it('accepts a token that expires a millisecond from now', async () => {
@@ -121,7 +117,7 @@ describe('authorize, before the handler', () => {
 
   it('throws 403 naming the route\'s ability in the message and in missing_permissions when the token lacks it', async () => {
     const { middleware } = setUp({ ability: 'finances:read' });
-    const error = await rejection(middleware.before!(requestWith('Bearer projects')));
+    const error = await rejection(middleware, requestWith('Bearer projects'));
     expect(error.status).toBe(403);
     expect(error.body).toEqual({
       message: 'This token does not have the finances:read ability.', code: 'insufficient_permission', missing_permissions: ['finances:read'],
@@ -144,38 +140,38 @@ describe('authorize, before the handler', () => {
 
   it('throws 401, not 403, for an expired token that also lacks the ability', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer expiredWithoutAbility')))).status).toBe(401);
+    expect((await rejection(middleware, requestWith('Bearer expiredWithoutAbility'))).status).toBe(401);
   });
 
   it('throws 403, not 404, for a token without the ability asking for a team that does not exist', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer none', 'no-such-team')))).status).toBe(403);
+    expect((await rejection(middleware, requestWith('Bearer none', 'no-such-team'))).status).toBe(403);
   });
 
   it('throws 404 Not Found when the team does not exist', async () => {
     const { middleware } = setUp();
-    const error = await rejection(middleware.before!(requestWith('Bearer all', 'no-such-team')));
+    const error = await rejection(middleware, requestWith('Bearer all', 'no-such-team'));
     expect(error.status).toBe(404);
     expect(error.body).toEqual({ message: 'Not Found' });
   });
 
   it('throws the same 404 when the team exists but the token\'s user is not a member', async () => {
     const { middleware } = setUp();
-    const outsider = await rejection(middleware.before!(requestWith('Bearer outsider', 'acme')));
-    const unknown = await rejection(middleware.before!(requestWith('Bearer all', 'no-such-team')));
+    const outsider = await rejection(middleware, requestWith('Bearer outsider', 'acme'));
+    const unknown = await rejection(middleware, requestWith('Bearer all', 'no-such-team'));
     expect(outsider.status).toBe(404);
     expect({ body: outsider.body, headers: outsider.headers }).toEqual({ body: unknown.body, headers: unknown.headers });
   });
 
   it('compares an all-digit segment as written: 01 is not team 1', async () => {
     const { middleware } = setUp();
-    expect((await rejection(middleware.before!(requestWith('Bearer all', '01')))).status).toBe(404);
+    expect((await rejection(middleware, requestWith('Bearer all', '01'))).status).toBe(404);
   });
 
   it('leaves context.access unset when it throws', async () => {
     const { middleware } = setUp();
     const request = requestWith('Bearer all', 'no-such-team');
-    await rejection(middleware.before!(request));
+    await rejection(middleware, request);
     expect(request.context.access).toBeUndefined();
   });
 });

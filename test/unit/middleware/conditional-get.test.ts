@@ -1,6 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { errorResponse, notFound } from '../../../shared/http/errors.ts';
 import { CACHE_CONTROL, conditionalGet, entityTag } from '../../../shared/http/middleware/conditional-get.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
 import { apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
@@ -73,8 +72,8 @@ describe('conditional GET, after the handler', () => {
   });
 
   it('leaves an error response untouched, even when If-None-Match is *', async () => {
-    const response = errorResponse(notFound());
-    expect(await after(answered(response, '*'))).toEqual(errorResponse(notFound()));
+    const notFound = () => jsonResponse(404, '{"message":"Not Found"}');
+    expect(await after(answered(notFound(), '*'))).toEqual(notFound());
   });
 
   it('leaves a request with no response yet untouched', async () => {

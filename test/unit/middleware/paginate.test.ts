@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../../shared/http/errors.ts';
 import { paginate } from '../../../shared/http/middleware/paginate.ts';
-import { apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
+import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type ThrownContractError } from '../../support/middy-request.ts';
 
 /**
  * The paginate middleware on its own: check 4 of the contract's order (section 4), `per_page`
@@ -11,13 +10,13 @@ const middleware = paginate();
 
 const requestWith = (query?: Record<string, string>): ApiRequest => apiRequest({ event: apiEvent({ query }) });
 
-async function validationError(query: Record<string, string>): Promise<HttpError> {
+/** The 422 `before` throws for this query (and context.page left unset), or a failed test. */
+async function validationError(query: Record<string, string>): Promise<ThrownContractError> {
   const request = requestWith(query);
-  const error = await Promise.resolve().then(() => middleware.before!(request)).then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(HttpError);
-  expect((error as HttpError).status).toBe(422);
+  const error = await thrownContractError(() => middleware.before!(request));
+  expect(error.status).toBe(422);
   expect(request.context.page).toBeUndefined();
-  return error as HttpError;
+  return error;
 }
 
 describe('paginate, before the handler', () => {
