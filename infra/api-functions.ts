@@ -5,6 +5,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { readsTable, ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName, type ServedRoute } from '../shared/routes.ts';
+import { functionMemoryMb } from '../shared/function-settings.ts';
 import { functionBasics, functionEntry } from './functions.ts';
 import { StackPart } from './stack-part.ts';
 
@@ -59,6 +60,7 @@ export class ApiFunctions extends StackPart {
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       ...functionBasics(functionEntry(route.name), props.bundleAwsSdk ?? true),
+      memorySize: functionMemoryMb(route.name),
       description: `${route.method} ${route.path}`,
       role,
       logGroup,

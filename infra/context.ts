@@ -1,6 +1,5 @@
-import { CorsHttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Node } from 'constructs';
-import { DEFAULT_THROTTLE } from './http-api.ts';
+import { corsPreflight, DEFAULT_THROTTLE } from './http-api.ts';
 import type { TeamResourcesStackProps } from './stack.ts';
 
 /** The stack's name unless the `stackName` context value says otherwise. */
@@ -48,9 +47,7 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
       burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit),
     },
     customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
-    cors: corsOrigins && corsOrigins.length > 0
-      ? { allowOrigins: corsOrigins, allowMethods: [CorsHttpMethod.GET], allowHeaders: ['authorization', 'accept'] }
-      : undefined,
+    cors: corsOrigins && corsOrigins.length > 0 ? corsPreflight(corsOrigins) : undefined,
     alarmTopicArn: text('alarmTopicArn'),
     samLocal: text('samLocal') === 'true',
   };

@@ -1,6 +1,7 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CorsHttpMethod,
   DomainName,
   HttpApi,
   HttpMethod,
@@ -14,7 +15,7 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { readsTable, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
+import { readsTable, ROUTE_METHODS, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
 import { constructName } from './api-functions.ts';
 import { StackPart } from './stack-part.ts';
 
@@ -44,6 +45,22 @@ export const ACCESS_LOG_FIELDS = {
   error: '$context.error.message',
 } as const;
 
+/**
+ * CORS for browser clients of the given origins, answered by API Gateway: GET and HEAD with the
+ * bearer token and a conditional GET's If-None-Match; a script may read the headers the API sends
+ * for it to act on (the ETag to send back, Retry-After on a 503, WWW-Authenticate on a 401).
+ * Preflights are cached for 2 hours (Chromium's cap; longer values gain nothing there).
+ */
+export function corsPreflight(allowOrigins: string[]): CorsPreflightOptions {
+  return {
+    allowOrigins,
+    allowMethods: ROUTE_METHODS.map((method) => CorsHttpMethod[method]),
+    allowHeaders: ['authorization', 'accept', 'if-none-match'],
+    exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
+    maxAge: Duration.hours(2),
+  };
+}
+
 export interface PublicApiProps {
   functions: Readonly<Record<FunctionName, NodejsFunction>>;
   throttle: { rateLimit: number; burstLimit: number };
@@ -52,9 +69,10 @@ export interface PublicApiProps {
 }
 
 /**
- * The HTTP API in front of the functions: exactly the routes of SERVED_ROUTES (payload 2.0; any
- * other path or method is API Gateway's own 404), one throttled `$default` stage with a JSON
- * access-log line per request, and optionally a custom domain mapped to it.
+ * The HTTP API in front of the functions: exactly the routes of SERVED_ROUTES, each for GET and
+ * HEAD (ROUTE_METHODS; payload 2.0; any other path or method is API Gateway's own 404), one
+ * throttled `$default` stage with a JSON access-log line per request, and optionally a custom
+ * domain mapped to it.
  */
 export class PublicApi extends StackPart {
   readonly api: HttpApi;
@@ -73,7 +91,7 @@ export class PublicApi extends StackPart {
     for (const route of SERVED_ROUTES) {
       const httpRoutes = this.api.addRoutes({
         path: route.path,
-        methods: [HttpMethod[route.method]],
+        methods: ROUTE_METHODS.map((method) => HttpMethod[method]),
         integration: new HttpLambdaIntegration(`${constructName(route.name)}Integration`, props.functions[route.name], {
           payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
         }),

@@ -27,7 +27,7 @@ export interface TeamResourcesStackProps extends StackProps {
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
   /** A custom domain for the API, with an ACM certificate of the same region. */
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
-  /** CORS preflight answered by API Gateway. Default: none (the API is for server-side clients). */
+  /** CORS answered by API Gateway; `corsPreflight(origins)` (http-api.ts) gives the API's settings. Default: none (the API is for server-side clients). */
   readonly cors?: CorsPreflightOptions;
   /** An SNS topic every alarm notifies (on ALARM and on OK). Default: alarms without actions. */
   readonly alarmTopicArn?: string;

@@ -17,6 +17,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/{team}/projects', name: 'projects', ability: 'projects:read' },
 ];
 
+/**
+ * The methods every served route answers: GET, and HEAD exactly as GET without a body (contract
+ * section 1; shared/http/middleware/head.ts drops the body). Any other method is the routing 404.
+ * The stack deploys a route for each, and the local server routes each.
+ */
+export const ROUTE_METHODS = ['GET', 'HEAD'] as const;
+export type RouteMethod = (typeof ROUTE_METHODS)[number];
+
 /** The API's OpenAPI document: no token, and a function that reads no data. */
 export const DOCUMENT_ROUTE = { method: 'GET', path: '/api/openapi.json', name: 'openapi' } as const;
 

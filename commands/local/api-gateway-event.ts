@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
-import { SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
+import { functionMemoryMb } from '../../shared/function-settings.ts';
+import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
 
 /**
  * Turns an HTTP request into the event API Gateway's HTTP API (payload 2.0) would send, the way
@@ -35,7 +35,7 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
   const cookies = headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
   delete headers.cookie;
   const queryStringParameters = parseQuery(rawQueryString);
-  const routeKey = `${match.route.method} ${match.route.path}`;
+  const routeKey = `${request.method} ${match.route.path}`;
   const event: APIGatewayProxyEventV2 = {
     version: '2.0',
     routeKey,
@@ -69,9 +69,10 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
 }
 
 function matchRoute(method: string, path: string): { route: ServedRoute; params: Record<string, string> } | undefined {
+  // As the stack deploys it: every route for GET and for HEAD, nothing else (ROUTE_METHODS).
+  if (!(ROUTE_METHODS as readonly string[]).includes(method)) return undefined;
   const segments = path.split('/');
   for (const route of SERVED_ROUTES) {
-    if (route.method !== method) continue;
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
     const params: Record<string, string> = {};
@@ -132,7 +133,7 @@ export function lambdaContext(functionName: string, timeoutMs: number, requestId
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: String(FUNCTION_MEMORY_MB),
+    memoryLimitInMB: String(functionMemoryMb(functionName)),
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',

@@ -69,18 +69,20 @@ async function serve(handlers: Handlers, req: IncomingMessage, res: ServerRespon
     protocol: `HTTP/${req.httpVersion}`,
   });
   if (!routed.route) return send(res, 404, { 'Content-Type': 'application/json' }, '{"message":"Not Found"}');
+  const head = req.method === 'HEAD';
   try {
     const { event, route } = routed;
     const result = await handlers[route.name](event, lambdaContext(route.name, FUNCTION_TIMEOUT_MS, event.requestContext.requestId));
-    send(res, result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>, result.body ?? '');
+    send(res, result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>, result.body ?? '', head);
   } catch {
     // What API Gateway answers when a function fails.
-    send(res, 500, { 'Content-Type': 'application/json' }, '{"message":"Internal Server Error"}');
+    send(res, 500, { 'Content-Type': 'application/json' }, '{"message":"Internal Server Error"}', head);
   }
 }
 
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string) {
-  // A 304 has no body, and no length of one.
-  res.writeHead(status, status === 304 ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) });
-  res.end(status === 304 ? undefined : body);
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, head = false) {
+  // A 304 and a HEAD answer have no body, and no length of one (the function sent no body to measure).
+  const bodyless = status === 304 || head;
+  res.writeHead(status, bodyless ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) });
+  res.end(bodyless ? undefined : body);
 }

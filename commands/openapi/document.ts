@@ -1,14 +1,19 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
-import * as v from 'valibot';
+import { toJsonSchemaDefs } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
 import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
 import { Daemon, FinanceLineItem, Project } from '../../shared/domain/resources.ts';
-import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, ROUTE_METHODS, ROUTES, type Route, type RouteMethod } from '../../shared/routes.ts';
 import * as bodies from './schemas.ts';
 import { CACHE_CONTROL } from '../../shared/http/middleware/conditional-get.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the valibot schemas. Committed
- * as openapi.json (`npm run openapi`), served at GET /api/openapi.json.
+ * as openapi.json (`npm run openapi`), served at GET /api/openapi.json. Redocly's recommended
+ * rules and Spectral's `spectral:oas` find nothing in it (test/unit/openapi-lint.test.ts).
+ *
+ * For code generators: every shape is one named component, and bodies refer to the components
+ * (`ProjectsPage.data` items are `Project`), so a generator emits each type once; the headers the
+ * API always sends are `required`; every operation and parameter a tool calls has an example.
  */
 
 const SCHEMAS = {
@@ -16,83 +21,150 @@ const SCHEMAS = {
   Links: bodies.Links, PaginationMeta: bodies.PaginationMeta,
   ProjectsPage: bodies.ProjectsPage, DaemonsPage: bodies.DaemonsPage, Finances: bodies.Finances,
   Unauthenticated: bodies.Unauthenticated, Forbidden: bodies.Forbidden, NotFound: bodies.NotFound,
-  ValidationFailed: bodies.ValidationFailed, ServiceUnavailable: bodies.ServiceUnavailable, ServerError: bodies.ServerError,
+  ValidationFailed: bodies.ValidationFailed, TooManyRequests: bodies.TooManyRequests,
+  ServiceUnavailable: bodies.ServiceUnavailable, ServerError: bodies.ServerError,
 };
 type SchemaName = keyof typeof SCHEMAS;
 
+/** The headers the API sends, each always on the responses that list it. */
+const HEADERS = {
+  ETag: {
+    description: 'Strong validator of the body without `served_in`; send it back in If-None-Match',
+    required: true,
+    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{32}"$' },
+  },
+  CacheControl: { description: 'Per-user data: no shared cache keeps it, a client revalidates', required: true, schema: { type: 'string', const: CACHE_CONTROL } },
+  WWWAuthenticate: { description: 'The authentication scheme: a bearer token', required: true, schema: { type: 'string', const: 'Bearer' } },
+  RetryAfter: { description: 'Seconds to wait before trying again', required: true, schema: { type: 'string', const: '1' } },
+};
+type HeaderName = keyof typeof HEADERS;
+
+const TAGS = [
+  { name: 'finances', description: "A team's costs: line items per label and currency, totals per currency, a grand total" },
+  { name: 'daemons', description: "A team's daemons (the processes its servers run), paginated" },
+  { name: 'projects', description: "A team's projects, paginated" },
+  { name: 'document', description: 'This OpenAPI document' },
+];
+
+/** Who answers for the API, and its terms. Set by the owners; the linters require both. */
+const INFO = {
+  contact: { name: 'Team Resources API maintainers (the platform team)' },
+  license: { name: 'Proprietary: internal use only', identifier: 'LicenseRef-Proprietary' },
+};
+
 const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: SchemaName) => ({ 'application/json': { schema: ref(name) } });
-const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+const headerRef = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
 
-const LIST_BODY: Record<Route['name'], SchemaName | undefined> = { projects: 'ProjectsPage', daemons: 'DaemonsPage', finances: 'Finances' };
-
-function operation(route: Route) {
-  const list = route.name !== 'finances';
+/** A response; a HEAD operation describes the same one without its body. */
+function response(method: RouteMethod, description: string, options: { headers?: Partial<Record<string, HeaderName>>; body?: SchemaName | object } = {}) {
+  const headers = options.headers && Object.fromEntries(Object.entries(options.headers).map(([name, header]) => [name, headerRef(header!)]));
+  const schema = typeof options.body === 'string' ? ref(options.body) : options.body;
   return {
-    operationId: `list${route.name[0]!.toUpperCase()}${route.name.slice(1)}`,
-    summary: list ? `A page of the team's ${route.name}, ordered by id` : "The team's costs: line items, totals per currency and a grand total",
-    description: `Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`,
+    description,
+    ...(headers ? { headers } : {}),
+    ...(schema && method === 'GET' ? { content: { 'application/json': { schema } } } : {}),
+  };
+}
+
+const VALIDATED = { ETag: 'ETag', 'Cache-Control': 'CacheControl' } as const;
+
+/** What every operation may answer apart from its own: a 304 to a conditional GET, and API Gateway's throttle. */
+function commonResponses(method: RouteMethod) {
+  return {
+    304: response(method, 'Not Modified: If-None-Match named the current ETag; no body', { headers: VALIDATED }),
+    429: response(method, "Too Many Requests: API Gateway's throttle turned the request away before the function ran", { body: 'TooManyRequests' }),
+  };
+}
+
+const LIST_BODY: Record<Route['name'], SchemaName> = { projects: 'ProjectsPage', daemons: 'DaemonsPage', finances: 'Finances' };
+const capitalized = (name: string) => name[0]!.toUpperCase() + name.slice(1);
+
+function operation(route: Route, method: RouteMethod) {
+  const list = route.name !== 'finances';
+  const checks = `Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`;
+  return {
+    operationId: `list${capitalized(route.name)}${method === 'HEAD' ? 'Head' : ''}`,
+    summary: method === 'HEAD'
+      ? `The headers ${list ? `of a page of the team's ${route.name}` : "of the team's costs"} (as GET, no body)`
+      : list ? `A page of the team's ${route.name}, ordered by id` : "The team's costs: line items, totals per currency and a grand total",
+    description: `${method === 'HEAD' ? 'Answers exactly as GET would (status, headers, ETag), without a body. ' : ''}Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. ${checks}`,
     tags: [route.name],
     security: [{ bearerAuth: [route.ability] }],
     'x-required-ability': route.ability,
     parameters: [
-      { name: 'team', in: 'path', required: true, description: "The team's numeric id or its slug", schema: { type: 'string', minLength: 1 } },
+      { name: 'team', in: 'path', required: true, description: "The team's numeric id or its slug", schema: { type: 'string', minLength: 1 }, example: 'acme' },
       ...(list
         ? PAGINATION_PARAMETERS.map((p) => ({
-            name: p.name, in: 'query', required: false, description: p.description,
-            schema: { type: 'integer', minimum: p.minimum, maximum: p.maximum, default: p.default },
+            name: p.name, in: 'query', required: false,
+            description: `${p.description}: decimal digits only (no sign, exponent or fraction), ${p.minimum} to ${p.maximum}`,
+            schema: { type: 'integer', minimum: p.minimum, maximum: p.maximum, default: p.default, pattern: '^[0-9]+$' },
+            example: p.default,
           }))
         : []),
     ],
     responses: {
-      200: {
-        description: 'OK',
-        headers: {
-          ETag: header('Strong validator of the body without served_in'),
-          'Cache-Control': header('Per-user data', { type: 'string', const: CACHE_CONTROL }),
-        },
-        content: json(LIST_BODY[route.name]!),
-      },
-      304: { description: 'Not Modified: If-None-Match named the current ETag', headers: { ETag: header('The current validator') } },
-      401: { description: 'No token, or an unknown, revoked or expired one', headers: { 'WWW-Authenticate': header('Bearer', { type: 'string', const: 'Bearer' }) }, content: json('Unauthenticated') },
-      403: { description: `The token lacks the ${route.ability} ability`, content: json('Forbidden') },
-      404: { description: 'Unknown team, or one the user is not a member of (the same answer for both)', content: json('NotFound') },
-      ...(list ? { 422: { description: 'per_page or page is not an integer in range', content: json('ValidationFailed') } } : {}),
-      500: { description: 'Server error', content: json('ServerError') },
-      503: { description: 'The database is unreachable, throttled or too slow', headers: { 'Retry-After': header('Seconds', { type: 'string', const: '1' }) }, content: json('ServiceUnavailable') },
+      200: response(method, 'OK', { headers: VALIDATED, body: LIST_BODY[route.name] }),
+      ...commonResponses(method),
+      401: response(method, 'No token, or an unknown, revoked or expired one', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
+      403: response(method, `The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
+      404: response(method, 'Unknown team, or one the user is not a member of (the same answer for both)', { body: 'NotFound' }),
+      ...(list ? { 422: response(method, 'per_page or page is not an integer in range', { body: 'ValidationFailed' }) } : {}),
+      500: response(method, 'Server error', { body: 'ServerError' }),
+      503: response(method, 'The database is unreachable, throttled or too slow', { headers: { 'Retry-After': 'RetryAfter' }, body: 'ServiceUnavailable' }),
     },
   };
 }
 
-function schema(name: SchemaName): object {
-  // `$schema` is the document's business (jsonSchemaDialect), not each schema's.
-  const { $schema: _, ...rest } = toJsonSchema(SCHEMAS[name] as v.GenericSchema, { target: 'draft-2020-12', errorMode: 'throw' }) as Record<string, unknown>;
-  return rest;
+/** This document's own shape, in outline (the OpenAPI 3.1 schema describes it whole). */
+const DOCUMENT_BODY = {
+  type: 'object',
+  properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+  required: ['openapi', 'info', 'paths'],
+};
+
+function documentOperation(method: RouteMethod) {
+  return {
+    operationId: `getOpenApiDocument${method === 'HEAD' ? 'Head' : ''}`,
+    summary: method === 'HEAD' ? 'The headers of this document (as GET, no body)' : 'This document',
+    description: 'The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.',
+    tags: ['document'],
+    security: [],
+    responses: {
+      200: response(method, 'The OpenAPI document', { headers: VALIDATED, body: DOCUMENT_BODY }),
+      ...commonResponses(method),
+    },
+  };
+}
+
+function componentSchemas(): Record<string, object> {
+  // Each named schema refers to the others by component: ProjectsPage's items are a $ref to Project.
+  return toJsonSchemaDefs(SCHEMAS as Record<SchemaName, v.GenericSchema>, {
+    target: 'draft-2020-12',
+    errorMode: 'throw',
+    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  });
 }
 
 export function buildOpenApiDocument(): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const route of ROUTES) paths[route.path] = { get: operation(route) };
-  paths[DOCUMENT_ROUTE.path] = {
-    get: {
-      operationId: 'getOpenApiDocument',
-      summary: 'This document',
-      security: [],
-      responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } },
-    },
-  };
+  const paths: Record<string, Record<string, unknown>> = {};
+  const lower = (method: RouteMethod) => method.toLowerCase();
+  for (const route of ROUTES) paths[route.path] = Object.fromEntries(ROUTE_METHODS.map((m) => [lower(m), operation(route, m)]));
+  paths[DOCUMENT_ROUTE.path] = Object.fromEntries(ROUTE_METHODS.map((m) => [lower(m), documentOperation(m)]));
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Team Resources API',
       version: '1.0.0',
-      description: "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. Any other path, and any method but GET, answers 404 {\"message\":\"Not Found\"}.",
+      description: "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
+      ...INFO,
     },
     servers: [{ url: '/', description: 'The API Gateway URL (or PUBLIC_BASE_URL)' }],
+    tags: TAGS,
     paths,
     components: {
-      schemas: Object.fromEntries((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, schema(name)])),
+      schemas: componentSchemas(),
+      headers: HEADERS,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token issued by `npm run token -- create` (prefix tra_)' } },
     },
   };

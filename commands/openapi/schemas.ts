@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ABILITIES } from '../../shared/domain/abilities.ts';
 import { PAGE_MAX, PER_PAGE_MAX } from '../../shared/domain/pagination.ts';
-import { Daemon, FinanceLineItem, Project } from '../../shared/domain/resources.ts';
+import { Amount, Daemon, FinanceLineItem, Project } from '../../shared/domain/resources.ts';
 
 /**
  * Every response body the API answers with, as valibot schemas: the single source of the
@@ -39,8 +39,8 @@ export const DaemonsPage = page(Daemon, 'DaemonsPage');
 
 export const Finances = v.strictObject({
   data: v.array(FinanceLineItem),
-  totals: v.pipe(v.record(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)), v.number()), v.description('Total per currency')),
-  grand_total: v.pipe(v.number(), v.description('Sum of all line items')),
+  totals: v.pipe(v.record(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)), Amount), v.description('Total per currency')),
+  grand_total: v.pipe(Amount, v.description('Sum of all line items')),
   results: count,
   meta: v.pipe(v.array(v.never()), v.maxLength(0), v.description('Always an empty array')),
   served_in: ServedIn,
@@ -53,6 +53,8 @@ export const Forbidden = v.strictObject({
   missing_permissions: v.array(v.picklist(ABILITIES)),
 });
 export const NotFound = v.strictObject({ message: v.literal('Not Found') });
+/** API Gateway's own answer when the stage's throttle turns a request away. */
+export const TooManyRequests = v.strictObject({ message: v.literal('Too Many Requests') });
 export const ValidationFailed = v.strictObject({
   message: v.string(),
   errors: v.strictObject({

@@ -9,7 +9,7 @@ export const Project = v.object({
   name: v.string(),
   slug: v.string(),
   client_id: v.nullable(v.pipe(v.number(), v.integer())),
-  created_at: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)),
+  created_at: v.pipe(v.string(), v.isoTimestamp(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)),
 });
 export type Project = v.InferOutput<typeof Project>;
 
@@ -25,9 +25,20 @@ export const Daemon = v.object({
 });
 export type Daemon = v.InferOutput<typeof Daemon>;
 
+/**
+ * A sum of money as served: not negative and below 100,000,000,000, with at most 4 decimals
+ * (contract section 7), so it reads back exactly as an IEEE double.
+ */
+export const Amount = v.pipe(
+  v.number(),
+  v.minValue(0),
+  v.ltValue(100_000_000_000),
+  v.description('Not negative, below 100,000,000,000, at most 4 decimals; exact (decimal sums, not float)'),
+);
+
 export const FinanceLineItem = v.object({
   label: v.string(),
-  amount: v.number(),
+  amount: Amount,
   currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)),
 });
 

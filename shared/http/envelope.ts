@@ -3,16 +3,52 @@ import type { PageWindow } from '../domain/pagination.ts';
 import { servedIn } from './response.ts';
 
 /**
- * The base of every link: PUBLIC_BASE_URL when configured, else the request's own scheme and
- * host, plus the stage when API Gateway serves one that is not `$default`.
+ * The base of every link (contract section 4): PUBLIC_BASE_URL when configured; else the request's
+ * scheme and host, and whatever precedes the route's own path in `rawPath`. That prefix is a
+ * named stage in an execute-api URL (`/prod`), an API mapping's path behind a custom domain
+ * (`/v1`), or nothing (`$default`, or any stage mapped at a domain's root). The stage name itself
+ * is never used: a stage mapped at a domain's root has no segment in the URL the client called.
+ *
+ * `routePath` is the route's template from shared/routes.ts (`/api/{team}/projects`).
  */
-export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | undefined): string {
+export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | undefined, routePath: string): string {
   if (publicBaseUrl) return publicBaseUrl;
   const headers = event.headers ?? {};
-  const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'https';
   const host = headers.host ?? event.requestContext?.domainName ?? 'localhost';
-  const stage = event.requestContext?.stage;
-  return `${scheme}://${host}${stage && stage !== '$default' ? `/${encodeURIComponent(stage)}` : ''}`;
+  return `${linkScheme(headers['x-forwarded-proto'])}://${host}${basePath(event.rawPath, routePath)}`;
+}
+
+/** The first scheme x-forwarded-proto names, if it is http or https; anything else is https. */
+function linkScheme(forwardedProto: string | undefined): 'http' | 'https' {
+  const scheme = forwardedProto?.split(',')[0]?.trim().toLowerCase();
+  return scheme === 'http' ? 'http' : 'https';
+}
+
+/**
+ * What precedes the route's own path in the raw path: the raw path without as many trailing
+ * segments as the route template has, provided those match the template's literal segments
+ * (`api`, `projects`); otherwise (an event not from this route) nothing. Each segment is given
+ * percent-encoded, whether the raw path carried it encoded or decoded.
+ */
+export function basePath(rawPath: string | undefined, routePath: string): string {
+  if (!rawPath) return '';
+  const template = routePath.split('/').slice(1);
+  const segments = rawPath.split('/');
+  const prefix = segments.slice(1, segments.length - template.length);
+  if (prefix.length + template.length + 1 !== segments.length) return '';
+  const own = segments.slice(segments.length - template.length);
+  const matches = template.every((part, i) => isParameter(part) || decodeSegment(own[i]!) === part);
+  return matches ? prefix.map((segment) => `/${encodeURIComponent(decodeSegment(segment))}`).join('') : '';
+}
+
+const isParameter = (templatePart: string) => templatePart.startsWith('{') && templatePart.endsWith('}');
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** `meta.path`: the list's address without a query, with the team segment percent-encoded. */

@@ -11,8 +11,10 @@ import { authorize } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
+import { headWithoutBody } from './middleware/head.ts';
 import { paginate } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
+import { requestEvent } from './middleware/request-event.ts';
 import { jsonResponse } from './response.ts';
 
 type Event = APIGatewayProxyEventV2;
@@ -32,6 +34,8 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
+ * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first);
+ * requestEvent checks the event and lower-cases header names before anything reads them.
  */
 function apiFunction() {
   const log = createLogger();
@@ -39,8 +43,10 @@ function apiFunction() {
     // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
     .use(injectLambdaContext(log, { resetKeys: true, logEvent: false }))
     .use(accessLog(log))
+    .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
+    .use(requestEvent())
     .use(conditionalGet());
 }
 
@@ -55,7 +61,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
       const items = window.ordinals
         ? await reader.readPage(head, resource, window.ordinals.first, window.ordinals.last, context.deadline)
         : [];
-      const path = listPath(baseUrl(event, config.publicBaseUrl), teamSegment, resource);
+      const path = listPath(baseUrl(event, config.publicBaseUrl, route(resource).path), teamSegment, resource);
       return jsonResponse(200, listEnvelopeJson({ items, window, path, perPageGiven: context.page.perPageGiven, startedAt: context.startedAt }));
     });
 }

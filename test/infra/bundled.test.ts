@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join, relative } from 'node:path';
@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer, type Handlers, type LocalServer } from '../../commands/local/server.ts';
+import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
+import { samHttpApiEvent, type SamRequest } from '../../commands/local/sam-event.ts';
+import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 import { synthStack } from './support.ts';
@@ -17,6 +21,7 @@ import { synthStack } from './support.ts';
  */
 let assemblyDir: string;
 let bundled: Handlers;
+let source: Handlers;
 let servers: { source: LocalServer; bundled: LocalServer };
 
 beforeAll(async () => {
@@ -39,7 +44,7 @@ beforeAll(async () => {
   Object.assign(process.env, { TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint, LOG_LEVEL: 'SILENT' });
   delete process.env.PUBLIC_BASE_URL;
   bundled = await loadBundledHandlers(assemblyDir);
-  const source = await loadFunctionHandlers();
+  source = await loadFunctionHandlers();
   servers = { source: await startLocalServer({ handlers: source }), bundled: await startLocalServer({ handlers: bundled }) };
 }, 120_000);
 
@@ -136,4 +141,129 @@ describe('the bundled functions answer as the source functions do', () => {
     expect(fromSource.status).toBe(304);
     expect(fromBundle).toEqual(fromSource);
   });
+});
+
+/** One direct invoke, as Lambda makes it (sam local invoke, or API Gateway's integration). */
+async function invoke(handlers: Handlers, name: FunctionName, event: unknown): Promise<APIGatewayProxyStructuredResultV2> {
+  return handlers[name](event as APIGatewayProxyEventV2, lambdaContext(name, 10_000, 'direct-invoke'));
+}
+
+/** A result with `served_in` set aside (it differs on every request), the body parsed. */
+function comparable(result: APIGatewayProxyStructuredResultV2) {
+  const body = result.body === undefined ? undefined : (JSON.parse(result.body) as Record<string, unknown>);
+  if (body) delete body.served_in;
+  return { statusCode: result.statusCode, headers: result.headers, body, hasBody: 'body' in result };
+}
+
+const routeOf = (name: FunctionName) => SERVED_ROUTES.find((r) => r.name === name)!;
+
+/** A request as `sam local start-api` passes it on: header names as the client wrote them. */
+function samEvent(name: FunctionName, rawPath: string, headers: Record<string, string>, more: Partial<SamRequest> = {}) {
+  const [path, query = ''] = rawPath.split('?');
+  return samHttpApiEvent({
+    route: routeOf(name), method: 'GET', rawPath: path!, rawQueryString: query,
+    headers: { Host: 'api.example.test', Accept: 'application/json', ...headers },
+    pathParameters: name === 'openapi' ? {} : { team: path!.split('/').at(-2)! }, time: new Date('2026-11-22T10:00:00Z'), ...more,
+  });
+}
+
+/** The same request as API Gateway passes it on: header names lower-cased (the local server's adapter). */
+function apiGatewayEvent(method: string, target: string, headers: Record<string, string>) {
+  const routed = routeRequest({ method, target, rawHeaders: Object.entries({ Host: 'api.example.test', Accept: 'application/json', ...headers }).flat(), sourceIp: '127.0.0.1' });
+  if (!routed.route) throw new Error(`no route for ${method} ${target}`);
+  return { ...routed.event, headers: { ...routed.event.headers, 'x-forwarded-proto': 'http', 'x-forwarded-port': '3000' } };
+}
+
+describe('SAM-shaped events: header names as the client wrote them (sam local start-api, sam local invoke)', () => {
+  const cases: Array<[string, FunctionName, string, Record<string, string>, number]> = [
+    ['a page of projects', 'projects', '/api/acme/projects?per_page=2&page=2', { Authorization: 'Bearer secret-all' }, 200],
+    ['daemons', 'daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all' }, 200],
+    ['finances', 'finances', '/api/acme/finances', { Authorization: 'Bearer secret-all' }, 200],
+    ['the document', 'openapi', '/api/openapi.json', {}, 200],
+    ['a token without the ability', 'projects', '/api/acme/projects', { Authorization: 'Bearer secret-finances' }, 403],
+    ['an unknown team', 'projects', '/api/nope/projects', { Authorization: 'Bearer secret-all' }, 404],
+    ['no token', 'finances', '/api/acme/finances', {}, 401],
+    ['a bad per_page', 'daemons', '/api/acme/daemons?per_page=0', { AUTHORIZATION: 'Bearer secret-all' }, 422],
+  ];
+
+  it.each(cases)('%s answers as the lower-cased API Gateway event does (%s)', async (_name, name, target, headers, status) => {
+    const fromApiGateway = comparable(await invoke(source, name, apiGatewayEvent('GET', target, headers)));
+    expect(fromApiGateway.statusCode).toBe(status);
+    for (const handlers of [bundled, source]) {
+      expect(comparable(await invoke(handlers, name, samEvent(name, target, headers)))).toEqual(fromApiGateway);
+    }
+  });
+
+  it('builds links from the mixed-case Host and X-Forwarded-Proto', async () => {
+    const result = comparable(await invoke(bundled, 'projects', samEvent('projects', '/api/acme/projects?per_page=2', { Authorization: 'Bearer secret-all' })));
+    expect(result.body?.links).toMatchObject({ first: 'http://api.example.test/api/acme/projects?per_page=2&page=1' });
+  });
+
+  it('answers a mixed-case If-None-Match naming the current ETag with 304', async () => {
+    const ok = await invoke(bundled, 'daemons', samEvent('daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all' }));
+    const etag = (ok.headers as Record<string, string>).ETag!;
+    const again = await invoke(bundled, 'daemons', samEvent('daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all', 'If-None-Match': etag }));
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBeUndefined();
+  });
+
+  it('answers the events in events/ (SAM\'s shape, the demo token) with the 401 of a token this table does not know', async () => {
+    for (const name of ['finances', 'daemons', 'projects'] as const) {
+      const event = JSON.parse(readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8')) as APIGatewayProxyEventV2;
+      expect(event.headers.Authorization).toMatch(/^Bearer /);
+      expect((await invoke(bundled, name, event)).statusCode).toBe(401);
+    }
+  });
+
+  it('HEAD: the status and headers of the GET, no body', async () => {
+    for (const [name, target, headers] of [['projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }], ['finances', '/api/acme/finances', {}], ['openapi', '/api/openapi.json', {}]] as const) {
+      const get = await invoke(bundled, name, samEvent(name, target, headers));
+      const head = await invoke(bundled, name, samEvent(name, target, headers, { method: 'HEAD' }));
+      expect(head).toEqual({ statusCode: get.statusCode, headers: get.headers });
+    }
+  });
+});
+
+describe('links behind a custom domain or a named stage, through the bundles', () => {
+  const linksOf = async (rawPath: string, host: string, stage: string) => {
+    const event = samEvent('projects', rawPath, { Host: host, Authorization: 'Bearer secret-all' }, { stage, scheme: 'https', domainName: host });
+    const result = await invoke(bundled, 'projects', event);
+    expect(result.statusCode).toBe(200);
+    return JSON.parse(result.body!) as { links: Record<string, string | null>; meta: { path: string } };
+  };
+
+  it('keep an API mapping\'s path: api.example.com/v1 mapped to the $default stage', async () => {
+    const body = await linksOf('/v1/api/acme/projects?per_page=2', 'api.example.com', '$default');
+    expect(body.meta.path).toBe('https://api.example.com/v1/api/acme/projects');
+    expect(body.links.next).toBe('https://api.example.com/v1/api/acme/projects?per_page=2&page=2');
+  });
+
+  it('add no stage segment for a named stage mapped at the domain root', async () => {
+    const body = await linksOf('/api/acme/projects', 'api.example.com', 'prod');
+    expect(body.meta.path).toBe('https://api.example.com/api/acme/projects');
+  });
+
+  it('keep a named stage that is in the execute-api URL', async () => {
+    const body = await linksOf('/prod/api/acme/projects', 'abc123.execute-api.eu-west-1.amazonaws.com', 'prod');
+    expect(body.meta.path).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com/prod/api/acme/projects');
+  });
+
+  it('link with https when X-Forwarded-Proto names another scheme', async () => {
+    const event = samEvent('projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }, { scheme: 'ftp' as never });
+    expect(JSON.parse((await invoke(bundled, 'projects', event)).body!).meta.path).toBe('https://api.example.test/api/acme/projects');
+  });
+});
+
+describe('a direct invoke with an event that is not an object', () => {
+  it.each([['null', null], ['a number', 42], ['a string', 'GET /api/acme/projects'], ['an array', []], ['true', true]])(
+    'answers %s with the contract\'s 500, from every bundle and source function',
+    async (_name, event) => {
+      for (const handlers of [bundled, source]) {
+        for (const { name } of SERVED_ROUTES) {
+          const result = await invoke(handlers, name, event);
+          expect(result).toEqual({ statusCode: 500, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"message":"Server Error"}' });
+        }
+      }
+    },
+  );
 });

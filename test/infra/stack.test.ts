@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../infra/context.ts';
-import { FUNCTION_MEMORY_MB } from '../../infra/functions.ts';
+import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
 import { METRICS_NAMESPACE } from '../../infra/alarms.ts';
 import { TABLE_READ_ACTIONS } from '../../infra/api-functions.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
 import { FUNCTION_TIMEOUT_MS } from '../../commands/local/server.ts';
-import { DOCUMENT_ROUTE, readsTable, ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, readsTable, ROUTE_METHODS, ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
 import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 import { logicalId, resourcesOf, synthStack, type Synthesized } from './support.ts';
 
@@ -92,10 +92,16 @@ describe('functions', () => {
   });
 
   it('have the memory size chosen and the timeout the local server gives them', () => {
-    for (const { props } of Object.values(functionsByRoute())) {
-      expect(props.MemorySize).toBe(FUNCTION_MEMORY_MB);
+    for (const [route, { props }] of Object.entries(functionsByRoute())) {
+      expect(props.MemorySize).toBe(dataFunction(route) ? FUNCTION_MEMORY_MB : DOCUMENT_FUNCTION_MEMORY_MB);
       expect(props.Timeout * 1000).toBe(FUNCTION_TIMEOUT_MS);
     }
+  });
+
+  it('give the OpenAPI document, a fixed text served without the AWS SDK, 128 MB and the data functions 512 MB', () => {
+    const byRoute = functionsByRoute();
+    expect(byRoute[DOCUMENT_ROUTE.name]!.props.MemorySize).toBe(128);
+    for (const route of ROUTES) expect(byRoute[route.name]!.props.MemorySize).toBe(512);
   });
 
   it('read the table named by the stack and nothing else from their environment', () => {
@@ -212,14 +218,17 @@ describe('permissions', () => {
     expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
   });
 
-  it('let API Gateway invoke each function only through its own route', () => {
+  it('let API Gateway invoke each function only through its own path (one permission per route and method, alike)', () => {
     const permissions = Object.values(resourcesOf(main.template, 'AWS::Lambda::Permission'));
-    expect(permissions).toHaveLength(SERVED_ROUTES.length);
+    expect(permissions).toHaveLength(SERVED_ROUTES.length * ROUTE_METHODS.length);
     for (const route of SERVED_ROUTES) {
-      const permission = permissions.find((p) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === functionId(route.name))!;
-      expect(permission.Properties.Action).toBe('lambda:InvokeFunction');
-      expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
-      expect(JSON.stringify(permission.Properties.SourceArn)).toContain(`/*/*${route.path}`);
+      const own = permissions.filter((p) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === functionId(route.name));
+      expect(own).toHaveLength(ROUTE_METHODS.length);
+      for (const permission of own) {
+        expect(permission.Properties.Action).toBe('lambda:InvokeFunction');
+        expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
+        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(new RegExp(`/\\*/\\*${route.path.replace(/[{}.]/g, '\\$&')}"`));
+      }
     }
   });
 });
@@ -230,22 +239,25 @@ describe('HTTP API', () => {
     main.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
   });
 
-  it('has exactly the routes the local server serves', () => {
+  it('has exactly the routes the local server serves: GET and HEAD on each path, no other method, no ANY', () => {
     const routeKeys = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);
-    expect(routeKeys.sort()).toEqual(SERVED_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    expect(routeKeys.sort()).toEqual(SERVED_ROUTES.flatMap((r) => [`GET ${r.path}`, `HEAD ${r.path}`]).sort());
+    expect(ROUTE_METHODS).toEqual(['GET', 'HEAD']);
   });
 
-  it('sends each route to its own function as a payload 2.0 proxy integration', () => {
+  it('sends each route, GET and HEAD alike, to its own function as a payload 2.0 proxy integration', () => {
     const integrations = resourcesOf(main.template, 'AWS::ApiGatewayV2::Integration');
     const routes = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route'));
     for (const route of SERVED_ROUTES) {
-      const target = routes.find((r) => r.Properties.RouteKey === `${route.method} ${route.path}`)!.Properties.Target;
-      const integrationId = (target['Fn::Join'][1] as unknown[]).find((part) => typeof part === 'object') as { Ref: string };
-      expect(integrations[integrationId.Ref]!.Properties).toMatchObject({
-        IntegrationType: 'AWS_PROXY',
-        PayloadFormatVersion: '2.0',
-        IntegrationUri: { 'Fn::GetAtt': [functionId(route.name), 'Arn'] },
-      });
+      for (const method of ROUTE_METHODS) {
+        const target = routes.find((r) => r.Properties.RouteKey === `${method} ${route.path}`)!.Properties.Target;
+        const integrationId = (target['Fn::Join'][1] as unknown[]).find((part) => typeof part === 'object') as { Ref: string };
+        expect(integrations[integrationId.Ref]!.Properties).toMatchObject({
+          IntegrationType: 'AWS_PROXY',
+          PayloadFormatVersion: '2.0',
+          IntegrationUri: { 'Fn::GetAtt': [functionId(route.name), 'Arn'] },
+        });
+      }
     }
   });
 
@@ -424,11 +436,23 @@ describe('options', () => {
     template.hasOutput('CustomDomainTarget', {});
   });
 
-  it('answer CORS preflights for the origins given', () => {
+  it('answer CORS preflights for the origins given: GET and HEAD, the token and If-None-Match, for 2 hours', () => {
     const { template } = synthStack({ context: { corsOrigins: 'https://a.example, https://b.example' }, props: (app) => propsFromContext(app.node) });
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
-      CorsConfiguration: { AllowOrigins: ['https://a.example', 'https://b.example'], AllowMethods: ['GET'], AllowHeaders: ['authorization', 'accept'] },
+      CorsConfiguration: Match.objectLike({
+        AllowOrigins: ['https://a.example', 'https://b.example'],
+        AllowMethods: ['GET', 'HEAD'],
+        AllowHeaders: ['authorization', 'accept', 'if-none-match'],
+        MaxAge: 7200,
+      }),
     });
+  });
+
+  it('let a browser script read the ETag, Retry-After and WWW-Authenticate the API sends, and nothing else (no credentials mode)', () => {
+    const { template } = synthStack({ context: { corsOrigins: 'https://a.example' }, props: (app) => propsFromContext(app.node) });
+    const cors = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'))[0]!.Properties.CorsConfiguration;
+    expect(cors.ExposeHeaders).toEqual(['etag', 'retry-after', 'www-authenticate']);
+    expect(cors.AllowCredentials).toBeUndefined();
   });
 
   it('notify an SNS topic from every alarm, on alarm and on recovery', () => {

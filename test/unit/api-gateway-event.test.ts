@@ -35,8 +35,21 @@ describe('routeRequest: routing', () => {
     expect(eventOf(request('/api/01/projects')).pathParameters).toEqual({ team: '01' });
   });
 
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'])('routes no %s on a route path', (method) => {
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'get', 'TRACE', 'CONNECT'])('routes no %s on a route path', (method) => {
     expect(routeRequest(request('/api/acme/projects', [], method)).route).toBeUndefined();
+  });
+
+  it.each([
+    ['/api/acme/finances', 'finances'],
+    ['/api/acme/daemons', 'daemons'],
+    ['/api/acme/projects', 'projects'],
+    ['/api/openapi.json', 'openapi'],
+  ])('routes HEAD %s to %s, as the stack deploys a HEAD route beside each GET', (target, name) => {
+    const event = eventOf(request(target, ['Host', '127.0.0.1:3000'], 'HEAD'));
+    expect(routeRequest(request(target, [], 'HEAD')).route?.name).toBe(name);
+    expect(event.requestContext.http.method).toBe('HEAD');
+    expect(event.routeKey).toMatch(/^HEAD \/api\//);
+    expect(event.requestContext.routeKey).toBe(event.routeKey);
   });
 
   it.each([

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { financeFieldsJson, summarizeCosts } from '../../commands/import/finance.ts';
 import { PAGE_MAX, pageWindow } from '../../shared/domain/pagination.ts';
-import { baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/http/envelope.ts';
+import { basePath, baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/http/envelope.ts';
 
 const PATH = 'https://api.example.com/api/acme/projects';
 const SERVED_IN = /^\d+(\.\d{1,2})?ms$/;
@@ -27,8 +27,11 @@ function envelope(total: number, page: number, perPage = 20, perPageGiven = fals
   return JSON.parse(text);
 }
 
-function event(headers: Record<string, string>, stage = '$default', domainName = 'abc123.execute-api.eu-west-1.amazonaws.com') {
-  return { headers, requestContext: { stage, domainName } } as unknown as APIGatewayProxyEventV2;
+const ROUTE = '/api/{team}/projects';
+
+/** A payload 2.0 event as API Gateway sends it: `rawPath` as the client called it, the stage named apart. */
+function event(headers: Record<string, string>, { rawPath = '/api/acme/projects', stage = '$default', domainName = 'abc123.execute-api.eu-west-1.amazonaws.com' } = {}) {
+  return { headers, rawPath, requestContext: { stage, domainName } } as unknown as APIGatewayProxyEventV2;
 }
 
 describe('listEnvelopeJson', () => {
@@ -170,33 +173,91 @@ describe('financeJson', () => {
 });
 
 describe('baseUrl', () => {
+  const https = { 'x-forwarded-proto': 'https', host: 'api.example.com' };
+
   it('uses PUBLIC_BASE_URL when configured, whatever the request says', () => {
-    const request = event({ 'x-forwarded-proto': 'http', host: 'internal.example' }, 'prod');
-    expect(baseUrl(request, 'https://api.example.com/v')).toBe('https://api.example.com/v');
+    const request = event({ 'x-forwarded-proto': 'http', host: 'internal.example' }, { rawPath: '/prod/api/acme/projects', stage: 'prod' });
+    expect(baseUrl(request, 'https://api.example.com/v', ROUTE)).toBe('https://api.example.com/v');
   });
 
   it('derives scheme and host from x-forwarded-proto and host', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https', host: 'api.example.com' }), undefined)).toBe('https://api.example.com');
+    expect(baseUrl(event(https), undefined, ROUTE)).toBe('https://api.example.com');
   });
 
   it('starts local links with http:// when x-forwarded-proto says http', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'http', host: '127.0.0.1:3000' }), undefined)).toBe('http://127.0.0.1:3000');
-  });
-
-  it('adds the stage when it is not $default', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https', host: 'api.example.com' }, 'prod'), undefined)).toBe('https://api.example.com/prod');
-  });
-
-  it('adds no stage for $default', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https', host: 'api.example.com' }, '$default'), undefined)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'http', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe('http://127.0.0.1:3000');
   });
 
   it('uses the first scheme when x-forwarded-proto lists several', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https, http', host: 'api.example.com' }), undefined)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'https, http', host: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it.each(['ftp', 'javascript', 'ws', 'https:', ''])('links with https when x-forwarded-proto says %j', (proto) => {
+    expect(baseUrl(event({ 'x-forwarded-proto': proto, host: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it('links with https when x-forwarded-proto is missing', () => {
+    expect(baseUrl(event({ host: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it('reads the scheme whatever its case', () => {
+    expect(baseUrl(event({ 'x-forwarded-proto': 'HTTP', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe('http://127.0.0.1:3000');
   });
 
   it('falls back to the domain name of the request context without a host header', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https' }, '$default', 'api.example.com'), undefined)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'https' }, { domainName: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it('adds nothing on the $default stage of the execute-api URL', () => {
+    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it('keeps a named stage that is in the execute-api URL (/prod/api/...)', () => {
+    const request = event({ 'x-forwarded-proto': 'https', host: 'abc123.execute-api.eu-west-1.amazonaws.com' }, { rawPath: '/prod/api/acme/projects', stage: 'prod' });
+    expect(baseUrl(request, undefined, ROUTE)).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com/prod');
+  });
+
+  it('keeps the path of an API mapping behind a custom domain (/v1 mapped to $default)', () => {
+    expect(baseUrl(event(https, { rawPath: '/v1/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com/v1');
+  });
+
+  it('keeps a multi-level API mapping path (/team/v2)', () => {
+    expect(baseUrl(event(https, { rawPath: '/team/v2/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com/team/v2');
+  });
+
+  it('adds no stage segment for a named stage mapped at a domain root (none in rawPath)', () => {
+    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: 'prod' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+
+  it('adds nothing when rawPath is not this route\'s path (an event of another shape)', () => {
+    expect(baseUrl(event(https, { rawPath: '/v1/api/acme/daemons' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event(https, { rawPath: '/projects' }), undefined, ROUTE)).toBe('https://api.example.com');
+  });
+});
+
+describe('basePath', () => {
+  it('is what precedes the route template in the raw path', () => {
+    expect(basePath('/v1/api/acme/projects', ROUTE)).toBe('/v1');
+    expect(basePath('/api/acme/projects', ROUTE)).toBe('');
+  });
+
+  it('matches the team segment whatever it holds, encoded or not', () => {
+    expect(basePath('/v1/api/caf%C3%A9/projects', ROUTE)).toBe('/v1');
+    expect(basePath('/v1/api/café/projects', ROUTE)).toBe('/v1');
+  });
+
+  it('matches literal segments API Gateway would decode (/%70rojects is /projects)', () => {
+    expect(basePath('/v1/api/acme/%70rojects', ROUTE)).toBe('/v1');
+  });
+
+  it('gives each prefix segment percent-encoded, once, whether it came encoded or decoded', () => {
+    expect(basePath('/my stage/api/acme/projects', ROUTE)).toBe('/my%20stage');
+    expect(basePath('/my%20stage/api/acme/projects', ROUTE)).toBe('/my%20stage');
+  });
+
+  it('is empty without a raw path', () => {
+    expect(basePath(undefined, ROUTE)).toBe('');
+    expect(basePath('', ROUTE)).toBe('');
   });
 });
 

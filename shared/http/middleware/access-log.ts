@@ -4,7 +4,7 @@ import type { Logger } from '../../log.ts';
 import type { Authorized, Context, Timed } from '../context.ts';
 
 type LogContext = Context & Partial<Timed & Authorized>;
-type Request = { event: APIGatewayProxyEventV2; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
+type Request = { event: APIGatewayProxyEventV2 | null | undefined; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
 /**
  * One log line per request, success or failure: route, team id, status, duration, and the API
@@ -14,8 +14,9 @@ type Request = { event: APIGatewayProxyEventV2; context: LogContext; response?: 
 export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
   const write = (request: Request) => {
     log.info('request', {
-      apiRequestId: request.event.requestContext?.requestId,
-      route: request.event.routeKey,
+      // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
+      apiRequestId: request.event?.requestContext?.requestId,
+      route: request.event?.routeKey,
       // The team the request resolved to, never the raw segment: a caller can put anything
       // (a token pasted in the wrong place) in the path.
       team: request.context.access?.head.teamId ?? null,
