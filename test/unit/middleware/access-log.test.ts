@@ -119,6 +119,14 @@ describe('access log, on error', () => {
     expect(lines[0]!.fields.status).toBe(500);
   });
 
+  it('writes the line when a direct invoke passed no API Gateway event at all', async () => {
+    const { lines, middleware } = setUp();
+    const request = apiRequest({ error: new Error('not an event'), response: jsonResponse(500, '{"message":"Server Error"}') });
+    request.event = null as unknown as ApiRequest['event'];
+    await middleware.onError!(request);
+    expect(lines).toEqual([{ message: 'request', fields: { apiRequestId: undefined, route: undefined, team: null, status: 500, durationMs: expect.any(Number) } }]);
+  });
+
   it('writes nothing about the error itself: no name, message or stack', async () => {
     const { lines, middleware } = setUp();
     await middleware.onError!(apiRequest({ error: new Error('internal detail'), response: null }));
