@@ -1,22 +1,46 @@
-import { parseArgs } from 'node:util';
-import { ensureTable } from './store/table.ts';
-import { importSnapshot, ImportRejected } from './import/importer.ts';
-import { commandTable, fail } from './cli/table.ts';
-import { progressReporter } from './import/progress.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
+import type { CommandSpec } from './cli/args.ts';
+import { fail } from './cli/errors.ts';
+import { inputFile } from './cli/paths.ts';
+import { runCommand } from './cli/run.ts';
+import { escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot, then imports it team by team. */
-const { positionals } = parseArgs({ allowPositionals: true, options: {} });
-if (positionals.length !== 1) fail('usage: npm run import -- <snapshot.json>   (TABLE_NAME names the table; DYNAMODB_ENDPOINT a local endpoint)');
+const IMPORT: CommandSpec = {
+  name: 'npm run import',
+  usage: ['npm run import -- <snapshot.json>'],
+  about: [
+    'Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.',
+    'An invalid snapshot is rejected whole, each problem named, and nothing is written.',
+  ].join('\n'),
+  arguments: ['<snapshot.json>'],
+  options: {},
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
+};
 
-const { tableName, endpoint, doc } = commandTable();
-const plan = await readSnapshotFile(positionals[0]!);
-if (!plan) process.exit(1);
-try {
-  if (endpoint) await ensureTable(doc, tableName);
-  const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
-  process.stdout.write(`imported ${summary.teams} teams (${summary.items} projects and daemons), ${summary.users} users and ${summary.tokens} tokens into ${tableName}\n`);
-} catch (error) {
-  if (error instanceof ImportRejected) fail(`the snapshot cannot be imported into ${tableName}; nothing was written:\n  ${error.problems.join('\n  ')}`);
-  fail(`import failed: ${(error as Error).message}`);
-}
+await runCommand(IMPORT, async ({ positionals }) => {
+  const file = await inputFile(positionals[0]!, 'the snapshot');
+  // Loaded once the command line has been found right, so --help and usage errors answer at once.
+  const { commandTable } = await import('./cli/table.ts');
+  const { ensureTable } = await import('./store/table.ts');
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
+  const { progressReporter } = await import('./import/progress.ts');
+  const { tableName, endpoint, doc } = commandTable();
+
+  // The import library: read and validate, then import (it reports the problems it finds).
+  const plan = (await readSnapshotFile(file, reportLine)) ?? fail();
+  try {
+    if (endpoint) await ensureTable(doc, tableName);
+    const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
+    process.stdout.write(`imported ${summary.teams} teams (${summary.items} projects and daemons), ${summary.users} users and ${summary.tokens} tokens into ${escapeText(tableName)}\n`);
+  } catch (error) {
+    if (error instanceof ImportRejected) {
+      fail([`the snapshot cannot be imported into ${escapeText(tableName)}; nothing was written:`, ...error.problems.map((p) => `  ${escapeText(p)}`)].join('\n'));
+    }
+    throw error;
+  }
+});

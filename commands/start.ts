@@ -1,79 +1,99 @@
-import { parseArgs } from 'node:util';
-import { createToken } from './tokens/tokens.ts';
-import { DEMO_SNAPSHOT, prepareLocalData, type LocalData } from './local/local-data.ts';
-import { loadBundledHandlers } from './local/bundled-handlers.ts';
+import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
-import { readSnapshotFile } from './import/snapshot-file.ts';
+import type { CommandSpec } from './cli/args.ts';
+import { fail } from './cli/errors.ts';
+import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
+import { onExit, runCommand } from './cli/run.ts';
+import { escapeText, reportLine } from './cli/text.ts';
+import { idValue, portValue } from './cli/values.ts';
 
 /**
  * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
- * the three functions behind a local API Gateway on 127.0.0.1, and a demo token to call it with.
+ * the functions behind a local API Gateway on 127.0.0.1, and a demo token to call it with.
+ * Runs until Ctrl-C, SIGTERM or SIGHUP (to npm or to node), then stops all it started.
  */
-const { values } = parseArgs({
+const START: CommandSpec = {
+  name: 'npm start',
+  usage: ['npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]'],
+  about: [
+    'Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,',
+    'serves the API on http://127.0.0.1:<port> and prints a demo token with a curl line to try.',
+    'Ctrl-C, SIGTERM or SIGHUP stops the API and DynamoDB Local.',
+  ].join('\n'),
   options: {
-    port: { type: 'string', default: '3000' },
-    data: { type: 'string', default: DEMO_SNAPSHOT },
-    user: { type: 'string' },
-    // Serve the bundles `npm run synth` wrote to cdk.out, exactly what the stack deploys.
-    bundled: { type: 'boolean', default: false },
+    port: { type: 'string', value: '<port>', help: 'the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000' },
+    data: { type: 'string', value: '<snapshot.json>', help: 'the snapshot to import; default data/demo-snapshot.json' },
+    user: { type: 'string', value: '<id>', help: "the demo token's user; default the snapshot's first user in a team" },
+    bundled: { type: 'boolean', help: 'serve the bundles `npm run synth` wrote to cdk.out (what is deployed)' },
   },
-});
-const port = Number(values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65535) await exit(`--port must be a port number, not "${values.port}"`);
+  environment: {
+    TABLE_NAME: 'the table (default team-resources), created when missing',
+    DYNAMODB_ENDPOINT: 'a running DynamoDB-compatible endpoint to use instead of starting DynamoDB Local',
+  },
+};
 
-const plan = await readSnapshotFile(values.data);
-if (!plan) process.exit(1);
+const CDK_OUT = new URL('../cdk.out', import.meta.url).pathname;
 
-let local: LocalData | undefined;
-let stopServer: (() => Promise<void>) | undefined;
-let stopping = false;
-async function shutdown(code: number) {
-  if (stopping) return;
-  stopping = true;
-  await stopServer?.();
-  await local?.stop();
-  process.exit(code);
-}
-process.once('SIGINT', () => void shutdown(0));
-process.once('SIGTERM', () => void shutdown(0));
+await runCommand(START, async (line) => {
+  const port = portValue('--port', line.option('port') ?? '3000');
+  const user = line.option('user');
+  const userId = user === undefined ? undefined : idValue('--user', user);
+  const data = line.option('data');
+  const dataFile = data === undefined ? DEMO_SNAPSHOT : await inputFile(data, '--data');
+  const bundled = line.flag('bundled');
+  if (bundled) {
+    try {
+      findBundledFunctions(CDK_OUT);
+    } catch (error) {
+      fail(`--bundled: ${(error as Error).message}`);
+    }
+  }
 
-local = await prepareLocalData(plan).catch((error: Error) => exit(error.message));
-const { doc, tableName, endpoint, summary } = local;
+  // The port first: one in use is said at once, before DynamoDB Local is started in vain.
+  const server = await startLocalServer({ port }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') fail(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port`);
+    if (error.code === 'EACCES') fail(`port ${port} needs privileges this user does not have: choose one above 1023 with --port`);
+    throw error;
+  });
+  onExit(() => server.close());
 
-// The demo token: every ability, for the chosen user or the first one who is in a team.
-const user = values.user ? plan.users.find((u) => u.id === Number(values.user)) : plan.users.find((u) => u.teams.length > 0);
-if (values.user && !user) await exit(`--user ${values.user} is not a user of the snapshot`);
-const secret = user && (await createToken(doc, tableName, { userId: user.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
+  // The SDK, the import library and the table code load only now: --help and usage errors answer at once.
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { prepareLocalData } = await import('./local/local-data.ts');
+  const { createToken } = await import('./tokens/tokens.ts');
+  const plan = (await readSnapshotFile(dataFile, reportLine)) ?? fail();
+  // The demo token: every ability, for the chosen user or the first one who is in a team.
+  const demoUser = userId === undefined
+    ? plan.users.find((u) => u.teams.length > 0)
+    : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
 
-const handlers = values.bundled
-  ? await loadBundledHandlers(new URL('../cdk.out', import.meta.url).pathname).catch((error: Error) => exit(error.message))
-  : await loadFunctionHandlers();
-const server = await startLocalServer({ handlers, port }).catch((error: NodeJS.ErrnoException) =>
-  exit(error.code === 'EADDRINUSE' ? `port ${port} is already in use (try --port 4010)` : error.message),
-);
-stopServer = server.close;
+  const local = await prepareLocalData(plan);
+  onExit(() => local.stop());
+  const { doc, tableName, endpoint, summary } = local;
+  const secret = demoUser && (await createToken(doc, tableName, { userId: demoUser.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
 
-const team = user && plan.teams.find((t) => user.teams.includes(t.id));
-process.stdout.write(`
-Team Resources API on ${server.url}  (table ${tableName} at ${endpoint})${values.bundled ? '\nserving the bundles in cdk.out' : ''}
-imported ${summary.teams} teams, ${summary.items} projects and daemons, ${summary.users} users
-`);
-if (secret && team) {
-  process.stdout.write(`
-demo token for user ${user.id} (${user.name || 'unnamed'}), all abilities; shown once:
-  ${secret}
+  // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT) when loaded: now.
+  server.serve(bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
 
-try:
-  curl -s -H "Authorization: Bearer ${secret}" ${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5
-`);
-} else {
-  process.stdout.write('\nno user of the snapshot is in a team, so no demo token was made\n');
-}
-process.stdout.write('\nCtrl-C stops the API and DynamoDB Local.\n\n');
-
-/** Says what went wrong, stops DynamoDB Local, and exits non-zero. */
-async function exit(message: string): Promise<never> {
-  process.stderr.write(`${message}\n`);
-  await local?.stop();
-  process.exit(1);
-}
+  const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
+  const lines = [
+    '',
+    `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
+    ...(bundled ? ['serving the bundles in cdk.out'] : []),
+    `imported ${summary.teams} teams, ${summary.items} projects and daemons, ${summary.users} users`,
+    '',
+  ];
+  if (demoUser && secret && team) {
+    lines.push(
+      `demo token for user ${demoUser.id} (${escapeText(demoUser.name || 'unnamed')}), all abilities; shown once:`,
+      `  ${secret}`,
+      '',
+      'try:',
+      `  curl -s -H "Authorization: Bearer ${secret}" ${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5`,
+    );
+  } else {
+    lines.push('no user of the snapshot is in a team, so no demo token was made');
+  }
+  lines.push('', 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.', '');
+  process.stdout.write(lines.join('\n') + '\n');
+}, { serve: true });

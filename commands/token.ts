@@ -1,73 +1,122 @@
-import { parseArgs } from 'node:util';
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/domain/abilities.ts';
-import { createToken, listTokens, revokeToken, UnknownUser } from './tokens/tokens.ts';
-import { commandTable, fail } from './cli/table.ts';
 import { expiryFrom } from './tokens/expiry.ts';
+import type { CommandLine, CommandSpec } from './cli/args.ts';
+import { fail, usageError } from './cli/errors.ts';
+import { runCommand } from './cli/run.ts';
+import { escapeText } from './cli/text.ts';
+import { idValue, nameValue } from './cli/values.ts';
 
-const USAGE = `usage:
-  npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]
-  npm run token -- revoke <token>          (or: revoke --id <id from list>)
-  npm run token -- list --user <id>
-abilities: ${TOKEN_ABILITIES.join(', ')}`;
-
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    user: { type: 'string' },
-    abilities: { type: 'string' },
-    name: { type: 'string' },
-    'expires-in': { type: 'string' },
-    id: { type: 'string' },
+/** npm run token -- create | revoke | list: token administration on the table TABLE_NAME names. */
+const TOKEN: CommandSpec = {
+  name: 'npm run token',
+  usage: [
+    'npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
+    'npm run token -- revoke <token>',
+    'npm run token -- revoke --id <id>',
+    'npm run token -- list --user <id>',
+  ],
+  about: [
+    'Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,',
+    'on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.',
+    'A user or token that does not exist is an error (exit 1).',
+  ].join('\n'),
+  subcommands: {
+    create: { options: ['user', 'abilities', 'name', 'expires-in'], arguments: [], help: 'issues a token for a user and prints it once' },
+    revoke: { options: ['id'], arguments: ['[<token>]'], help: 'revokes a token, by its secret or by the id list shows' },
+    list: { options: ['user'], arguments: [], help: "lists a user's tokens: id, status, name, abilities, dates; never a secret" },
   },
+  options: {
+    user: { type: 'string', value: '<id>', help: 'the user, by id' },
+    abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
+    name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
+    'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
+    id: { type: 'string', value: '<id>', help: 'a token id as list shows it (64 hex characters)' },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
+};
+
+/** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
+const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
+
+await runCommand(TOKEN, async (line) => {
+  switch (line.subcommand) {
+    case 'create': return create(line);
+    case 'revoke': return revoke(line);
+    case 'list': return list(line);
+  }
 });
-const [command, ...rest] = positionals;
 
-function userId(): number {
-  const id = values.user;
-  if (!id || !/^[1-9][0-9]*$/.test(id)) fail(`--user must be a user id (a positive integer)\n${USAGE}`);
-  return Number(id);
+function requiredUser(line: CommandLine): number {
+  const user = line.option('user');
+  if (user === undefined) usageError(`${line.subcommand} needs --user <id>`);
+  return idValue('--user', user);
 }
 
-const { tableName, doc } = commandTable();
-switch (command) {
-  case 'create': {
-    const abilities = (values.abilities ?? '').split(',').map((a) => a.trim()).filter(Boolean);
-    if (abilities.length === 0) fail(`--abilities is required\n${USAGE}`);
-    const unknown = abilities.filter((a) => !isTokenAbility(a));
-    if (unknown.length > 0) fail(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.join(', ')} (use ${TOKEN_ABILITIES.join(', ')})`);
-    let expiresAt: string | null = null;
+async function create(line: CommandLine) {
+  // Everything the command line says is checked before the table is touched.
+  const userId = requiredUser(line);
+  const abilities = [...new Set((line.option('abilities') ?? '').split(',').map((a) => a.trim()).filter(Boolean))];
+  if (abilities.length === 0) usageError('create needs --abilities <a,b>');
+  const unknown = abilities.filter((a) => !isTokenAbility(a));
+  if (unknown.length > 0) {
+    usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
+  }
+  const name = line.option('name') === undefined ? '' : nameValue('--name', line.option('name')!);
+  const expiresIn = line.option('expires-in');
+  let expiresAt: string | null = null;
+  if (expiresIn !== undefined) {
     try {
-      if (values['expires-in'] !== undefined) expiresAt = expiryFrom(values['expires-in']);
-    } catch (error) {
-      fail((error as Error).message);
+      expiresAt = expiryFrom(expiresIn);
+    } catch {
+      usageError(`--expires-in must look like 90d, 12h or 30m, not "${escapeText(expiresIn)}"`);
     }
-    try {
-      const secret = await createToken(doc, tableName, { userId: userId(), abilities: [...new Set(abilities)], name: values.name ?? '', expiresAt });
-      process.stderr.write(`token for user ${values.user} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`);
-      process.stdout.write(`${secret}\n`);
-    } catch (error) {
-      if (error instanceof UnknownUser) fail(error.message);
-      throw error;
-    }
-    break;
   }
-  case 'revoke': {
-    const secret = rest[0];
-    if ((secret === undefined) === (values.id === undefined)) fail(`revoke takes a token or --id\n${USAGE}`);
-    if (values.id !== undefined && !/^[0-9a-f]{64}$/i.test(values.id)) fail('--id must be a token id as `list` prints it (64 hex characters)');
-    const found = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: values.id! });
-    if (!found) fail('no such token');
-    process.stdout.write('revoked\n');
-    break;
+
+  const { commandTable, createToken, UnknownUser } = await load();
+  const { doc, tableName } = commandTable();
+  let secret: string;
+  try {
+    secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
+  } catch (error) {
+    if (error instanceof UnknownUser) fail(`user ${userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`);
+    throw error;
   }
-  case 'list': {
-    const tokens = await listTokens(doc, tableName, userId());
-    if (tokens.length === 0) process.stdout.write(`user ${values.user} has no tokens\n`);
-    for (const t of tokens) {
-      process.stdout.write(`${t.id}  ${t.status.padEnd(7)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}\n`);
-    }
-    break;
-  }
-  default:
-    fail(USAGE);
+  const named = name ? ` "${escapeText(name)}"` : '';
+  process.stderr.write(`token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`);
+  process.stdout.write(`${secret}\n`);
 }
+
+async function revoke(line: CommandLine) {
+  const [secret] = line.positionals;
+  const id = line.option('id');
+  if (secret !== undefined && id !== undefined) usageError('revoke takes a token or --id <id>, not both');
+  if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
+  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}"`);
+
+  const { commandTable, revokeToken } = await load();
+  const { doc, tableName } = commandTable();
+  const found = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: id! });
+  // Never echo a secret, even a wrong one.
+  if (!found) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
+  process.stdout.write('revoked\n');
+}
+
+async function list(line: CommandLine) {
+  const userId = requiredUser(line);
+  const { commandTable, listTokens, userExists } = await load();
+  const { doc, tableName } = commandTable();
+  if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
+  const tokens = await listTokens(doc, tableName, userId);
+  if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
+  for (const t of tokens) {
+    const revoked = t.revokedAt ? `  revoked ${t.revokedAt}` : '';
+    const text = `${t.id}  ${t.status.padEnd(7)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
+    // Names (and anything else) from the table may hold escape sequences: shown, never obeyed.
+    process.stdout.write(`${escapeText(text)}\n`);
+  }
+}
+

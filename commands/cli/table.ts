@@ -1,16 +1,94 @@
-import { createDocumentClient } from '../store/document-client.ts';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { NO_RESPONSE_MS, NoResponse, tagDatabaseError, type DatabasePlace } from './errors.ts';
 
-/** The table and client a command-line tool works on: TABLE_NAME, and DYNAMODB_ENDPOINT or AWS. */
-export function commandTable(defaultTable?: string) {
-  const tableName = process.env.TABLE_NAME?.trim() || defaultTable;
-  if (!tableName) fail('TABLE_NAME is not set: name the table to work on, e.g. TABLE_NAME=team-resources');
-  const endpoint = process.env.DYNAMODB_ENDPOINT?.trim() || undefined;
-  // Command-line tools may wait longer and retry more than a request may.
-  const doc = createDocumentClient({ endpoint, maxAttempts: 8, connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000 });
-  return { tableName, endpoint, doc };
+/** The table every command uses unless TABLE_NAME names another (contract section 8). */
+export const DEFAULT_TABLE = 'team-resources';
+
+export interface CommandTable {
+  tableName: string;
+  /** DYNAMODB_ENDPOINT (or the endpoint given); undefined means AWS. */
+  endpoint?: string;
+  doc: DynamoDBDocumentClient;
+  /** Where the table is, as error messages name it. */
+  place: DatabasePlace;
 }
 
-export function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
+/**
+ * The table and client a command works on: TABLE_NAME (default team-resources), at
+ * DYNAMODB_ENDPOINT or in AWS through the default credential chain.
+ *
+ * The client waits as long as DynamoDB keeps answering (8 attempts for throttling and failed
+ * calls), but a request that gets no response at all for 10 s ends the command with NoResponse,
+ * naming the endpoint, instead of being retried for minutes. Every other error it throws is
+ * tagged with the place, so the command's message names it too.
+ */
+export function commandTable(options: { tableName?: string; endpoint?: string; startedHere?: boolean } = {}): CommandTable {
+  const tableName = options.tableName ?? (process.env.TABLE_NAME?.trim() || DEFAULT_TABLE);
+  const endpoint = options.endpoint ?? (process.env.DYNAMODB_ENDPOINT?.trim() || undefined);
+  const place: DatabasePlace = {
+    tableName,
+    endpoint,
+    startedHere: options.startedHere,
+    awsEndpointUrl: endpoint ? undefined : awsEndpointSetting(),
+  };
+  const client = new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION || (endpoint ? 'local' : undefined),
+    // DynamoDB Local accepts any credentials; AWS uses the default chain.
+    credentials: endpoint ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
+    maxAttempts: 8,
+    requestHandler: new AnswerWatch(place),
+  });
+  client.middlewareStack.add(
+    (next) => async function namePlace(args) {
+      // The region the SDK resolved (AWS_REGION, or the profile's), for the messages.
+      if (!endpoint) place.region ??= await client.config.region().catch(() => undefined);
+      try {
+        return await next(args);
+      } catch (error) {
+        tagDatabaseError(error, place);
+        throw error;
+      }
+    },
+    { step: 'initialize', priority: 'high', name: 'commandTablePlace' },
+  );
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return { tableName, endpoint, doc, place };
+}
+
+/** The SDK's own endpoint settings, as `NAME=value`, when one is set. */
+function awsEndpointSetting(): string | undefined {
+  const name = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((n) => process.env[n]?.trim());
+  return name && `${name}=${process.env[name]!.trim()}`;
+}
+
+/**
+ * Node's HTTP handler with a watch on each attempt: no response (not even a status line) within
+ * NO_RESPONSE_MS aborts it as NoResponse, which the SDK's retry strategy classes as a client
+ * error and does not retry. A response that stalls half-way is cut by the socket timeout (and
+ * retried, as a network error).
+ */
+class AnswerWatch extends NodeHttpHandler {
+  readonly #place: DatabasePlace;
+
+  constructor(place: DatabasePlace) {
+    super({ socketTimeout: NO_RESPONSE_MS + 5_000 });
+    this.#place = place;
+  }
+
+  override async handle(...[request, options = {}]: Parameters<NodeHttpHandler['handle']>): ReturnType<NodeHttpHandler['handle']> {
+    const silence = new AbortController();
+    const timer = setTimeout(() => silence.abort(), NO_RESPONSE_MS);
+    const abortSignal = options.abortSignal ? AbortSignal.any([options.abortSignal as AbortSignal, silence.signal]) : silence.signal;
+    try {
+      return await super.handle(request, { ...options, abortSignal });
+    } catch (error) {
+      if (silence.signal.aborted) throw new NoResponse(this.#place);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }

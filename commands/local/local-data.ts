@@ -1,14 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SnapshotPlan } from '../import/snapshot.ts';
-import { createDocumentClient } from '../store/document-client.ts';
+import { commandTable } from '../cli/table.ts';
 import { importSnapshot, type ImportSummary } from '../import/importer.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { progressReporter } from '../import/progress.ts';
-
-/** The demo snapshot `npm start` and `npm run invoke` use unless told otherwise. */
-export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.meta.url).pathname;
-export const LOCAL_TABLE = 'team-resources';
 
 export interface LocalData {
   endpoint: string;
@@ -22,7 +18,8 @@ export interface LocalData {
 /**
  * A local table with a snapshot in it: DYNAMODB_ENDPOINT when set (the table is created there if
  * missing), else a DynamoDB Local in memory started for this process. Also points the functions'
- * configuration (TABLE_NAME, DYNAMODB_ENDPOINT) at it, as Lambda's environment would.
+ * configuration (TABLE_NAME, DYNAMODB_ENDPOINT) at it, as Lambda's environment would. The client
+ * is the commands' own (cli/table.ts): an endpoint that never answers is reported after 10 s.
  */
 export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
   let dynamo: DynamoDbLocal | undefined;
@@ -32,12 +29,11 @@ export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) 
     dynamo = await startDynamoDbLocal();
     endpoint = dynamo.endpoint;
   }
-  const tableName = process.env.TABLE_NAME?.trim() || LOCAL_TABLE;
+  const { tableName, doc } = commandTable({ endpoint, startedHere: dynamo !== undefined });
   process.env.TABLE_NAME = tableName;
   process.env.DYNAMODB_ENDPOINT = endpoint;
   const stop = async () => { await dynamo?.stop(); };
   try {
-    const doc = createDocumentClient({ endpoint, maxAttempts: 8, requestTimeoutMs: 30_000 });
     await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
     return { endpoint, tableName, doc, summary, stop };

@@ -10,6 +10,8 @@ export type Handlers = Record<FunctionName, LambdaHandler>;
 export interface LocalServer {
   url: string;
   port: number;
+  /** Starts calling these functions (for a server started without them, which answers 503 until then). */
+  serve(handlers: Handlers): void;
   close(): Promise<void>;
 }
 
@@ -32,9 +34,12 @@ export async function loadFunctionHandlers(): Promise<Handlers> {
  * shared route table (anything else is API Gateway's own 404), builds the payload 2.0 event,
  * calls the function and writes its result.
  */
-export async function startLocalServer(options: { handlers: Handlers; port?: number; host?: string }): Promise<LocalServer> {
+export async function startLocalServer(options: { handlers?: Handlers; port?: number; host?: string }): Promise<LocalServer> {
+  // npm start listens first, so a port in use is reported before DynamoDB Local is started.
+  let handlers = options.handlers;
   const server: Server = createServer((req, res) => {
-    void serve(options.handlers, req, res);
+    if (!handlers) return send(res, 503, { 'Content-Type': 'application/json', 'Retry-After': '1' }, '{"message":"Service Unavailable"}');
+    void serve(handlers, req, res);
   });
   // Malformed requests Node rejects itself still get a JSON body.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -52,6 +57,7 @@ export async function startLocalServer(options: { handlers: Handlers; port?: num
   return {
     url: `http://${host}:${port}`,
     port,
+    serve: (ready) => { handlers = ready; },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

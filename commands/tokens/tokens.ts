@@ -104,3 +104,9 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
   }
   return summaries.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
 }
+
+/** Whether the user exists (the token command reports an unknown user as an error). */
+export async function userExists(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<boolean> {
+  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
+  return user.Item !== undefined;
+}

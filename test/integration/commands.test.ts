@@ -1,22 +1,39 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/token.ts';
+import { tokenKey } from '../../shared/store/keys.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract section 8: the commands, run as a user runs them (Node 24 is process.execPath under npm). */
+/**
+ * Contract section 8: the commands, run as a user runs them, each in a process of its own
+ * (Node 24 is process.execPath under npm). npm runs a script from the project root and says
+ * where the user was in INIT_CWD; `run` does the same when given `from`.
+ */
 const ROOT = new URL('../..', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'commands-'));
 let table: TestTable;
 
-function run(script: string, args: string[], env: Record<string, string | undefined> = {}) {
+interface RunOptions {
+  env?: Record<string, string | undefined>;
+  /** The directory the user ran the command in (INIT_CWD); the process itself runs in the project root. */
+  from?: string;
+}
+
+function run(script: string, args: string[], options: RunOptions = {}) {
   const result = spawnSync(process.execPath, [join(ROOT, script), ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint, ...env },
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint,
+      ...(options.from ? { INIT_CWD: options.from } : {}), ...options.env,
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -29,8 +46,146 @@ function writeJson(name: string, value: unknown): string {
   return path;
 }
 
+/** Nothing a command prints is a stack trace or Node's own error text. */
+function expectNoStackTrace(output: string) {
+  expect(output).not.toMatch(/^\s+at /m);
+  expect(output).not.toMatch(/node:internal|ERR_PARSE_ARGS/);
+}
+
+/** Raw control characters other than a line end: what would drive a terminal. */
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
 beforeAll(async () => {
   table = await freshTable();
+});
+
+describe('every command', () => {
+  const COMMANDS = ['start', 'import', 'token', 'invoke', 'openapi'];
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  // The Commands section, as the table's cells read once rendered (`\|` is a `|` inside a cell).
+  const commandsSection = readme.slice(readme.indexOf('## Commands'), readme.indexOf('\n## ', readme.indexOf('## Commands') + 1)).replaceAll('\\|', '|');
+
+  it.each(COMMANDS)('%s: --help and -h print the usage and the exit codes, exit 0', (name) => {
+    for (const flag of ['--help', '-h']) {
+      const { code, stdout, stderr } = run(`commands/${name}.ts`, [flag]);
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+      expect(stdout).toMatch(/^usage: npm /);
+      expect(stdout).toContain('exit codes: 0 done, 1 failed (the message says why), 2 usage error');
+    }
+  });
+
+  it.each(COMMANDS)('%s: --help matches the README\'s Commands table (each usage line, each option)', (name) => {
+    const { stdout } = run(`commands/${name}.ts`, ['--help']);
+    const usage = stdout.split('\n\n')[0]!.split('\n').map((line) => line.replace(/^(usage:| {6}) /, ''));
+    for (const line of usage) expect(commandsSection).toContain(`\`${line}\``);
+    const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!);
+    for (const option of options) expect(commandsSection).toContain(option);
+    expect(commandsSection).toContain('`-h`, `--help`');
+    expect(commandsSection).toContain('**0** done, **1** failed (the message says why), **2** usage error');
+  });
+
+  it.each([
+    ['commands/start.ts', ['--port', '99999'], '--port must be a port number from 0 to 65535, not "99999"'],
+    ['commands/start.ts', ['--frob'], 'unknown option --frob'],
+    ['commands/start.ts', ['--port'], '--port needs a value'],
+    ['commands/start.ts', ['--port', '--data', 'x.json'], '--port needs a value'],
+    ['commands/start.ts', ['--bundled=yes'], '--bundled takes no value'],
+    ['commands/start.ts', ['--user', 'ten'], '--user must be an id (a positive integer), not "ten"'],
+    ['commands/start.ts', ['extra'], 'unexpected argument "extra"'],
+    ['commands/import.ts', [], 'missing <snapshot.json>'],
+    ['commands/import.ts', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
+    ['commands/import.ts', ['--port', '1'], 'unknown option --port'],
+    ['commands/import.ts', ['a.json', 'b\u001b[2J'], 'unexpected argument "b\\x1b[2J"'],
+    ['commands/token.ts', [], 'name a command: create, revoke, list'],
+    ['commands/token.ts', ['frobnicate'], 'unknown command "frobnicate" (use create, revoke, list)'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'], '--expires-in must look like 90d, 12h or 30m, not "soon"'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:write'], 'unknown ability: projects:write'],
+    ['commands/token.ts', ['create', '--user', '50'], 'create needs --abilities'],
+    ['commands/token.ts', ['create', '--abilities', '*'], 'create needs --user <id>'],
+    ['commands/token.ts', ['create', '--user', 'x', '--abilities', '*'], '--user must be an id'],
+    ['commands/token.ts', ['create', '--user', '0', '--abilities', '*'], '--user must be an id'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--name', ''], '--name must be 1 to 255 characters, not 0'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--name', 'x'.repeat(256)], '--name must be 1 to 255 characters, not 256'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u001b[2J'], '--name must not contain control characters: "ci\\x1b[2J"'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u0085'], '--name must not contain control characters: "ci\\u0085"'],
+    ['commands/token.ts', ['list', '--user', '50', '--abilities', '*'], '--abilities does not apply to list'],
+    ['commands/token.ts', ['revoke'], 'revoke needs a token, or --id <id>'],
+    ['commands/token.ts', ['revoke', 'a-secret', '--id', 'a'.repeat(64)], 'revoke takes a token or --id <id>, not both'],
+    ['commands/token.ts', ['revoke', '--id', 'xyz'], '--id must be a token id as list shows it (64 hex characters), not "xyz"'],
+    ['commands/invoke.ts', ['servers', '--event', 'events/projects.json'], 'unknown function "servers" (use finances, daemons, projects)'],
+    ['commands/invoke.ts', ['projects'], '--event <event.json> is required'],
+    ['commands/invoke.ts', [], 'missing <function>'],
+    ['commands/openapi.ts', ['--frob'], 'unknown option --frob'],
+  ])('%s %j: one line naming the problem, then the usage; exit 2', (script, args, problem) => {
+    const { code, stdout, stderr } = run(script, args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    const [first, ...rest] = stderr.trimEnd().split('\n');
+    expect(first).toMatch(/^npm (start|run \w+): /);
+    expect(first).toContain(problem);
+    // Then the usage and nothing else: no stack trace, no error class names.
+    expect(rest[0]).toMatch(/^usage: npm /);
+    expect(rest.slice(1, -1).every((line) => /^ {7}npm /.test(line))).toBe(true);
+    expect(rest.at(-1)).toMatch(/^\(npm (start|run \w+) -- --help for more\)$/);
+    expectNoStackTrace(stderr);
+  });
+
+  it('says an unexpected failure in one line, without a stack trace (exit 1)', () => {
+    const { code, stdout, stderr } = run('commands/token.ts', ['list', '--user', '1'], { env: { DYNAMODB_ENDPOINT: 'http://[not-an-endpoint' } });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('paths are relative to the directory the user ran the command in (INIT_CWD)', () => {
+  const userDir = join(dir, 'elsewhere');
+  mkdirSync(userDir);
+  writeFileSync(join(userDir, 'mine.json'), JSON.stringify(snapshot({ teams: [team(31, 'relative')], users: [user(310, [31])], projects: projects(31, 2) })));
+  writeFileSync(join(userDir, 'invalid.json'), JSON.stringify({ teams: [{ id: 'one' }] }));
+  writeFileSync(join(userDir, 'null-event.json'), 'null');
+
+  it('npm run import -- mine.json', () => {
+    const { code, stdout } = run('commands/import.ts', ['mine.json'], { from: userDir });
+    expect(code).toBe(0);
+    expect(stdout).toContain('imported 1 teams (2 projects and daemons)');
+    // From the project root, the same words name no file: a usage error saying where it looked.
+    const fromRoot = run('commands/import.ts', ['mine.json'], { from: ROOT });
+    expect(fromRoot.code).toBe(2);
+    expect(fromRoot.stderr).toContain(`the snapshot: cannot read mine.json (${join(ROOT, 'mine.json')}): no such file`);
+  });
+
+  it('through npm itself, which sets INIT_CWD: npm run import -- mine.json from the user\'s directory', () => {
+    const viaNpm = (args: string[]) => spawnSync('npm', ['--prefix', ROOT, ...args], {
+      cwd: userDir,
+      env: { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const imported = viaNpm(['run', '-s', 'import', '--', 'mine.json']);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('imported 1 teams (2 projects and daemons)');
+    // And the exit code of a usage error is what npm exits with.
+    const usage = viaNpm(['start', '-s', '--', '--port', '99999']);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('npm start: --port must be a port number from 0 to 65535, not "99999"');
+    expectNoStackTrace(usage.stderr);
+  });
+
+  it('npm start -- --data invalid.json reads the user\'s file (and refuses it before starting anything)', () => {
+    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--data', 'invalid.json'], { from: userDir, env: { DYNAMODB_ENDPOINT: undefined } });
+    expect(code).toBe(1);
+    expect(stderr).toContain('teams[0] (id one): id must be a positive integer');
+    expect(stderr).not.toContain('starting DynamoDB Local');
+  });
+
+  it('npm run invoke -- projects --event null-event.json', () => {
+    const { stderr } = run('commands/invoke.ts', ['projects', '--event', 'null-event.json'], { from: userDir });
+    expect(stderr).not.toContain('cannot read');
+    expect(run('commands/invoke.ts', ['projects', '--event', 'null-event.json'], { from: ROOT }).code).toBe(2);
+  });
 });
 
 describe('npm run import', () => {
@@ -72,17 +227,34 @@ describe('npm run import', () => {
     expect(array.stderr).toContain('the snapshot must be a JSON object');
   });
 
-  it('says which file it cannot read, and what TABLE_NAME is for', () => {
-    expect(run('commands/import.ts', [join(dir, 'missing.json')]).stderr).toContain('cannot read');
-    const noTable = run('commands/import.ts', ['x.json'], { TABLE_NAME: undefined });
+  it('shows escape sequences in a snapshot\'s strings escaped, never raw', () => {
+    // Invalid whichever way the import library reads it (a duplicate slug, and a slug or names with control characters).
+    const file = writeJson('escapes.json', {
+      teams: [{ id: 1, slug: 'evil\u001b]0;pwned\u0007', name: 'Evil\u009b2J' }, { id: 2, slug: 'evil\u001b]0;pwned\u0007', name: 'Two' }],
+      users: [{ id: 1, name: '\u001b[31mred', teams: [1] }],
+    });
+    const { code, stdout, stderr } = run('commands/import.ts', [file]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('nothing was imported');
+    expect(stdout + stderr).not.toMatch(RAW_CONTROL);
+    expectNoStackTrace(stderr);
+  });
+
+  it('says which file it cannot read (a usage error), and uses the table team-resources without TABLE_NAME', () => {
+    const missing = run('commands/import.ts', [join(dir, 'missing.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`the snapshot: cannot read ${join(dir, 'missing.json')}: no such file`);
+    const noTable = run('commands/import.ts', [writeJson('tiny.json', { teams: [team(1, 'acme')] })], {
+      env: { TABLE_NAME: undefined, DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' },
+    });
     expect(noTable.code).toBe(1);
-    expect(noTable.stderr).toContain('TABLE_NAME is not set');
+    expect(noTable.stderr).toContain('cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ECONNREFUSED');
   });
 });
 
 describe('npm run token', () => {
   beforeAll(async () => {
-    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5])], tokens: [token(50, 'seeded')] }));
+    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5])], tokens: [token(50, 'seeded')] }));
   });
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
@@ -117,6 +289,20 @@ describe('npm run token', () => {
     expect(stdout).not.toContain('seeded');
   });
 
+  it('lists names holding terminal escape sequences escaped, never raw', async () => {
+    const secret = run('commands/token.ts', ['create', '--user', '51', '--abilities', '*', '--name', 'plain']).stdout.trim();
+    // A name no command accepts any more, as an older tool or a hand edit may have left it.
+    const evil = 'x\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eevil';
+    await table.doc.send(new UpdateCommand({
+      TableName: table.tableName, Key: tokenKey(hashToken(secret)), UpdateExpression: 'SET #n = :n', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':n': evil },
+    }));
+    const { code, stdout } = run('commands/token.ts', ['list', '--user', '51']);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(RAW_CONTROL);
+    expect(stdout).not.toContain('\u202e');
+    expect(stdout).toContain('x\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\u202eevil');
+  });
+
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
     const a = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
     const b = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
@@ -128,24 +314,30 @@ describe('npm run token', () => {
 
   it.each([
     [['create', '--user', '999', '--abilities', '*'], 'user 999 does not exist'],
-    [['create', '--user', '50', '--abilities', 'projects:write'], 'unknown ability: projects:write'],
-    [['create', '--user', '50'], '--abilities is required'],
-    [['create', '--user', 'x', '--abilities', '*'], '--user must be a user id'],
-    [['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'], '--expires-in must look like 90d'],
-    [['revoke', 'no-such-token'], 'no such token'],
-    [['frobnicate'], 'usage:'],
-  ])('refuses %j with a clear message and exit 1', (args, message) => {
-    const { code, stderr } = run('commands/token.ts', args);
+    [['list', '--user', '999'], 'user 999 does not exist'],
+    [['revoke', 'no-such-token'], 'no token with that secret'],
+    [['revoke', '--id', 'ab'.repeat(32)], `no token with id ${'ab'.repeat(32)}`],
+  ])('%j: an unknown id is an error, exit 1', (args, message) => {
+    const { code, stdout, stderr } = run('commands/token.ts', args);
     expect(code).toBe(1);
+    expect(stdout).toBe('');
     expect(stderr).toContain(message);
+    expect(stderr).not.toContain('no-such-token');
+    expectNoStackTrace(stderr);
   });
 });
 
 describe('npm run invoke', () => {
-  it.each(['finances', 'daemons', 'projects'])('runs the %s function with its sample event and prints its result', async (name) => {
-    const invokeTable = await freshTable();
-    expect(run('commands/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { TABLE_NAME: invokeTable.tableName }).code).toBe(0);
-    const { code, stdout } = run('commands/invoke.ts', [name, '--event', join(ROOT, `events/${name}.json`)], { TABLE_NAME: invokeTable.tableName });
+  let invokeTable: TestTable;
+  beforeAll(async () => {
+    invokeTable = await freshTable();
+    expect(run('commands/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { env: { TABLE_NAME: invokeTable.tableName } }).code).toBe(0);
+  });
+  const invoke = (args: string[], env: Record<string, string | undefined> = {}) =>
+    run('commands/invoke.ts', args, { env: { TABLE_NAME: invokeTable.tableName, ...env } });
+
+  it.each(['finances', 'daemons', 'projects'])('runs the %s function with its sample event and prints its result', (name) => {
+    const { code, stdout } = invoke([name, '--event', join(ROOT, `events/${name}.json`)]);
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
@@ -153,10 +345,40 @@ describe('npm run invoke', () => {
     expect(body.data.length).toBeGreaterThan(0);
   });
 
-  it('says how to call it when the function or event is missing', () => {
-    const { code, stderr } = run('commands/invoke.ts', ['servers']);
-    expect(code).toBe(1);
-    expect(stderr).toContain('usage: npm run invoke -- <finances|daemons|projects> --event <event.json>');
+  it('prints only the result on stdout, even with the function logging', () => {
+    const { code, stdout, stderr } = invoke(['projects', '--event', join(ROOT, 'events/projects.json')], { LOG_LEVEL: 'info' });
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as { statusCode: number }).statusCode).toBe(200);
+    expect(stderr).toContain('"message":"request"');
+  });
+
+  it.each([['null', 'null', 500], ['an array', '[1, 2]', 500], ['a number', '42', 500], ['an empty object', '{}', 401]])(
+    'passes %s (%s) to the function as it is, and prints only its answer, a %i',
+    (_, json, status) => {
+      const { code, stdout, stderr } = invoke(['projects', '--event', writeJson(`event-${json.length}.json`, json)]);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      // Not an event the function can serve: its own answer (the contract's 500, or a 401 for {}), as JSON alone.
+      expect((JSON.parse(stdout) as { statusCode: number }).statusCode).toBe(status);
+    },
+  );
+
+  it('refuses an event file that is not JSON (exit 2), without echoing its content', () => {
+    const file = writeJson('not-json.json', '{"headers": {"authorization": "Bearer tra_secret_in_a_broken_file"} oops}');
+    const { code, stdout, stderr } = invoke(['projects', '--event', file]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`--event ${file} is not JSON: line 1 column`);
+    expect(stderr).not.toContain('tra_secret_in_a_broken_file');
+    const garbage = invoke(['projects', '--event', writeJson('garbage.json', 'tra_secret_garbage')]);
+    expect(garbage.code).toBe(2);
+    expect(garbage.stderr).not.toContain('tra_secret_garbage');
+  });
+
+  it('refuses a missing event file (exit 2)', () => {
+    const { code, stderr } = invoke(['projects', '--event', join(dir, 'no-such-event.json')]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--event: cannot read');
   });
 });
 
@@ -164,7 +386,8 @@ describe('npm start', () => {
   /** Starts commands/start.ts and resolves once it printed its banner. */
   async function start(args: string[], env: Record<string, string | undefined> = {}) {
     const child = spawn(process.execPath, [join(ROOT, 'commands/start.ts'), ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      // Java on its quick compiler alone: half the CPU of DynamoDB Local's start.
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -173,14 +396,14 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (out.includes('Ctrl-C stops')) { clearInterval(timer); resolve(); }
+        if (out.includes('stops the API and DynamoDB Local')) { clearInterval(timer); resolve(); }
         if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`start exited: ${out}`)); }
       }, 100);
     });
     return { child, output: () => out, exited };
   }
 
-  it('starts DynamoDB Local, imports the demo data, prints a working token and curl line, and stops cleanly on Ctrl-C', async () => {
+  it('starts DynamoDB Local, imports the demo data, and prints a working token and curl line', async () => {
     const port = await freePort();
     const { child, output, exited } = await start(['--port', String(port)]);
     const text = output();
@@ -191,14 +414,9 @@ describe('npm start', () => {
     const res = await fetch(url!, { headers: { Authorization: `Bearer ${secret}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { results: number }).results).toBe(5);
-
-    const dynamoPort = /at http:\/\/127\.0\.0\.1:(\d+)\)/.exec(text)?.[1];
-    expect(dynamoPort).toBeDefined();
+    // Stopping, and what is left after it, is command-signals.test.ts's subject.
     child.kill('SIGINT');
     expect(await exited).toBe(0);
-    // Neither the API nor DynamoDB Local is left behind.
-    await expect(fetch(url!)).rejects.toThrow();
-    expect(spawnSync('pgrep', ['-f', `DynamoDBLocal.jar.*-port ${dynamoPort}`]).status).toBe(1);
   }, 90_000);
 
   it('serves another port and another snapshot into an already running endpoint, stopping on SIGTERM', async () => {
@@ -215,8 +433,28 @@ describe('npm start', () => {
 
   it('refuses an invalid --data snapshot before starting anything', async () => {
     const file = writeJson('bad-start.json', { teams: [{ id: 'one' }] });
-    const result = run('commands/start.ts', ['--port', '0', '--data', file], { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined });
+    const result = run('commands/start.ts', ['--port', '0', '--data', file], { env: { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined } });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('teams[0] (id one): id must be a positive integer');
+  });
+
+  it('says in one line that a port is in use, naming it, before starting anything (exit 1)', async () => {
+    const port = await freePort();
+    const busy: Server = createServer();
+    await new Promise<void>((resolve) => busy.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      const { code, stdout, stderr } = run('commands/start.ts', ['--port', String(port)], { env: { DYNAMODB_ENDPOINT: undefined } });
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port\n`);
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('refuses a --user who is not in the snapshot (exit 1) before starting anything', () => {
+    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--user', '999'], { env: { DYNAMODB_ENDPOINT: undefined } });
+    expect(code).toBe(1);
+    expect(stderr).toBe('--user 999 is not a user of the snapshot\n');
   });
 });

@@ -1,0 +1,42 @@
+/**
+ * Text from data on a terminal. A snapshot or a token name may hold escape sequences (ESC [ …,
+ * CSI U+009B) that would move the cursor, recolour or retitle the terminal, or hide what follows;
+ * everything a command prints from data goes through `escapeText`, so it shows them instead.
+ */
+
+/**
+ * C0 controls, DEL and C1 controls; the invisible characters that reorder or split a line
+ * (bidirectional overrides and isolates, line and paragraph separators); lone surrogates.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]|[\ud800-\udfff]/gu;
+
+/**
+ * The text with every unsafe character written as an escape: `\x1b` below U+0080, `\u009b`
+ * above. Printable text, backslashes included, is left as it is.
+ */
+export function escapeText(value: unknown): string {
+  return String(value).replace(UNSAFE, (char) => {
+    const code = char.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** Control characters as the snapshot format forbids them in strings (U+0000 to U+001F, U+007F to U+009F). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/**
+ * Why a name breaks the snapshot's string rules (contract section 7), or undefined if it keeps
+ * them: well-formed Unicode, no control characters, 1 to `max` code points.
+ */
+export function nameProblem(text: string, max = 255): string | undefined {
+  if (!text.isWellFormed()) return 'is not well-formed Unicode (it holds a lone surrogate)';
+  if (CONTROL.test(text)) return 'must not contain control characters';
+  const length = [...text].length;
+  if (length < 1 || length > max) return `must be 1 to ${max} characters, not ${length}`;
+  return undefined;
+}
+
+/** Writes one line of text from data (or the environment) to stderr, escaped. */
+export function reportLine(line: string): boolean {
+  return process.stderr.write(`${escapeText(line)}\n`);
+}

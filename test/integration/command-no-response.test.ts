@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../commands/local/dynamodb-local.ts';
+import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { NODE, ROOT } from '../support/import-process.ts';
+import { snapshot, team, token, user } from '../support/snapshots.ts';
+
+/**
+ * Contract section 8: a database that sends no response at all for 10 seconds is reported then,
+ * naming the endpoint that was tried (DYNAMODB_ENDPOINT, or the AWS region and table), with a hint
+ * to check it; a slow one that answers is waited on. The silent endpoint is a TCP server that
+ * accepts connections and never says a word. The cases wait side by side.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'command-no-response-'));
+const snapshotFile = join(dir, 'small.json');
+writeFileSync(snapshotFile, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])] })));
+
+const sockets = new Set<Socket>();
+const silentServer = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.on('close', () => sockets.delete(socket));
+});
+let silent: string;
+let table: TestTable;
+let slow: FaultProxy;
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', () => resolve()));
+  silent = `http://127.0.0.1:${(silentServer.address() as { port: number }).port}`;
+  table = await freshTable();
+  await importDocument(table, snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }));
+  slow = await startFaultProxy(table.endpoint);
+  await slow.set({ fault: 'slow', delayMs: 4_000 });
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  silentServer.close();
+  await slow?.close();
+});
+
+/** Runs a command to its end (without blocking the other cases), timing it. */
+function run(script: string, args: string[], env: Record<string, string | undefined>) {
+  const started = performance.now();
+  const child = spawn(NODE, [script, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return {
+    child,
+    done: new Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }>((resolve) =>
+      child.once('close', (code) => resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000 })),
+    ),
+  };
+}
+
+/** Reported after the 10 s, and not minutes later (the SDK would otherwise retry for minutes). */
+function expectReportedAtTen(seconds: number) {
+  expect(seconds).toBeGreaterThanOrEqual(9);
+  expect(seconds).toBeLessThan(30);
+}
+
+const HINT = 'check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatible endpoint';
+
+describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
+  it('npm run import says so after 10 s, naming DYNAMODB_ENDPOINT and the table (exit 1)', async () => {
+    const { code, stdout, stderr, seconds } = await run('commands/import.ts', [snapshotFile], { DYNAMODB_ENDPOINT: silent, TABLE_NAME: 'silent-table' }).done;
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table silent-table): ${HINT}\n`);
+    expectReportedAtTen(seconds);
+  }, 60_000);
+
+  it('npm run token says so after 10 s, naming DYNAMODB_ENDPOINT (exit 1)', async () => {
+    const { code, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], { DYNAMODB_ENDPOINT: silent }).done;
+    expect(code).toBe(1);
+    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`);
+    expectReportedAtTen(seconds);
+  }, 60_000);
+
+  it('in AWS (no DYNAMODB_ENDPOINT), the message names the region and the table', async () => {
+    // The SDK's own endpoint setting stands in for an AWS endpoint that has gone silent.
+    const { code, stderr, seconds } = await run('commands/token.ts', ['create', '--user', '10', '--abilities', '*'], {
+      AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example', AWS_ENDPOINT_URL_DYNAMODB: silent, TABLE_NAME: 'prod-table',
+    }).done;
+    expect(code).toBe(1);
+    expect(stderr).toContain('no response from DynamoDB for 10 s (AWS region eu-west-1');
+    expect(stderr).toContain('table prod-table): check AWS_REGION, the network and the AWS credentials');
+    expectReportedAtTen(seconds);
+  }, 60_000);
+
+  it('npm start says so after 10 s, and closes its port (exit 1)', async () => {
+    const port = await freePort();
+    const { code, stderr, seconds } = await run('commands/start.ts', ['--port', String(port), '--data', snapshotFile], { DYNAMODB_ENDPOINT: silent }).done;
+    expect(code).toBe(1);
+    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`);
+    expectReportedAtTen(seconds);
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  }, 60_000);
+
+  it('a slow DynamoDB that answers each request within 10 s is waited on, however long the whole takes', async () => {
+    // Three requests (the user, their token list, the tokens), each answered after 4 s.
+    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '50'], { DYNAMODB_ENDPOINT: slow.endpoint, TABLE_NAME: table.tableName }).done;
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/active\s+token of 50\s+\*/);
+    expect(seconds).toBeGreaterThan(11);
+  }, 90_000);
+});

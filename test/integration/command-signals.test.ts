@@ -1,0 +1,99 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../commands/local/dynamodb-local.ts';
+import { NODE, ROOT } from '../support/import-process.ts';
+import { processTree, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
+import { projects, snapshot, team, user } from '../support/snapshots.ts';
+
+/**
+ * Contract section 8: `npm start` stops everything it started (the API and DynamoDB Local) on
+ * Ctrl-C, SIGTERM and SIGHUP, whether the signal reaches npm or node; and when node is killed
+ * outright, DynamoDB Local stops with it. Each case starts the real command, notes every process
+ * it started (npm, sh, node, the keeper, Java) by pid, sends the signal, and checks each is gone.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'command-signals-'));
+const data = join(dir, 'small.json');
+writeFileSync(data, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 3) })));
+
+/**
+ * Without npm's variables from the test run, and with the repository's Node first, as npm gives its
+ * scripts. Java is told to start on its quick compiler alone: half the CPU of a start, seven times
+ * here; what is tested, which processes run and stop, is the same.
+ */
+const env = {
+  PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+  HOME: process.env.HOME,
+  JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+};
+
+let running: { command: CommandProcess; tree: ProcessInfo[] } | undefined;
+afterEach(async () => {
+  // A failed case must not leave its processes to the next one.
+  for (const p of running?.tree ?? []) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+  running = undefined;
+});
+
+/** `npm start` or `node commands/start.ts` on a free port, up and serving, with every process it started. */
+async function start(via: 'npm' | 'node') {
+  const port = await freePort();
+  const args = ['--port', String(port), '--data', data];
+  const command = via === 'npm'
+    ? startCommand('npm', ['start', '--', ...args], { cwd: ROOT, env, ownGroup: true })
+    : startCommand(NODE, ['commands/start.ts', ...args], { cwd: ROOT, env });
+  await command.waitFor('stops the API and DynamoDB Local');
+  const tree = processTree(command.child.pid!);
+  running = { command, tree };
+  const node = tree.find((p) => p.command.includes('commands/start.ts') && !p.command.startsWith('sh ') && !p.command.startsWith('npm'));
+  expect(node, JSON.stringify(tree)).toBeDefined();
+  // What the command started: the keeper and, under it, Java running DynamoDB Local.
+  expect(tree.some((p) => p.command.includes('java-keeper.ts')), JSON.stringify(tree)).toBe(true);
+  expect(tree.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')), JSON.stringify(tree)).toBe(true);
+  if (via === 'npm') expect(tree.length, JSON.stringify(tree)).toBeGreaterThanOrEqual(4);
+  return { command, tree, node: node!, url: `http://127.0.0.1:${port}` };
+}
+
+async function expectAllGone(tree: ProcessInfo[], url: string) {
+  const left = await waitUntilGone(tree, 30_000);
+  expect(left.map((p) => `${p.pid} ${p.command}`)).toEqual([]);
+  await expect(fetch(url)).rejects.toThrow();
+}
+
+describe('npm start stops everything it started', () => {
+  // npm forwards SIGINT and SIGTERM to node (its script execs node), so these also test node's own
+  // handling of each; SIGHUP kills npm alone, and node must notice its parent is gone.
+  it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('on %s sent to npm', async (signal) => {
+    const { command, tree, url } = await start('npm');
+    process.kill(command.child.pid!, signal);
+    await command.exited;
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('on SIGHUP sent to the node process npm started', async () => {
+    const { tree, node, url } = await start('npm');
+    process.kill(node.pid, 'SIGHUP');
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('on SIGTERM sent to node run without npm, exiting 0', async () => {
+    const { command, tree, node, url } = await start('node');
+    process.kill(node.pid, 'SIGTERM');
+    expect((await command.exited).code).toBe(0);
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('on Ctrl-C (SIGINT to the whole process group, as a terminal sends it), exiting 0', async () => {
+    const { command, tree, url } = await start('npm');
+    process.kill(-command.child.pid!, 'SIGINT');
+    expect((await command.exited).code).toBe(0);
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('stops DynamoDB Local by itself when node is killed outright (SIGKILL)', async () => {
+    const { command, tree, node, url } = await start('node');
+    process.kill(node.pid, 'SIGKILL');
+    expect((await command.exited).signal).toBe('SIGKILL');
+    await expectAllGone(tree, url);
+  }, 120_000);
+});
