@@ -3,13 +3,15 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * Which test file starts first. Vitest runs the slowest files first when it has their durations
  * from an earlier run; a fresh clone has none, and by file size it would start with quick unit
- * files and leave a slow robustness file to run alone at the end. Without durations, the slow
- * folders go first (robustness, infra, integration, then unit), each in vitest's own order.
+ * files and leave a slow file to run alone at the end. Without durations, files start in the
+ * order of these path prefixes (the command-line tests, which spend their time in the processes
+ * they start, then robustness, infra, the other integration tests, unit), each group in vitest's
+ * own order.
  */
-const SLOW_FIRST = ['/test/robustness/', '/test/infra/', '/test/integration/', '/test/unit/'];
+const SLOW_FIRST = ['/test/integration/command', '/test/robustness/', '/test/infra/', '/test/integration/', '/test/unit/'];
 
 const rank = (spec: TestSpecification) => {
-  const index = SLOW_FIRST.findIndex((folder) => spec.moduleId.includes(folder));
+  const index = SLOW_FIRST.findIndex((prefix) => spec.moduleId.includes(prefix));
   return index === -1 ? SLOW_FIRST.length : index;
 };
 
