@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { validateSnapshot } from '../commands/import/snapshot.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
-import { importSnapshot } from '../commands/import/importer.ts';
+import { importDocument } from './snapshot-file.ts';
 import { ensureTable } from '../commands/store/table.ts';
 import { createToken } from '../commands/tokens/tokens.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../commands/local/dynamodb-local.ts';
@@ -139,10 +138,8 @@ try {
   await ensureTable(doc, tableName);
 
   const document = dataSet();
-  const validated = validateSnapshot(document);
-  if (!validated.ok) throw new Error(`the load data set is invalid:\n${validated.problems.join('\n')}`);
   const importStarted = performance.now();
-  const summary = await importSnapshot(doc, tableName, validated.plan);
+  const summary = await importDocument(doc, tableName, document);
   say(`imported ${summary.items} projects and daemons in ${((performance.now() - importStarted) / 1000).toFixed(1)} s into ${tableName} at ${endpoint}`);
   const secret = await createToken(doc, tableName, { userId: 1, abilities: ['*'], name: 'load test', expiresAt: null });
   doc.destroy();

@@ -8,9 +8,8 @@ import { App } from 'aws-cdk-lib';
 import { routeRequest } from '../commands/local/api-gateway-event.ts';
 import { findBundledFunctions } from '../commands/local/bundled-handlers.ts';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
-import { validateSnapshot } from '../commands/import/snapshot.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
-import { importSnapshot } from '../commands/import/importer.ts';
+import { importDocument } from './snapshot-file.ts';
 import { ensureTable } from '../commands/store/table.ts';
 import { PROJECT_ROOT } from '../infra/functions.ts';
 import { TeamResourcesStack } from '../infra/stack.ts';
@@ -59,14 +58,12 @@ try {
   const tableName = 'measure';
   const doc = createDocumentClient({ endpoint: dynamo.endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
   await ensureTable(doc, tableName);
-  const snapshot = validateSnapshot({
+  await importDocument(doc, tableName, {
     teams: [{ id: 1, slug: 'acme', name: 'Acme' }],
     users: [{ id: 10, name: 'Ada', teams: [1] }],
     tokens: [{ user_id: 10, token: 'measure-secret', name: 'measure', abilities: ['*'] }],
     projects: Array.from({ length: 50 }, (_, i) => ({ id: i + 1, team_id: 1, client_id: null, name: `P${i + 1}`, slug: `p-${i + 1}`, created_at: '2026-01-02T05:04:05+02:00' })),
   });
-  if (!snapshot.ok) throw new Error(snapshot.problems.join('\n'));
-  await importSnapshot(doc, tableName, snapshot.plan);
   const routed = routeRequest({
     method: 'GET', target: '/api/acme/projects?per_page=20', sourceIp: '127.0.0.1',
     rawHeaders: ['Host', 'api.example.com', 'Authorization', 'Bearer measure-secret', 'Accept', 'application/json'],

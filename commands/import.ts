@@ -4,7 +4,7 @@ import { inputFile } from './cli/paths.ts';
 import { runCommand } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 
-/** npm run import -- file.json: validates the whole snapshot, then imports it team by team. */
+/** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT: CommandSpec = {
   name: 'npm run import',
   usage: ['npm run import -- <snapshot.json>'],
@@ -28,16 +28,24 @@ await runCommand(IMPORT, async ({ positionals }) => {
   const { ensureTable } = await import('./store/table.ts');
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
-  const { progressReporter } = await import('./import/progress.ts');
+  const { progressDisplay } = await import('./import/progress.ts');
   const { tableName, endpoint, doc } = commandTable();
 
-  // The import library: read and validate, then import (it reports the problems it finds).
-  const plan = (await readSnapshotFile(file, reportLine)) ?? fail();
+  // The import library: pass 1 streams and validates the file (it reports the problems it finds),
+  // pass 2 streams it again and imports it; one progress display for both.
+  const progress = progressDisplay();
+  const log = (line: string) => {
+    progress.stop();
+    reportLine(escapeText(line));
+  };
+  const snapshot = (await readSnapshotFile(file, { report: reportLine, progress })) ?? fail();
   try {
     if (endpoint) await ensureTable(doc, tableName);
-    const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
+    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
+    progress.stop();
     process.stdout.write(`imported ${summary.teams} teams (${summary.items} projects and daemons), ${summary.users} users and ${summary.tokens} tokens into ${escapeText(tableName)}\n`);
   } catch (error) {
+    progress.stop();
     if (error instanceof ImportRejected) {
       fail([`the snapshot cannot be imported into ${escapeText(tableName)}; nothing was written:`, ...error.problems.map((p) => `  ${escapeText(p)}`)].join('\n'));
     }

@@ -58,10 +58,10 @@ await runCommand(START, async (line) => {
   onExit(() => server.close());
 
   // The SDK, the import library and the table code load only now: --help and usage errors answer at once.
-  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { progressDisplay, readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const { createToken } = await import('./tokens/tokens.ts');
-  const plan = (await readSnapshotFile(dataFile, reportLine)) ?? fail();
+  const plan = (await readSnapshotFile(dataFile, { report: reportLine, progress: progressDisplay() })) ?? fail();
   // The demo token: every ability, for the chosen user or the first one who is in a team.
   const demoUser = userId === undefined
     ? plan.users.find((u) => u.teams.length > 0)

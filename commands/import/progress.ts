@@ -1,39 +1,93 @@
+import cliProgress from 'cli-progress';
 import type { ImportProgress } from './importer.ts';
 
-const PHASES: Record<ImportProgress['phase'], string> = { items: 'writing items', switch: 'switching teams', cleanup: 'removing old data' };
-
 /**
- * Import progress on stderr: a redrawn bar on a terminal, a line every 10% elsewhere (CI logs).
+ * The import's progress on stderr, for both passes: validating (bytes of the file read) and
+ * writing (projects and daemons written). On a terminal, a bar per pass (cli-progress: it redraws
+ * in place at a bounded rate, handles the cursor and the terminal's width, and leaves the final
+ * state on screen); elsewhere (a CI log, a pipe), a plain line every 10%. A small import says
+ * nothing: it is over before a bar means anything.
  */
-export function progressReporter(stream: NodeJS.WriteStream = process.stderr, minimumItems = 5_000) {
-  const started = performance.now();
-  let lastPhase = '';
-  let lastDecile = -1;
-  let lastDraw = 0;
-  let quiet = false;
-  return (p: ImportProgress) => {
-    // A small import finishes before a bar means anything; say nothing until a large one.
-    if (p.phase === 'items' && p.done === 0) quiet = p.total < minimumItems;
-    if (quiet) return;
-    const fraction = p.total === 0 ? 1 : p.done / p.total;
-    const seconds = (performance.now() - started) / 1000;
-    const rate = p.phase === 'items' && seconds > 0 ? `  ${Math.round(p.done / seconds).toLocaleString('en')} items/s` : '';
-    const text = `${PHASES[p.phase]} ${p.done.toLocaleString('en')}/${p.total.toLocaleString('en')}${rate}`;
+export interface ProgressDisplay {
+  validating(bytes: number, total: number): void;
+  importing(progress: ImportProgress): void | Promise<void>;
+  /** Ends a bar still drawn (before printing anything else). */
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  stream?: NodeJS.WriteStream;
+  /** Files smaller than this validate without a display. */
+  minimumBytes?: number;
+  /** Imports of fewer items write without a display. */
+  minimumItems?: number;
+}
+
+const PHASES: Record<ImportProgress['phase'] | 'validating', string> = {
+  validating: 'validating',
+  writing: 'writing items',
+  switching: 'switching teams',
+  members: 'checking members',
+  sweeping: 'removing old data',
+};
+
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+const count = (n: number) => n.toLocaleString('en');
+
+export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay {
+  const stream = options.stream ?? process.stderr;
+  const minimumBytes = options.minimumBytes ?? 5_000_000;
+  const minimumItems = options.minimumItems ?? 5_000;
+  let writingStarted = performance.now();
+  let bar: cliProgress.SingleBar | undefined;
+  let barPhase = '';
+  let lastLine = { phase: '', decile: -1 };
+
+  const stopBar = () => {
+    bar?.stop();
+    bar = undefined;
+    barPhase = '';
+  };
+
+  /** One phase's state: a bar on a terminal, a line per 10% elsewhere. */
+  const show = (phase: keyof typeof PHASES, done: number, total: number, text: string) => {
     if (stream.isTTY) {
-      const now = performance.now();
-      if (p.done !== p.total && now - lastDraw < 100) return;
-      lastDraw = now;
-      const width = 30;
-      const filled = Math.round(fraction * width);
-      stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.round(fraction * 100)).padStart(3)}% ${text}\x1b[K`);
-      if (p.done === p.total) stream.write('\n');
+      if (barPhase !== phase) {
+        stopBar();
+        bar = new cliProgress.SingleBar({
+          stream, format: `${PHASES[phase].padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
+        }, cliProgress.Presets.legacy);
+        bar.start(Math.max(total, 1), 0, { text });
+        barPhase = phase;
+      }
+      bar!.setTotal(Math.max(total, 1));
+      bar!.update(done, { text });
+      if (done >= total) stopBar();
       return;
     }
-    const decile = Math.floor(fraction * 10);
-    if (p.phase !== lastPhase || decile !== lastDecile) {
-      lastPhase = p.phase;
-      lastDecile = decile;
-      stream.write(`${String(Math.round(fraction * 100)).padStart(3)}% ${text}\n`);
+    const decile = total === 0 ? 10 : Math.floor((done / total) * 10);
+    if (phase !== lastLine.phase || decile !== lastLine.decile) {
+      lastLine = { phase, decile };
+      stream.write(`${PHASES[phase]} ${text} (${total === 0 ? 100 : Math.floor((done / total) * 100)}%)\n`);
     }
+  };
+
+  let quietImport = false;
+  return {
+    validating(bytes, total) {
+      if (total < minimumBytes) return;
+      show('validating', bytes, total, `${megabytes(bytes)} of ${megabytes(total)}`);
+    },
+    importing(p) {
+      if (p.phase === 'writing' && p.done === 0) {
+        quietImport = p.total < minimumItems;
+        writingStarted = performance.now();
+      }
+      if (quietImport || p.phase !== 'writing') return;
+      const seconds = (performance.now() - writingStarted) / 1000;
+      const rate = seconds > 0 && p.done > 0 ? `, ${count(Math.round(p.done / seconds))} items/s` : '';
+      show('writing', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);
+    },
+    stop: stopBar,
   };
 }

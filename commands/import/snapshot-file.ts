@@ -1,25 +1,37 @@
-import { readFile } from 'node:fs/promises';
-import { validateSnapshot, type SnapshotPlan } from './snapshot.ts';
+import { progressDisplay, type ProgressDisplay } from './progress.ts';
+import { validateSnapshotFile, type ValidSnapshot } from './validation.ts';
 
-/** Reads and validates a snapshot file; on any problem, says what and where, and returns undefined. */
-export async function readSnapshotFile(path: string, report = (line: string) => process.stderr.write(line + '\n')): Promise<SnapshotPlan | undefined> {
-  let text: string;
+export type { ValidSnapshot };
+
+export interface ReadOptions {
+  /** Where problems go, a line each (stderr by default). A function alone stands for this. */
+  report?: (line: string) => unknown;
+  /** The progress display of the validating pass (none by default). */
+  progress?: ProgressDisplay;
+}
+
+/**
+ * Pass 1 for a command: validates the snapshot file whole, streaming it. On any problem, says
+ * what and where (at most 50 problems, then how many more) and returns undefined; nothing has
+ * been written then.
+ */
+export async function readSnapshotFile(path: string, reportOrOptions: ReadOptions | ReadOptions['report'] = {}): Promise<ValidSnapshot | undefined> {
+  const options = typeof reportOrOptions === 'function' ? { report: reportOrOptions } : reportOrOptions;
+  const report = options.report ?? ((line: string) => process.stderr.write(line + '\n'));
+  let result;
   try {
-    text = await readFile(path, 'utf8');
+    result = await validateSnapshotFile(path, { onBytes: (bytes, total) => options.progress?.validating(bytes, total) });
   } catch (error) {
-    report(`cannot read ${path}: ${(error as Error).message}`);
+    options.progress?.stop();
+    const { code, message } = error as NodeJS.ErrnoException;
+    report(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : message}`);
     return undefined;
   }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    report(`${path} is not valid JSON: ${(error as Error).message}`);
-    return undefined;
-  }
-  const result = validateSnapshot(document);
-  if (result.ok) return result.plan;
-  report(`${path} is not a valid snapshot; nothing was imported. ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}:`);
-  for (const problem of result.problems) report(`  ${problem}`);
+  options.progress?.stop();
+  if (result.ok) return result.snapshot;
+  report(`${path} is not a valid snapshot; nothing was imported. ${result.count} problem${result.count === 1 ? '' : 's'}:`);
+  for (const line of result.problems) report(`  ${line}`);
   return undefined;
 }
+
+export { progressDisplay };

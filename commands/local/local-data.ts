@@ -1,10 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SnapshotPlan } from '../import/snapshot.ts';
+import type { ValidSnapshot } from '../import/validation.ts';
 import { commandTable } from '../cli/table.ts';
 import { importSnapshot, type ImportSummary } from '../import/importer.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-import { progressReporter } from '../import/progress.ts';
+import { progressDisplay } from '../import/progress.ts';
 
 export interface LocalData {
   endpoint: string;
@@ -21,7 +21,7 @@ export interface LocalData {
  * configuration (TABLE_NAME, DYNAMODB_ENDPOINT) at it, as Lambda's environment would. The client
  * is the commands' own (cli/table.ts): an endpoint that never answers is reported after 10 s.
  */
-export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
+export async function prepareLocalData(snapshot: ValidSnapshot, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
   let dynamo: DynamoDbLocal | undefined;
   let endpoint = process.env.DYNAMODB_ENDPOINT?.trim();
   if (!endpoint) {
@@ -35,7 +35,9 @@ export async function prepareLocalData(plan: SnapshotPlan, log = (line: string) 
   const stop = async () => { await dynamo?.stop(); };
   try {
     await ensureTable(doc, tableName);
-    const summary = await importSnapshot(doc, tableName, plan, { onProgress: progressReporter() });
+    const progress = progressDisplay();
+    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
+    progress.stop();
     return { endpoint, tableName, doc, summary, stop };
   } catch (error) {
     await stop();

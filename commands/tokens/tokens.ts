@@ -1,8 +1,9 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashToken, isExpired } from '../../shared/auth/token.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
-import { tokenKey, userKey, userTokenKey } from '../../shared/store/keys.ts';
+import { addMemberships, listUserTokens } from '../store/memberships.ts';
+import { memberKey, membershipEntry, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
@@ -21,7 +22,8 @@ export interface TokenSummary {
   createdAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
-  status: 'active' | 'expired' | 'revoked';
+  /** inactive: written by an import that has not finished (not valid until it does). */
+  status: 'active' | 'inactive' | 'expired' | 'revoked';
 }
 
 export class UnknownUser extends Error {
@@ -31,6 +33,14 @@ export class UnknownUser extends Error {
   }
 }
 
+/**
+ * Issues a token: written active, then given the membership entries of the user's teams (a token
+ * carries its memberships: shared/store/keys.ts). For each team the user lists, the current
+ * generation's entry is added when that generation's member index holds the user; the heads are
+ * read again, and if one moved meanwhile (an import switched it), the new generation's entry is
+ * added too. An import running meanwhile lists the user's tokens again after its last switch, so
+ * either way the token ends up with the entries of the generations readers use.
+ */
 export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: NewToken): Promise<string> {
   const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(token.userId), ConsistentRead: true }));
   if (!user.Item) throw new UnknownUser(token.userId);
@@ -51,7 +61,28 @@ export async function createToken(doc: DynamoDBDocumentClient, tableName: string
       { Put: { TableName: tableName, Item: userTokenKey(token.userId, hash) } },
     ],
   }));
+  await tagMemberships(doc, tableName, token.userId, (user.Item.teams as number[] | undefined) ?? [], hash);
   return secret;
+}
+
+async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, teamIds: number[], hash: string): Promise<void> {
+  const tagged = new Set<string>();
+  const generations = async () =>
+    new Map((await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)]));
+  let current = await generations();
+  for (let round = 0; round < 5; round++) {
+    const candidates = [...current].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
+    const members = await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true });
+    const memberOf = new Set(members.map((item) => String((item as unknown as Key).pk)));
+    const entries = candidates
+      .filter(([teamId, generation]) => memberOf.has(memberKey(teamId, generation, userId).pk))
+      .map(([teamId, generation]) => membershipEntry(teamId, generation));
+    await addMemberships(doc, tableName, hash, entries);
+    for (const [teamId, generation] of candidates) tagged.add(membershipEntry(teamId, generation));
+    const again = await generations();
+    if ([...again].every(([teamId, generation]) => current.get(teamId) === generation)) return;
+    current = again;
+  }
 }
 
 /** Revokes by secret or by id (the hash `list` shows). Returns false when no such token exists. */
@@ -73,33 +104,22 @@ export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string
 }
 
 export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number, now = new Date()): Promise<TokenSummary[]> {
-  const hashes: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': userKey(userId).pk, ':prefix': 'TOKEN#' },
-      ExclusiveStartKey: startKey,
-    }));
-    for (const item of page.Items ?? []) hashes.push(String(item.sk).slice('TOKEN#'.length));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const hashes = await listUserTokens(doc, tableName, userId);
 
   const summaries: TokenSummary[] = [];
   for (const item of await getItems(doc, tableName, hashes.map(tokenKey))) {
-    // A token re-imported for another user moves; list it only under its owner.
+    // Tokens never move to another user (an import refuses that); checked all the same.
     if (Number(item.user_id) !== userId) continue;
     const revokedAt = (item.revoked_at as string | undefined) ?? null;
     const expiresAt = (item.expires_at as string | undefined) ?? null;
     summaries.push({
-      id: String(item.pk).slice('TOKEN#'.length),
+      id: tokenHashOf(item as unknown as Key),
       name: String(item.name ?? ''),
       abilities: (item.abilities as string[]) ?? [],
       createdAt: (item.created_at as string | undefined) ?? null,
       expiresAt,
       revokedAt,
-      status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : 'active',
+      status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : item.inactive === true ? 'inactive' : 'active',
     });
   }
   return summaries.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { PageRequest } from '../domain/pagination.ts';
-import type { StoredToken, TeamHead } from '../store/team-reader.ts';
+import type { StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
 
 /**
  * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
@@ -19,6 +19,11 @@ export interface Timed {
 /** From authorize, once checks 1 to 3 passed: the caller's token and team. */
 export interface Authorized {
   access: { head: TeamHead; token: StoredToken; teamSegment: string };
+}
+
+/** From authorizeFinances: the same checks, on the team's finance item instead of its head. */
+export interface FinanceAuthorized {
+  access: { finance: TeamFinance; token: StoredToken; teamSegment: string };
 }
 
 /** From paginate, once check 4 passed. */

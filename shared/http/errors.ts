@@ -51,6 +51,7 @@ const TRANSIENT_NAMES = new Set([
   'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException',
   'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError',
   'LeftUnprocessed', // shared/store/retry.ts: a batch still throttled when the retries ran out
+  'ShortPage', // shared/store/team-reader.ts: a page short of what its head promised, even read again
 ]);
 const TRANSIENT_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',

@@ -7,7 +7,7 @@ import { ROUTES, type Route } from '../routes.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
-import { authorize } from './middleware/authorize.ts';
+import { authorize, authorizeFinances } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { conditionalGet } from './middleware/conditional-get.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
@@ -66,12 +66,12 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
     });
 }
 
-/** GET /api/{team}/finances: the summary computed at import, stored on the team head. */
+/** GET /api/{team}/finances: the summary computed at import, stored in the team's finance item. */
 export function financesHandler({ reader }: Runtime) {
   return apiFunction()
-    .use(authorize({ reader, ability: route('finances').ability }))
+    .use(authorizeFinances({ reader, ability: route('finances').ability }))
     .handler(async function financeSummary(_event, context) {
-      return jsonResponse(200, financeJson(context.access.head.financeJson, context.startedAt));
+      return jsonResponse(200, financeJson(context.access.finance.fieldsJson, context.startedAt));
     });
 }
 

@@ -13,16 +13,16 @@ beforeAll(async () => {
     teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'initech')],
     users: [user(10, [1]), user(11, [2]), user(12, [])],
     tokens: [
-      token(10, 'all-10', ['*']),
+      token(10, 'all-of-10', ['*']),
       token(10, 'projects-10', ['projects:read']),
       token(10, 'daemons-10', ['daemons:read']),
       token(10, 'finances-10', ['finances:read']),
-      token(10, 'none-10', []),
+      token(10, 'none-of-10', []),
       token(10, 'expired-10', ['*'], { expires_at: '2020-01-01T00:00:00+00:00' }),
       token(10, 'future-10', ['*'], { expires_at: '2999-01-01T00:00:00Z' }),
       token(10, 'revoked-10', ['*']),
-      token(11, 'all-11', ['*']),
-      token(12, 'all-12', ['*']),
+      token(11, 'all-of-11', ['*']),
+      token(12, 'all-of-12', ['*']),
     ],
     environments: [environment(5, 1)],
     servers: [server(7, 1)],
@@ -47,7 +47,7 @@ describe('routing (section 1)', () => {
     'answers %s with 404 Not Found, before any token check',
     async (path) => {
       const anonymous = await api.get(path);
-      const withToken = await api.get(path, { token: 'all-10' });
+      const withToken = await api.get(path, { token: 'all-of-10' });
       for (const res of [anonymous, withToken]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
@@ -64,7 +64,7 @@ describe('routing (section 1)', () => {
 
   it('answers JSON whatever the Accept header asks for', async () => {
     for (const accept of ['text/html', 'application/xml', '*/*']) {
-      for (const [path, token] of [['/api/acme/projects', 'all-10'], ['/api/acme/projects', undefined], ['/nowhere', undefined]] as const) {
+      for (const [path, token] of [['/api/acme/projects', 'all-of-10'], ['/api/acme/projects', undefined], ['/nowhere', undefined]] as const) {
         const res = await api.get(path, { token, headers: { Accept: accept } });
         expect(res.headers.get('content-type')).toMatch(/^application\/json(;|$)/);
         expect(() => JSON.parse(res.text)).not.toThrow();
@@ -73,15 +73,15 @@ describe('routing (section 1)', () => {
   });
 
   it('addresses a team by its numeric id and by its slug alike', async () => {
-    const byId = await api.get('/api/1/projects', { token: 'all-10' });
-    const bySlug = await api.get('/api/acme/projects', { token: 'all-10' });
+    const byId = await api.get('/api/1/projects', { token: 'all-of-10' });
+    const bySlug = await api.get('/api/acme/projects', { token: 'all-of-10' });
     expect(byId.status).toBe(200);
     expect(bySlug.status).toBe(200);
     expect(byId.body.data).toEqual(bySlug.body.data);
   });
 
   it('compares an id as written: 01 is not team 1', async () => {
-    const res = await api.get('/api/01/projects', { token: 'all-10' });
+    const res = await api.get('/api/01/projects', { token: 'all-of-10' });
     expect(res.status).toBe(404);
     expect(res.body).toEqual(NOT_FOUND);
   });
@@ -93,12 +93,12 @@ describe('1. token (401)', () => {
     ['another scheme', 'Basic YWxsLTEwOg=='],
     ['a scheme without a token', 'Bearer'],
     ['a scheme with only spaces', 'Bearer    '],
-    ['a token without a scheme', 'all-10'],
+    ['a token without a scheme', 'all-of-10'],
     ['an unknown token', 'Bearer not-a-token'],
     ['a token that differs by case', 'Bearer ALL-10'],
     ['an expired token', 'Bearer expired-10'],
     ['a revoked token', 'Bearer revoked-10'],
-    ['two tokens', 'Bearer all-10 all-10'],
+    ['two tokens', 'Bearer all-of-10 all-of-10'],
   ])('rejects %s with 401 Unauthenticated. and WWW-Authenticate: Bearer', async (_, authorization) => {
     for (const { path } of ROUTES) {
       const res = await api.get(`/api/acme/${path}`, { headers: authorization === undefined ? {} : { Authorization: authorization } });
@@ -108,7 +108,7 @@ describe('1. token (401)', () => {
     }
   });
 
-  it.each(['bearer all-10', 'BEARER all-10', '  Bearer   all-10  ', 'Bearer\tall-10'])('accepts %j (scheme case-insensitive, spaces ignored)', async (authorization) => {
+  it.each(['bearer all-of-10', 'BEARER all-of-10', '  Bearer   all-of-10  ', 'Bearer\tall-of-10'])('accepts %j (scheme case-insensitive, spaces ignored)', async (authorization) => {
     const res = await api.get('/api/acme/projects', { headers: { Authorization: authorization } });
     expect(res.status).toBe(200);
   });
@@ -130,7 +130,7 @@ describe('1. token (401)', () => {
 
 describe('2. ability (403)', () => {
   it.each(ROUTES)('rejects a token without $ability on $path with the contract body', async ({ path, ability }) => {
-    const res = await api.get(`/api/acme/${path}`, { token: 'none-10' });
+    const res = await api.get(`/api/acme/${path}`, { token: 'none-of-10' });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({
       message: `This token does not have the ${ability} ability.`,
@@ -150,7 +150,7 @@ describe('2. ability (403)', () => {
   });
 
   it('lets * open every route', async () => {
-    for (const { path } of ROUTES) expect((await api.get(`/api/acme/${path}`, { token: 'all-10' })).status).toBe(200);
+    for (const { path } of ROUTES) expect((await api.get(`/api/acme/${path}`, { token: 'all-of-10' })).status).toBe(200);
   });
 
   it('comes before the team check: a missing ability on an unknown team is 403', async () => {
@@ -174,30 +174,30 @@ describe('3. team (404)', () => {
     ['a team with no members at all', '/api/initech'],
   ])('answers %s with the same 404 body', async (_, prefix) => {
     for (const { path } of ROUTES) {
-      const res = await api.get(`${prefix}/${path}`, { token: 'all-10' });
+      const res = await api.get(`${prefix}/${path}`, { token: 'all-of-10' });
       expect(res.status).toBe(404);
       expect(res.text).toBe('{"message":"Not Found"}');
     }
   });
 
   it('answers a user who is in no team with 404 everywhere', async () => {
-    expect((await api.get('/api/acme/projects', { token: 'all-12' })).status).toBe(404);
+    expect((await api.get('/api/acme/projects', { token: 'all-of-12' })).status).toBe(404);
   });
 
   it('lets a member of the other team in there, and only there', async () => {
-    expect((await api.get('/api/globex/projects', { token: 'all-11' })).status).toBe(200);
-    expect((await api.get('/api/acme/projects', { token: 'all-11' })).status).toBe(404);
+    expect((await api.get('/api/globex/projects', { token: 'all-of-11' })).status).toBe(200);
+    expect((await api.get('/api/acme/projects', { token: 'all-of-11' })).status).toBe(404);
   });
 
   it('comes before the query check: an unknown team with per_page=51 is 404', async () => {
-    const res = await api.get('/api/no-such-team/projects?per_page=51', { token: 'all-10' });
+    const res = await api.get('/api/no-such-team/projects?per_page=51', { token: 'all-of-10' });
     expect(res.status).toBe(404);
   });
 });
 
 describe('4. query (422) and 5. success', () => {
   it('validates the query only once token, ability and team pass', async () => {
-    const res = await api.get('/api/acme/daemons?per_page=51', { token: 'all-10' });
+    const res = await api.get('/api/acme/daemons?per_page=51', { token: 'all-of-10' });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       message: 'The per page field must not be greater than 50.',
@@ -206,7 +206,7 @@ describe('4. query (422) and 5. success', () => {
   });
 
   it('ignores any query on finances', async () => {
-    const res = await api.get('/api/acme/finances?per_page=51&page=abc', { token: 'all-10' });
+    const res = await api.get('/api/acme/finances?per_page=51&page=abc', { token: 'all-of-10' });
     expect(res.status).toBe(200);
   });
 });

@@ -11,7 +11,7 @@ beforeAll(async () => {
   await importDocument(table, snapshot({
     teams: [team(1, 'acme'), team(2, 'bare')],
     users: [user(10, [1, 2])],
-    tokens: [token(10, 'secret', ['finances:read'])],
+    tokens: [token(10, 'secret-token', ['finances:read'])],
     servers: [server(7, 1, '0.1', 'EUR'), server(8, 1, 0.2, 'EUR'), server(9, 1, '19.90', 'USD')],
     costs: [
       { team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' },
@@ -28,7 +28,7 @@ afterAll(() => api.close());
 
 describe('finances (section 5)', () => {
   it('answers one line per (label, currency), ordered by label then currency as plain code units', async () => {
-    const { status, body } = await api.get('/api/acme/finances', { token: 'secret' });
+    const { status, body } = await api.get('/api/acme/finances', { token: 'secret-token' });
     expect(status).toBe(200);
     expect(body.data).toEqual([
       { label: 'Backups', amount: 0, currency: 'CHF' },
@@ -41,7 +41,7 @@ describe('finances (section 5)', () => {
   });
 
   it('sums exactly: 0.1 + 0.2 is 0.3, written as a JSON number', async () => {
-    const { text, body } = await api.get('/api/acme/finances', { token: 'secret' });
+    const { text, body } = await api.get('/api/acme/finances', { token: 'secret-token' });
     expect(text).toContain('{"label":"Servers","amount":0.3001,"currency":"EUR"}');
     expect(body.totals).toEqual({ CHF: 0, EUR: 6.3001, USD: 24.9 });
     expect(text).toContain('"totals":{"CHF":0,"EUR":6.3001,"USD":24.9}');
@@ -50,7 +50,7 @@ describe('finances (section 5)', () => {
   });
 
   it('has keys data, totals, grand_total, results, meta, served_in: meta an empty array, no links', async () => {
-    const { body } = await api.get('/api/acme/finances', { token: 'secret' });
+    const { body } = await api.get('/api/acme/finances', { token: 'secret-token' });
     expect(Object.keys(body)).toEqual(['data', 'totals', 'grand_total', 'results', 'meta', 'served_in']);
     expect(body.results).toBe(6);
     expect(body.meta).toEqual([]);
@@ -59,7 +59,7 @@ describe('finances (section 5)', () => {
   });
 
   it('answers a team without costs with {} totals and a grand total of 0', async () => {
-    const { body } = await api.get('/api/bare/finances', { token: 'secret' });
+    const { body } = await api.get('/api/bare/finances', { token: 'secret-token' });
     expect(body).toMatchObject({ data: [], totals: {}, grand_total: 0, results: 0, meta: [] });
   });
 });

@@ -14,9 +14,9 @@ const sortedIds = [...projectIds].sort((a, b) => a - b);
 beforeAll(async () => {
   const table = await freshTable();
   await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'empty'), team(4, 'café')],
+    teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'empty'), team(4, 'caf_e')],
     users: [user(10, [1, 3, 4])],
-    tokens: [token(10, 'secret', ['*'])],
+    tokens: [token(10, 'secret-token', ['*'])],
     environments: [environment(5, 1), environment(6, 2)],
     servers: [server(7, 1), server(8, 2)],
     clients: [{ id: 3, team_id: 1, name: 'Client A' }],
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const get = (path: string, headers?: Record<string, string>) => api.get(path, { token: 'secret', headers });
+const get = (path: string, headers?: Record<string, string>) => api.get(path, { token: 'secret-token', headers });
 
 describe('resources (section 3)', () => {
   it('gives each project exactly its fields, in contract order', async () => {
@@ -172,10 +172,12 @@ describe('the envelope (section 4)', () => {
 
   it('repeats the team segment as the request gave it: by id, and percent-encoded', async () => {
     expect((await get('/api/1/projects')).body.meta.path).toBe(`${base}/api/1/projects`);
-    const { status, body } = await get('/api/caf%C3%A9/projects');
+    // Team slugs are ASCII letters, digits, - and _ (contract section 7): their percent-encoded
+    // form is the slug itself, even when a client escapes a character that needs no escaping.
+    const { status, body } = await get('/api/caf%5Fe/projects');
     expect(status).toBe(200);
-    expect(body.meta.path).toBe(`${base}/api/caf%C3%A9/projects`);
-    expect(body.links.first).toBe(`${base}/api/caf%C3%A9/projects?page=1`);
+    expect(body.meta.path).toBe(`${base}/api/caf_e/projects`);
+    expect(body.links.first).toBe(`${base}/api/caf_e/projects?page=1`);
   });
 
   it('builds links from the scheme API Gateway forwards and the Host header', async () => {

@@ -7,7 +7,7 @@ import { projects, server, snapshot, team, token, user } from '../support/snapsh
 let api: TestApi;
 let table: TestTable;
 const data = (count: number) => snapshot({
-  teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'secret')],
+  teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'secret-token')],
   servers: [server(7, 1, '10.00')], projects: projects(1, count),
 });
 
@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const get = (path: string, ifNoneMatch?: string) =>
-  api.get(path, { token: 'secret', headers: ifNoneMatch ? { 'If-None-Match': ifNoneMatch } : {} });
+  api.get(path, { token: 'secret-token', headers: ifNoneMatch ? { 'If-None-Match': ifNoneMatch } : {} });
 
 describe('conditional GETs', () => {
   it.each(['/api/acme/projects', '/api/acme/daemons', '/api/acme/finances'])('tags every 200 of %s with a strong ETag and private Cache-Control', async (path) => {

@@ -1,10 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/token.ts';
-import { validateSnapshot } from '../../commands/import/snapshot.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
+import { LockHeld } from '../../commands/import/lock.ts';
 import { revokeToken } from '../../commands/tokens/tokens.ts';
-import { TeamReader } from '../../shared/store/team-reader.ts';
+import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
+import { validateDocument } from '../support/validate.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /** Contract section 7: what an import does to the table, as a reader sees it. */
@@ -18,19 +19,20 @@ beforeEach(async () => {
 /** What a reader with this token sees of a team: null when the API would answer 401/404. */
 async function view(secret: string, teamRef: string) {
   const { token: stored, head } = await reader.readAccess(hashToken(secret), teamRef);
-  if (!stored || stored.revokedAt || !head || !head.members.has(stored.userId)) return null;
+  if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
+  const { finance } = await reader.readFinanceAccess(hashToken(secret), teamRef);
   const ids = async (resource: 'projects' | 'daemons') => {
     const count = head.counts[resource];
     if (count === 0) return [];
     return (await reader.readPage(head, resource, 1, count)).map((json) => (JSON.parse(json) as { id: number }).id);
   };
-  return { projects: await ids('projects'), daemons: await ids('daemons'), finance: JSON.parse(`{${head.financeJson}}`), abilities: stored.abilities };
+  return { projects: await ids('projects'), daemons: await ids('daemons'), finance: JSON.parse(`{${finance!.fieldsJson}}`), abilities: stored.abilities };
 }
 
 const base = () => snapshot({
   teams: [team(1, 'acme'), team(2, 'globex')],
   users: [user(10, [1, 2]), user(11, [1])],
-  tokens: [token(10, 'ada', ['*']), token(11, 'bob', ['projects:read'])],
+  tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['projects:read'])],
   environments: [environment(5, 1), environment(6, 2)],
   servers: [server(7, 1, '10.00'), server(8, 2, '20.00')],
   projects: [...projects(1, 30), ...projects(2, 5)],
@@ -41,7 +43,7 @@ const projectIds = (teamId: number, count: number, first = teamId * 100_000 + 1)
 describe('import', () => {
   it('makes a team exactly what the snapshot gives it', async () => {
     await importDocument(table, base());
-    const acme = await view('ada', 'acme');
+    const acme = await view('ada-secret', 'acme');
     expect(acme?.projects).toEqual(projectIds(1, 30));
     expect(acme?.daemons).toEqual(projectIds(5, 4));
     expect(acme?.finance.totals).toEqual({ EUR: 10 });
@@ -51,11 +53,12 @@ describe('import', () => {
     await importDocument(table, base());
     await importDocument(table, snapshot({
       teams: [team(1, 'acme')],
+      users: [user(10, [1])],
       environments: [environment(5, 1)],
       servers: [server(9, 1, '1.50', 'USD')],
       projects: projects(1, 3, 900),
     }));
-    const acme = await view('ada', 'acme');
+    const acme = await view('ada-secret', 'acme');
     expect(acme?.projects).toEqual([900, 901, 902]);
     expect(acme?.daemons).toEqual([]);
     expect(acme?.finance).toMatchObject({ totals: { USD: 1.5 }, grand_total: 1.5 });
@@ -64,65 +67,83 @@ describe('import', () => {
   it('leaves teams that are not in the snapshot alone', async () => {
     await importDocument(table, base());
     await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 2) }));
-    const globex = await view('ada', 'globex');
+    const globex = await view('ada-secret', 'globex');
     expect(globex?.projects).toEqual(projectIds(2, 5));
     expect(globex?.daemons).toEqual(projectIds(6, 2));
   });
 
-  it('keeps members who are not in the snapshot, and takes snapshot users as they are now', async () => {
+  it('gives a replaced team exactly the snapshot\'s members: a user who no longer lists it, or is absent, loses it', async () => {
     await importDocument(table, base());
-    // Ada leaves globex (not re-imported) and acme; Bob, absent here, stays in acme.
+    // Ada now lists only initech; Bob is absent from the snapshot. Both lose acme, which the
+    // snapshot replaces; Ada keeps globex, which the snapshot does not speak for.
     await importDocument(table, snapshot({ teams: [team(1, 'acme'), team(3, 'initech')], users: [user(10, [3])] }));
-    expect(await view('ada', 'acme')).toBeNull();
-    expect(await view('ada', 'globex')).toBeNull();
-    expect(await view('ada', 'initech')).not.toBeNull();
-    expect(await view('bob', 'acme')).not.toBeNull();
+    expect(await view('ada-secret', 'acme')).toBeNull();
+    expect(await view('ada-secret', 'globex')).not.toBeNull();
+    expect(await view('ada-secret', 'initech')).not.toBeNull();
+    expect(await view('bob-secret', 'acme')).toBeNull();
   });
 
   it('upserts tokens: abilities follow the snapshot, a revocation survives a re-import', async () => {
     await importDocument(table, base());
-    await revokeToken(table.doc, table.tableName, { secret: 'ada' });
+    await revokeToken(table.doc, table.tableName, { secret: 'ada-secret' });
     await importDocument(table, snapshot({
       teams: [team(1, 'acme')], users: [user(10, [1]), user(11, [1])],
-      tokens: [token(10, 'ada', ['*']), token(11, 'bob', ['daemons:read'])],
+      tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['daemons:read'])],
     }));
-    expect(await view('ada', 'acme')).toBeNull();
-    expect((await view('bob', 'acme'))?.abilities).toEqual(['daemons:read']);
+    expect(await view('ada-secret', 'acme')).toBeNull();
+    expect((await view('bob-secret', 'acme'))?.abilities).toEqual(['daemons:read']);
   });
 
   it('moves a team to a new slug: the old one no longer answers', async () => {
     await importDocument(table, base());
-    await importDocument(table, snapshot({ teams: [team(1, 'acme-inc')], projects: projects(1, 1) }));
-    expect(await view('ada', 'acme')).toBeNull();
-    expect((await view('ada', 'acme-inc'))?.projects).toEqual(projectIds(1, 1));
-    expect((await view('ada', '1'))?.projects).toEqual(projectIds(1, 1));
+    await importDocument(table, snapshot({ teams: [team(1, 'acme-inc')], users: [user(10, [1])], projects: projects(1, 1) }));
+    expect(await view('ada-secret', 'acme')).toBeNull();
+    expect((await view('ada-secret', 'acme-inc'))?.projects).toEqual(projectIds(1, 1));
+    expect((await view('ada-secret', '1'))?.projects).toEqual(projectIds(1, 1));
   });
 
   it('lets a team take the slug another team of the same snapshot gives up', async () => {
     await importDocument(table, base());
-    await importDocument(table, snapshot({ teams: [team(1, 'globex'), team(2, 'globex-old')] }));
-    expect((await view('ada', 'globex'))?.projects).toEqual([]);
-    expect(await view('bob', 'globex')).toEqual(expect.objectContaining({ projects: [] }));
-    expect((await view('ada', 'globex-old'))).not.toBeNull();
+    await importDocument(table, snapshot({ teams: [team(1, 'globex'), team(2, 'globex-old')], users: [user(10, [1, 2]), user(11, [1])] }));
+    expect((await view('ada-secret', 'globex'))?.projects).toEqual([]);
+    expect(await view('bob-secret', 'globex')).toEqual(expect.objectContaining({ projects: [] }));
+    expect((await view('ada-secret', 'globex-old'))).not.toBeNull();
   });
 
   it('rejects, before writing anything, a slug that a team outside the snapshot holds', async () => {
     await importDocument(table, base());
     const before = await scanAll(table);
-    const plan = validateSnapshot(snapshot({ teams: [team(3, 'globex')] }));
+    const plan = await validateDocument(snapshot({ teams: [team(3, 'globex')] }));
     if (!plan.ok) throw new Error('fixture');
-    const attempt = importSnapshot(table.doc, table.tableName, plan.plan);
+    const attempt = importSnapshot(table.doc, table.tableName, plan.snapshot);
     await expect(attempt).rejects.toBeInstanceOf(ImportRejected);
     await expect(attempt).rejects.toThrow('teams[0] (id 3): slug "globex" is already used by team 2');
     expect(await scanAll(table)).toEqual(before);
   });
 
-  it('keeps only the current and the previous generation of a team', async () => {
-    for (let i = 0; i < 4; i++) await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }));
-    const items = await scanAll(table);
-    const generations = new Set(items.filter((i) => String(i.pk).startsWith('TEAM#1#')).map((i) => String(i.pk).split('#')[2]));
-    expect(generations.size).toBe(2);
-    expect(items.filter((i) => String(i.pk).startsWith('TEAM#1#'))).toHaveLength(20);
+  it('keeps every replaced generation for 5 minutes however many imports follow, then sweeps it', async () => {
+    const generationsOfAcme = async () => {
+      const items = (await scanAll(table)).filter((i) => /^TEAM#1#G[^#]+#projects$/.test(String(i.pk)));
+      return new Set(items.map((i) => String(i.pk).split('#')[2]));
+    };
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const clock = () => now;
+    for (let i = 0; i < 4; i++) {
+      await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+      now += 60_000; // an import a minute
+    }
+    expect((await generationsOfAcme()).size).toBe(4); // the current one and three replaced within 5 minutes
+    now += 5 * 60_000;
+    await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+    // Retired 4 minutes ago at most when this import ran: the last replaced one stays, with the new current one.
+    const left = await generationsOfAcme();
+    expect(left.size).toBeGreaterThanOrEqual(2);
+    expect(left.size).toBeLessThanOrEqual(3);
+    now += 10 * 60_000;
+    await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+    expect((await generationsOfAcme()).size).toBe(2); // the current one and the one it just replaced
+    const members = (await scanAll(table)).filter((i) => String(i.pk).endsWith('#MEMBER'));
+    expect(new Set(members.map((i) => String(i.pk).split('#')[2])).size).toBeLessThanOrEqual(2);
   });
 });
 
@@ -132,11 +153,11 @@ describe('consistency while importing', () => {
     const seen: (number[] | undefined)[] = [];
     await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 400, 7000) }), {
       concurrency: 2,
-      onProgress: async () => { seen.push((await view('ada', 'acme'))?.projects); },
+      onProgress: async () => { seen.push((await view('ada-secret', 'acme'))?.projects); },
     });
     expect(seen.length).toBeGreaterThan(5);
     expect(seen.every((ids) => JSON.stringify(ids) === JSON.stringify(projectIds(1, 30)) || JSON.stringify(ids) === JSON.stringify(projectIds(1, 400, 7000)))).toBe(true);
-    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 400, 7000));
+    expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 400, 7000));
   });
 
   it('survives an import that dies part-way: readers see the old team, a rerun completes and removes the debris', async () => {
@@ -146,35 +167,39 @@ describe('consistency while importing', () => {
     const crash = importDocument(table, next, {
       concurrency: 1,
       onProgress: (p) => {
-        if (p.phase === 'items' && ++batches === 5) throw new Error('killed');
+        if (p.phase === 'writing' && ++batches === 5) throw new Error('killed');
       },
     });
     await expect(crash).rejects.toThrow('killed');
-    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 30));
+    expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 30));
     const debris = (await scanAll(table)).filter((i) => String(i.pk).startsWith('TEAM#1#'));
     expect(debris.length).toBeGreaterThan(34); // 30 projects + 4 daemons, plus the dead import's items
 
     await importDocument(table, next);
-    await importDocument(table, next); // the next import retires the generation before
-    expect((await view('ada', 'acme'))?.projects).toEqual(projectIds(1, 300, 5000));
-    const left = (await scanAll(table)).filter((i) => String(i.pk).startsWith('TEAM#1#'));
-    expect(left).toHaveLength(600); // current and previous generation, nothing of the dead one
+    expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 300, 5000));
+    // The dead import's generation is gone; the replaced one stays (for 5 minutes), with its members.
+    const left = (await scanAll(table)).filter((i) => /^TEAM#1#G[^#]+#(projects|daemons)$/.test(String(i.pk)));
+    expect(left).toHaveLength(300 + 34);
   });
 
-  it('refuses to switch a team that another import changed meanwhile', async () => {
+  it('refuses a second import while one runs, with a message naming it; the first completes', async () => {
     await importDocument(table, base());
     const racing = snapshot({ teams: [team(1, 'acme')], projects: projects(1, 1, 42) });
-    let raced = false;
-    const first = importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 60, 9000) }), {
+    let second: Promise<unknown> | undefined;
+    const first = importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 60, 9000) }), {
+      // A short lease, renewed often, so that the second import sees it alive within a second.
+      lock: { leaseMs: 3_000, renewEveryMs: 200 },
       onProgress: async (p) => {
-        if (p.phase === 'items' && !raced) {
-          raced = true;
-          await importDocument(table, racing);
+        if (p.phase === 'writing' && !second) {
+          second = importDocument(table, racing);
+          await second.catch(() => {});
         }
       },
     });
-    await expect(first).rejects.toThrow(/team 1 changed while it was being imported/);
-    expect((await view('ada', 'acme'))?.projects).toEqual([42]);
+    await first;
+    await expect(second).rejects.toBeInstanceOf(LockHeld);
+    await expect(second).rejects.toThrow(/another import is running .* run this import again when that one has finished/);
+    expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 60, 9000));
   });
 });
 
@@ -182,7 +207,7 @@ describe('secrets', () => {
   it('stores no plaintext token, only SHA-256 hashes', async () => {
     await importDocument(table, base());
     const text = JSON.stringify(await scanAll(table));
-    for (const secret of ['ada', 'bob']) {
+    for (const secret of ['ada-secret', 'bob-secret']) {
       expect(text).not.toContain(`"${secret}"`);
       expect(text).toContain(`TOKEN#${hashToken(secret)}`);
     }

@@ -14,14 +14,14 @@ let table: TestTable;
 
 beforeAll(async () => {
   table = await freshTable();
-  await importDocument(table, snapshot({ teams: [team(1, 'big')], users: [user(10, [1])], tokens: [token(10, 'secret')], projects: projects(1, TEAM_SIZE) }));
+  await importDocument(table, snapshot({ teams: [team(1, 'big')], users: [user(10, [1])], tokens: [token(10, 'secret-token')], projects: projects(1, TEAM_SIZE) }));
 }, 120_000);
 
 /** Does what the projects function does for one request, recording every DynamoDB call. */
 async function listRequest(page: number, perPage = 50) {
   const calls: CallReport[] = [];
   const reader = new TeamReader(table.client, { tableName: table.tableName, observe: (call) => calls.push(call) });
-  const { head } = await reader.readAccess(hashToken('secret'), 'big');
+  const { head } = await reader.readAccess(hashToken('secret-token'), 'big');
   const window = pageWindow(head!.counts.projects, page, perPage);
   const items = window.ordinals ? await reader.readPage(head!, 'projects', window.ordinals.first, window.ordinals.last) : [];
   return { calls, items: items.map((json) => JSON.parse(json) as { id: number }) };
@@ -56,7 +56,7 @@ describe('read cost', () => {
   it('reads the token and the team head in the same single call', async () => {
     const calls: CallReport[] = [];
     const reader = new TeamReader(table.client, { tableName: table.tableName, observe: (call) => calls.push(call) });
-    const access = await reader.readAccess(hashToken('secret'), 'big');
+    const access = await reader.readAccess(hashToken('secret-token'), 'big');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.items).toBe(2);
     expect(access.token?.userId).toBe(10);

@@ -1,20 +1,23 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { teamHeadKey } from '../../shared/store/keys.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { runImportCli, snapshotFiles } from '../support/import-process.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * An import killed part-way (SIGKILL while it writes an 8,000-project team) leaves readers on
- * the team as it was; rerunning it completes, the team is as the snapshot says, and the killed
- * generation's items are gone. An invalid snapshot writes nothing at all.
+ * An import killed part-way (SIGKILL while it validates, and while it writes a 30,000-project
+ * team) leaves readers on the team as it was, with its own members, and no token the snapshot
+ * brings valid; rerun at once, it takes over the dead import's lock at once (same machine, its
+ * process is gone) and completes; the team is as the snapshot says, and the killed generation's
+ * items are gone. An invalid snapshot writes nothing at all.
  */
 const SECRET = 'import-kill-secret';
-// Large enough that the kill lands with most of the items still to write, and no larger: every
-// item is written twice (the killed run and the rerun) into the DynamoDB Local the suite shares.
-const BIG = 8_000;
+const NEW_SECRET = 'import-kill-new-member';
+const BIG = 20_000;
 const BIG_DAEMONS = 300;
-const KILL_AFTER_ITEMS = 2_000;
+const KILL_AFTER_ITEMS = 4_000;
 
 let table: TestTable;
 let api: TestApi;
@@ -22,20 +25,21 @@ let files: Awaited<ReturnType<typeof snapshotFiles>>;
 
 const before = snapshot({
   teams: [team(1, 'big'), team(2, 'bystander')],
-  users: [user(10, [1, 2])],
+  users: [user(10, [1, 2]), user(11, [1])],
   tokens: [token(10, SECRET)],
   environments: [environment(5, 1), environment(6, 2)],
   servers: [server(7, 1, '10.00'), server(8, 2, '1.00')],
   projects: [...projects(1, 50), ...projects(2, 3)],
   daemons: [...daemons(5, 7, 5), ...daemons(6, 8, 2)],
 });
-/** Team 1 again, much larger, with other names: a reader can tell the two apart by any item. */
+/** Team 1 again, much larger (over 5 MB: the progress display speaks of validating), with other names and a new member. */
 const after = snapshot({
   teams: [team(1, 'big')],
-  // No users: user 10 keeps its memberships (users absent from a snapshot are left alone).
+  users: [user(10, [1]), user(13, [1])],
+  tokens: [token(13, NEW_SECRET)],
   environments: [environment(5, 1)],
   servers: [server(7, 1, '99.99')],
-  projects: projects(1, BIG, 1).map((p) => ({ ...p, name: `new ${p.id}` })),
+  projects: projects(1, BIG, 1).map((p) => ({ ...p, name: `new ${p.id} ${'x'.repeat(200)}` })),
   daemons: daemons(5, 7, BIG_DAEMONS),
 });
 
@@ -50,45 +54,28 @@ afterAll(async () => {
   await files?.cleanup();
 });
 
-/** Items of the table grouped by the team generation partition they belong to. */
+/** Items of team 1's generations (projects and daemons), counted by generation. */
 async function generationsOf(teamId: number) {
   const counts = new Map<string, number>();
   for (const item of await scanAll(table)) {
-    const match = /^TEAM#(\d+)#G([^#]+)#/.exec(String(item.pk));
+    const match = /^TEAM#(\d+)#G([^#]+)#(projects|daemons)$/.exec(String(item.pk));
     if (match && Number(match[1]) === teamId) counts.set(match[2]!, (counts.get(match[2]!) ?? 0) + 1);
   }
   return counts;
 }
 
 async function head(teamId: number) {
-  const items = await scanAll(table);
-  return items.find((item) => item.pk === `TEAMREF#${teamId}` && item.sk === 'HEAD') as Record<string, unknown>;
+  const { Item } = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: teamHeadKey(teamId), ConsistentRead: true }));
+  return Item as Record<string, unknown>;
 }
 
 /** What a reader sees of team 1: the total, and whether the items are the old or the new ones. */
-async function readTeam() {
-  const res = await api.get('/api/big/projects?per_page=3', { token: SECRET });
-  expect(res.status, res.text).toBe(200);
-  return seenIn(res.body);
-}
-
-function seenIn(body: { data: { name: string }[]; meta: { total: number } }) {
-  const names = body.data.map((p) => p.name);
+async function readTeam(secret = SECRET) {
+  const res = await api.get('/api/big/projects?per_page=3', { token: secret });
+  if (res.status !== 200) return { status: res.status };
+  const names: string[] = res.body.data.map((p: { name: string }) => p.name);
   const kind = names.every((n) => n.startsWith('new ')) ? 'new' : names.every((n) => n.startsWith('Project ')) ? 'old' : 'mixed';
-  return { total: body.meta.total, kind };
-}
-
-/**
- * What a reader sees while an import writes: the team as above, or `unavailable`. The import
- * keeps DynamoDB Local busy, and on a loaded machine a read may take longer than the function
- * waits: the contract's answer is then 503 (never an inconsistent 200), which is allowed here.
- */
-async function readTeamDuringImport(): Promise<string> {
-  const res = await api.get('/api/big/projects?per_page=3', { token: SECRET });
-  if (res.status === 503 && res.text === '{"message":"Service Unavailable"}') return 'unavailable';
-  expect(res.status, res.text).toBe(200);
-  const { total, kind } = seenIn(res.body);
-  return `${total}/${kind}`;
+  return { total: res.body.meta.total as number, kind };
 }
 
 /** A canonical text of every item, to compare the table before and after. */
@@ -97,94 +84,103 @@ async function tableImage(): Promise<string[]> {
   return (await scanAll(table)).map((item) => JSON.stringify(item, replacer)).sort();
 }
 
+/** Runs the import, reading all the while; SIGKILLs it when `killWhen` says so. */
+async function importWhileReading(file: string, killWhen?: (line: string) => boolean) {
+  const lines: string[] = [];
+  const run = runImportCli(table, file, (line) => {
+    lines.push(line);
+    if (killWhen?.(line) && run.child.exitCode === null) run.child.kill('SIGKILL');
+  });
+  const seen: string[] = [];
+  let done = false;
+  const readers = (async () => {
+    while (!done) {
+      const view = JSON.stringify(await readTeam());
+      // The import keeps DynamoDB Local busy: on a loaded machine a read may take longer than the
+      // function waits, and the contract's answer is then 503 (never an inconsistent 200).
+      if (view === UNAVAILABLE) continue;
+      if (seen.at(-1) !== view) seen.push(view);
+    }
+  })();
+  const exited = await run.exited;
+  done = true;
+  await readers;
+  return { exited, lines, seen };
+}
+
+const writtenOf = (line: string) => Number(/^writing items ([\d,]+)\//.exec(line)?.[1]?.replace(/,/g, '') ?? -1);
+const OLD = JSON.stringify({ total: 50, kind: 'old' });
+const UNAVAILABLE = JSON.stringify({ status: 503 });
+const NEW = JSON.stringify({ total: BIG, kind: 'new' });
+
 describe('an import killed part-way', () => {
-  it('leaves readers on the old team; rerun, it completes and the killed generation is collected', async () => {
+  it('killed while it validates, has written nothing', async () => {
+    const file = await files.write(after);
+    const image = await tableImage();
+    const { exited, lines } = await importWhileReading(file, (line) => line.startsWith('validating '));
+    expect(exited.signal).toBe('SIGKILL');
+    expect(lines.some((line) => line.startsWith('validating '))).toBe(true);
+    expect(await tableImage()).toEqual(image);
+  });
+
+  it('killed while it writes, leaves readers on the old team and no new token valid; rerun, it completes at once', async () => {
     const file = await files.write(after);
     const oldGeneration = (await head(1)).generation as string;
     const bystanderBefore = (await tableImage()).filter((line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'));
 
-    // 1. Start the import, watch its progress, and SIGKILL it while it writes items.
-    let written = 0;
-    let phasesSeen = new Set<string>();
-    const run = runImportCli(table, file, (line) => {
-      const match = /(writing items|switching teams|removing old data) ([\d,]+)\/([\d,]+)/.exec(line);
-      if (!match) return;
-      phasesSeen.add(match[1]!);
-      if (match[1] === 'writing items') written = Number(match[2]!.replace(/,/g, ''));
-      if (written >= KILL_AFTER_ITEMS && run.child.exitCode === null) run.child.kill('SIGKILL');
-    });
-    // Readers keep reading all the while: they must only ever see the old team.
-    const seenWhileRunning = new Set<string>();
-    let done = false;
-    const readers = (async () => {
-      while (!done) seenWhileRunning.add(await readTeamDuringImport());
-    })();
-    const killed = await run.exited;
-    done = true;
-    await readers;
-    expect(killed.signal).toBe('SIGKILL');
-    expect([...phasesSeen]).toEqual(['writing items']);
+    // 1. Kill it while it writes items; readers read all the while.
+    const killed = await importWhileReading(file, (line) => writtenOf(line) >= KILL_AFTER_ITEMS);
+    expect(killed.exited.signal).toBe('SIGKILL');
+    const written = Math.max(...killed.lines.map(writtenOf));
     expect(written).toBeGreaterThanOrEqual(KILL_AFTER_ITEMS);
     expect(written).toBeLessThan(BIG + BIG_DAEMONS);
-    expect([...seenWhileRunning].filter((seen) => seen !== 'unavailable')).toEqual(['50/old']);
+    expect(killed.seen).toEqual([OLD]);
 
-    // 2. After the kill: still the old team for readers; the killed generation is half-written garbage.
+    // 2. After the kill: the old team, with its old members; the snapshot's new token is not valid.
     expect(await readTeam()).toEqual({ total: 50, kind: 'old' });
-    const daemonsRes = await api.get('/api/big/daemons', { token: SECRET });
-    expect(daemonsRes.body.meta.total).toBe(5);
+    expect(await readTeam(NEW_SECRET)).toEqual({ status: 401 });
+    expect((await api.get('/api/big/daemons', { token: SECRET })).body.meta.total).toBe(5);
     expect((await api.get('/api/big/finances', { token: SECRET })).body.totals).toEqual({ EUR: 10 });
     const afterKill = await generationsOf(1);
     expect(afterKill.get(oldGeneration)).toBe(55);
     const killedGenerations = [...afterKill.keys()].filter((g) => g !== oldGeneration);
     expect(killedGenerations).toHaveLength(1);
     const killedGeneration = killedGenerations[0]!;
-    expect(afterKill.get(killedGeneration)).toBeGreaterThan(0);
-    expect(afterKill.get(killedGeneration)).toBeLessThan(BIG + BIG_DAEMONS);
     expect((await head(1)).generation).toBe(oldGeneration);
+    console.info(`import killed after ${written} items written; ${afterKill.get(killedGeneration)} items of the killed generation in the table`);
 
-    console.info(`import killed after ${written} items written; ${afterKill.get(killedGeneration)} items of the killed generation in the table; readers saw ${[...seenWhileRunning]}`);
+    // 3. Rerun at once: the dead import's lock is taken over at once; readers see old, then new.
+    const started = performance.now();
+    const rerun = await importWhileReading(file);
+    expect(rerun.exited.code, rerun.exited.stderr).toBe(0);
+    expect(rerun.exited.stderr).not.toContain('waiting for the lock');
+    expect(rerun.exited.stdout).toContain(`imported 1 teams (${BIG + BIG_DAEMONS} projects and daemons)`);
+    expect(rerun.seen.filter((s) => s !== OLD && s !== NEW)).toEqual([]);
+    expect(rerun.seen.indexOf(OLD)).toBeLessThanOrEqual(0); // old only before new
+    console.info(`rerun completed in ${((performance.now() - started) / 1000).toFixed(1)} s; readers saw ${rerun.seen.join(' then ')}`);
 
-    // 3. Rerun: it completes; readers see old then new, never a mix, never back.
-    const seenWhileRerunning: string[] = [];
-    done = false;
-    const rerun = runImportCli(table, file);
-    const rereaders = (async () => {
-      while (!done) {
-        const seen = await readTeamDuringImport();
-        if (seen !== 'unavailable' && seenWhileRerunning.at(-1) !== seen) seenWhileRerunning.push(seen);
-      }
-    })();
-    const completed = await rerun.exited;
-    done = true;
-    await rereaders;
-    expect(completed.code, completed.stderr).toBe(0);
-    expect(completed.stdout).toContain(`imported 1 teams (${BIG + BIG_DAEMONS} projects and daemons)`);
-    expect(seenWhileRerunning.filter((s) => s !== '50/old' && s !== `${BIG}/new`)).toEqual([]);
-    expect(seenWhileRerunning.indexOf('50/old')).toBeLessThanOrEqual(0); // old only before new
-
-    console.info(`rerun completed; readers saw ${seenWhileRerunning.join(' then ')}`);
-
-    // 4. The team is as the snapshot says.
+    // 4. The team is as the snapshot says, with the snapshot's members.
     expect(await readTeam()).toEqual({ total: BIG, kind: 'new' });
+    expect(await readTeam(NEW_SECRET)).toEqual({ total: BIG, kind: 'new' });
     const last = await api.get(`/api/big/projects?per_page=50&page=${BIG / 50}`, { token: SECRET });
     expect(last.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 50 }, (_, i) => BIG - 49 + i));
-    const middle = await api.get('/api/1/projects?per_page=7&page=1000', { token: SECRET });
-    expect(middle.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 7 }, (_, i) => 999 * 7 + 1 + i));
+    const middle = await api.get('/api/1/projects?per_page=7&page=1234', { token: SECRET });
+    expect(middle.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 7 }, (_, i) => 1233 * 7 + 1 + i));
     expect((await api.get('/api/big/daemons', { token: SECRET })).body.meta.total).toBe(BIG_DAEMONS);
     expect((await api.get('/api/big/finances', { token: SECRET })).body.totals).toEqual({ EUR: 99.99 });
 
-    // 5. Garbage: the killed generation has no item left; the previous one stays for late readers.
+    // 5. The killed generation is gone; the replaced one stays (for 5 minutes) for late readers.
     const generations = await generationsOf(1);
     const current = (await head(1)).generation as string;
     expect(generations.get(killedGeneration)).toBeUndefined();
     expect(Object.fromEntries(generations)).toEqual({ [current]: BIG + BIG_DAEMONS, [oldGeneration]: 55 });
-    const teamHead = await head(1);
-    expect((teamHead.pending as Set<string> | undefined)?.size ?? 0).toBe(0);
-    expect((teamHead.retired as Set<string> | undefined)?.size ?? 0).toBe(0);
+    const ledger = (await scanAll(table)).filter((item) => item.pk === 'GENERATIONS');
+    expect(ledger.map((item) => String(item.sk)[0])).toEqual(['R']); // nothing pending; the old one retired
+    expect((await scanAll(table)).some((item) => item.pk === 'IMPORT')).toBe(false); // the lock was released
     // The other team was never touched.
     const bystanderAfter = (await tableImage()).filter((line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'));
     expect(bystanderAfter).toEqual(bystanderBefore);
-    expect(bystanderAfter.length).toBe(3 + 2 + 2); // projects, daemons, two head copies
+    expect(bystanderAfter.length).toBe(3 + 2 + 1 + 4); // projects, daemons, a member, head and finance copies
   }, 120_000);
 });
 
@@ -221,6 +217,7 @@ describe('an invalid snapshot', () => {
   it('is rejected when it is not JSON at all, and writes nothing', async () => {
     const image = await tableImage();
     const result = await runImportCli(table, await files.write('{"teams": [')).exited;
+    expect(result.stderr).toContain('the file is not valid JSON: syntax error at line 1, column');
     expect(result.code).not.toBe(0);
     expect(await tableImage()).toEqual(image);
   });

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { validateSnapshot } from '../../commands/import/snapshot.ts';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
 import { importSnapshot, type ImportOptions } from '../../commands/import/importer.ts';
+import { validateSnapshotFile } from '../../commands/import/validation.ts';
+import { snapshotFile } from './validate.ts';
 import { ensureTable } from '../../commands/store/table.ts';
 
 export interface TestTable {
@@ -25,11 +26,15 @@ export async function freshTable(): Promise<TestTable> {
   return { endpoint, tableName, client, doc };
 }
 
-/** Validates and imports a snapshot document; fails the test if it is invalid. */
+/**
+ * Validates and imports a snapshot document through a file, as `npm run import` does (both
+ * passes stream the file); fails the test if it is invalid.
+ */
 export async function importDocument(table: TestTable, document: unknown, options?: ImportOptions) {
-  const result = validateSnapshot(document);
+  const path = await snapshotFile(document);
+  const result = await validateSnapshotFile(path);
   if (!result.ok) throw new Error(`test snapshot is invalid:\n${result.problems.join('\n')}`);
-  return importSnapshot(table.doc, table.tableName, result.plan, options);
+  return importSnapshot(table.doc, table.tableName, result.snapshot, options);
 }
 
 /** Every item of the table, raw (tests may scan; the API never does). */

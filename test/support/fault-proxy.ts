@@ -10,6 +10,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * - `close`: connections are accepted and closed at once (FIN before any answer).
  * - `reset`: each request is answered with a TCP RST (socket.resetAndDestroy()).
  * - `slow`: each request is forwarded only after `delayMs` (longer than any timeout: too slow).
+ * - `hold`: each request is held until the test calls `release()` (a read slowed exactly as
+ *   long as the test needs, e.g. until imports have run under it).
  * - `throttle` / `provisioned`: each request is answered HTTP 400 with DynamoDB's own
  *   ThrottlingException / ProvisionedThroughputExceededException body.
  * - `internal`: each request is answered HTTP 500 InternalServerError.
@@ -21,7 +23,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * are then forwarded. Switching mode drops every open connection, so pooled keep-alive sockets
  * meet the new mode on their next request, as they would after a network change.
  */
-export type Fault = 'refuse' | 'close' | 'reset' | 'slow' | 'throttle' | 'provisioned' | 'internal' | 'unprocessed';
+export type Fault = 'refuse' | 'close' | 'reset' | 'slow' | 'hold' | 'throttle' | 'provisioned' | 'internal' | 'unprocessed';
 export type ProxyMode = { fault: 'pass' } | { fault: Fault; delayMs?: number; operations?: string[]; passEvery?: number };
 
 export interface FaultProxy {
@@ -34,6 +36,10 @@ export interface FaultProxy {
   readonly injected: number;
   /** Requests forwarded while a fault limited to other operations was on. */
   readonly forwarded: number;
+  /** Requests `hold` is holding now. */
+  readonly held: number;
+  /** Forwards every request `hold` holds. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +60,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 64 });
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  let holding: (() => void)[] = [];
   let mode: ProxyMode = { fault: 'pass' };
   let injected = 0;
   let forwarded = 0;
@@ -133,6 +140,9 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
           done();
           return;
         }
+        case 'hold':
+          holding.push(() => forward(client, parsed, done));
+          return;
         case 'slow': {
           const timer = setTimeout(() => {
             timers.delete(timer);
@@ -195,6 +205,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   }
 
   function dropConnections() {
+    holding = [];
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
     for (const socket of sockets) socket.destroy();
@@ -212,6 +223,14 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     },
     get forwarded() {
       return forwarded;
+    },
+    get held() {
+      return holding.length;
+    },
+    release() {
+      const released = holding;
+      holding = [];
+      for (const forwardHeld of released) forwardHeld();
     },
     async set(next) {
       mode = next;

@@ -1,9 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Logger } from '../../log.ts';
-import type { Authorized, Context, Timed } from '../context.ts';
+import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
 
-type LogContext = Context & Partial<Timed & Authorized>;
+type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
 type Request = { event: APIGatewayProxyEventV2 | null | undefined; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
 /**
@@ -19,11 +19,12 @@ export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, AP
       route: request.event?.routeKey,
       // The team the request resolved to, never the raw segment: a caller can put anything
       // (a token pasted in the wrong place) in the path.
-      team: request.context.access?.head.teamId ?? null,
+      team: teamOf(request.context.access),
       status: request.response?.statusCode ?? 500,
       durationMs: request.context.startedAt === undefined ? null : Math.round((performance.now() - request.context.startedAt) * 100) / 100,
     });
   };
+  const teamOf = (access: LogContext['access']) => (access ? ('head' in access ? access.head : access.finance).teamId : null);
   return {
     after: function logRequest(request) {
       write(request);

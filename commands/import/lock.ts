@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { importLockKey } from '../../shared/store/keys.ts';
+
+/**
+ * The table's one import lock: two imports never run at once, so they can never interleave within
+ * a team. The holder keeps a lease (60 s) and renews it every 15 s while it runs.
+ *
+ * A second import does not queue behind a live one: it watches the lock for up to one lease. If
+ * the holder renews meanwhile it is alive, and the second import fails with a message naming it.
+ * If the lease runs out without a renewal (the holder was killed, or lost its machine), the second
+ * import takes the lock over: within 60 s of the killed import's last renewal. A holder on this
+ * very machine whose process is gone is known dead at once, and its lock is taken over at once.
+ *
+ * The holder stops writing before its lease can have run out (`assertHeld`, before every batch and
+ * transaction, by its own monotonic clock), and every switch transaction checks the lock is still
+ * its own: an import that was paused past its lease never writes again.
+ */
+export const LEASE_MS = 60_000;
+export const RENEW_EVERY_MS = 15_000;
+/** A holder stops writing this long after its last renewal: well before anyone may take over. */
+const SAFE_MS = LEASE_MS - RENEW_EVERY_MS;
+const POLL_MS = 1_000;
+
+export interface LockOptions {
+  /** Wall-clock milliseconds (leases are compared across machines by it). */
+  now?: () => number;
+  leaseMs?: number;
+  renewEveryMs?: number;
+  /** Told once when the import has to wait for another one's lock. */
+  onWait?: (message: string) => void;
+}
+
+/** Another import is running: its lock is alive. */
+export class LockHeld extends Error {
+  constructor(holder: LockItem) {
+    super(
+      `another import is running (${holder.host}, pid ${holder.pid}, started ${new Date(holder.started_at).toISOString()}); ` +
+        'it renews its lock, so it is alive: run this import again when that one has finished',
+    );
+    this.name = 'LockHeld';
+  }
+}
+
+/** This import lost its lock (it was paused past its lease and another import took over). */
+export class LockLost extends Error {
+  constructor() {
+    super('this import lost its lock (it could not renew it for too long, and another import may have taken over); nothing more was written: run it again');
+    this.name = 'LockLost';
+  }
+}
+
+interface LockItem {
+  lock_owner: string;
+  host: string;
+  boot_id: string;
+  pid: number;
+  started_at: number;
+  renewed_at: number;
+  expires_at: number;
+}
+
+export class ImportLock {
+  readonly owner: string;
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly now: () => number;
+  private readonly leaseMs: number;
+  private readonly renewEveryMs: number;
+  private renewedAt = performance.now();
+  private lost = false;
+  private timer?: NodeJS.Timeout;
+
+  private constructor(doc: DynamoDBDocumentClient, tableName: string, owner: string, options: LockOptions) {
+    this.doc = doc;
+    this.tableName = tableName;
+    this.owner = owner;
+    this.now = options.now ?? Date.now;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
+    this.renewEveryMs = options.renewEveryMs ?? RENEW_EVERY_MS;
+  }
+
+  /** Takes the lock: at once when free, expired or left by a dead process here; else see the class. */
+  static async acquire(doc: DynamoDBDocumentClient, tableName: string, options: LockOptions = {}): Promise<ImportLock> {
+    const lock = new ImportLock(doc, tableName, randomBytes(12).toString('hex'), options);
+    let firstSeen: LockItem | undefined;
+    for (;;) {
+      const held = (await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))).Item as LockItem | undefined;
+      const takeable = !held || held.expires_at <= lock.now() || isDeadHere(held);
+      if (takeable && (await lock.put(held))) break;
+      if (held && !takeable) {
+        if (!firstSeen || firstSeen.lock_owner !== held.lock_owner) {
+          firstSeen = held;
+          options.onWait?.(`waiting for the lock of another import (${held.host}, pid ${held.pid}): taken over if it is not renewed within ${Math.ceil((held.expires_at - lock.now()) / 1000)} s`);
+        } else if (held.renewed_at !== firstSeen.renewed_at) {
+          throw new LockHeld(held);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(held.expires_at - lock.now(), 10))));
+      }
+    }
+    lock.timer = setInterval(() => void lock.renew(), lock.renewEveryMs);
+    lock.timer.unref();
+    return lock;
+  }
+
+  /** Throws unless the lease is certainly still this import's. */
+  assertHeld(): void {
+    if (this.lost || performance.now() - this.renewedAt > Math.min(SAFE_MS, this.leaseMs - this.renewEveryMs)) throw new LockLost();
+  }
+
+  /** A transaction action that fails the transaction unless the lock is still this import's. */
+  conditionCheck(): { ConditionCheck: { TableName: string; Key: Record<string, string>; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> } } {
+    return { ConditionCheck: { TableName: this.tableName, Key: { ...importLockKey() }, ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } } };
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    await this.doc.send(new DeleteCommand({
+      TableName: this.tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner },
+    })).catch((error: Error) => {
+      if (error.name !== 'ConditionalCheckFailedException') throw error;
+    });
+  }
+
+  /** Writes the lock as ours, if it is still as we saw it (free, or the same stale lease). */
+  private async put(seen: LockItem | undefined): Promise<boolean> {
+    const now = this.now();
+    const item: LockItem = {
+      lock_owner: this.owner, host: hostname(), boot_id: bootId(), pid: process.pid,
+      started_at: now, renewed_at: now, expires_at: now + this.leaseMs,
+    };
+    try {
+      await this.doc.send(new PutCommand({
+        TableName: this.tableName,
+        Item: { ...importLockKey(), ...item },
+        ConditionExpression: seen ? 'lock_owner = :owner AND renewed_at = :renewed' : 'attribute_not_exists(pk)',
+        ExpressionAttributeValues: seen ? { ':owner': seen.lock_owner, ':renewed': seen.renewed_at } : undefined,
+      }));
+      this.renewedAt = performance.now();
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false; // someone else was faster: look again
+      throw error;
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const started = performance.now();
+    const now = this.now();
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: importLockKey(),
+        UpdateExpression: 'SET renewed_at = :now, expires_at = :expires',
+        ConditionExpression: 'lock_owner = :me',
+        ExpressionAttributeValues: { ':now': now, ':expires': now + this.leaseMs, ':me': this.owner },
+      }));
+      this.renewedAt = started;
+    } catch (error) {
+      // Taken over: never write again. Any other failure: the next renewal tries again, and
+      // assertHeld stops the writes if none succeeds in time.
+      if ((error as Error).name === 'ConditionalCheckFailedException') this.lost = true;
+    }
+  }
+}
+
+let cachedBootId: string | undefined;
+/** This machine's boot id (Linux), so a pid is only judged on the machine and boot it belongs to. */
+function bootId(): string {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      cachedBootId = '';
+    }
+  }
+  return cachedBootId;
+}
+
+/** A lock held by a process of this machine (same host and boot) that no longer exists. */
+function isDeadHere(held: LockItem): boolean {
+  if (!held.boot_id || held.boot_id !== bootId() || held.host !== hostname() || held.pid === process.pid) return false;
+  try {
+    process.kill(held.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The import's words: every problem a snapshot can have, said one way, and the list that keeps
+ * at most 50 of them (contract section 7). Data echoed into a message (a key, a slug) is quoted
+ * with its control and escape characters escaped and its length capped, so a snapshot can never
+ * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
+ */
+
+export const MAX_LISTED_PROBLEMS = 50;
+const MAX_ECHOED_CHARACTERS = 60;
+
+/** Collects problems: the first 50 of each kind are kept, the rest only counted. */
+export class Problems {
+  /** Problems of one record (its fields, its keys), in file order. */
+  private readonly records: string[] = [];
+  /** Problems between records (references, duplicates, totals, sizes), found later. */
+  private readonly relations: string[] = [];
+  private total = 0;
+
+  /** A problem of the record being read. */
+  add(problem: string): void {
+    this.total++;
+    if (this.records.length < MAX_LISTED_PROBLEMS) this.records.push(problem);
+  }
+
+  /** A problem between records: listed after the records' own problems. */
+  addRelation(problem: string): void {
+    this.total++;
+    if (this.relations.length < MAX_LISTED_PROBLEMS) this.relations.push(problem);
+  }
+
+  get count(): number {
+    return this.total;
+  }
+
+  /** The lines to print: at most 50 problems, then `… and N more problems`. */
+  lines(): string[] {
+    const listed = [...this.records, ...this.relations].slice(0, MAX_LISTED_PROBLEMS);
+    const more = this.total - listed.length;
+    return more > 0 ? [...listed, `… and ${more} more problem${more === 1 ? '' : 's'}`] : listed;
+  }
+}
+
+/**
+ * Quotes text from the snapshot for a message: JSON string syntax, with C1 controls, bidi and
+ * other invisible format characters escaped too (JSON.stringify leaves those), at most 60
+ * characters.
+ */
+export function quote(text: string): string {
+  const shown = [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
+  return JSON.stringify(shown).replace(/[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */
+export function locate(collection: string, index: number, id?: unknown): string {
+  if (typeof id === 'number' && Number.isFinite(id)) return `${collection}[${index}] (id ${id})`;
+  if (typeof id === 'string') return `${collection}[${index}] (id ${quote(id)})`;
+  return `${collection}[${index}]`;
+}
+
+export const say = {
+  notAnObject: 'the snapshot must be a JSON object',
+  notJson: (line: number, column: number) => `the file is not valid JSON: syntax error at line ${line}, column ${column}`,
+  notUtf8: (offset: number) => `the file is not UTF-8 text: an invalid byte sequence near byte ${offset}`,
+  empty: 'the file is empty: a snapshot is one JSON object',
+  unknownCollection: (key: string, closest: string) => `unknown collection ${quote(key)} (did you mean ${quote(closest)}?)`,
+  unknownField: (where: string, key: string, closest: string) => `${where}: unknown field ${quote(key)} (did you mean ${quote(closest)}?)`,
+  duplicateKey: (where: string, key: string) => `${where}: the key ${quote(key)} appears twice in one object`,
+  notAnArray: (collection: string) => `${collection}: must be an array`,
+  recordNotAnObject: (where: string) => `${where}: must be an object`,
+  missing: (where: string, field: string) => `${where}: ${field} is missing`,
+  field: (where: string, field: string, problem: string) => `${where}: ${field} ${problem}`,
+  duplicateId: (where: string) => `${where}: id is a duplicate`,
+  duplicateSlug: (where: string, slug: string) => `${where}: slug ${quote(slug)} is a duplicate`,
+  duplicateSecret: (where: string) => `${where}: token is a duplicate of an earlier token`,
+  notInSnapshot: (where: string, field: string, id: number, what: string) => `${where}: ${field} ${id} is not ${what} of the snapshot`,
+  clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
+    `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,
+  teamTotalTooLarge: (where: string, currency: string, total: string, limit: string) =>
+    `${where}: the team's ${currency} costs add up to ${total}, not below ${limit}`,
+  teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
+    `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
+  itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
+    `${where}: its ${what} would be ${bytes.toLocaleString('en')} bytes in DynamoDB, more than the ${limit.toLocaleString('en')} an item may hold`,
+  transactionTooLarge: (where: string, bytes: number, limit: number) =>
+    `${where}: switching it would write ${bytes.toLocaleString('en')} bytes in one transaction, more than DynamoDB's ${limit.toLocaleString('en')}`,
+  tooManyTeams: (where: string, count: number, limit: number) => `${where}: teams lists ${count} teams, more than the ${limit} a user may be in`,
+  // Rejections that need the table (after validation, before the first write).
+  slugTaken: (where: string, slug: string, holder: number) => `${where}: slug ${quote(slug)} is already used by team ${holder}`,
+  slugCycle: (teamId: number, slug: string) =>
+    `teams (id ${teamId}): slug ${quote(slug)} is held by a team of this snapshot that takes another team's slug in turn; rename in two imports`,
+  tokenOfAnotherUser: (where: string, owner: number) =>
+    `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
+  tokenTooLarge: (userId: number, bytes: number, limit: number) =>
+    `user ${userId}: a token of this user would grow to ${bytes.toLocaleString('en')} bytes with this import's memberships, more than DynamoDB's ${limit.toLocaleString('en')}; ` +
+    'replaced generations leave them within 5 minutes: import again then',
+} as const;
