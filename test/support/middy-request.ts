@@ -1,6 +1,6 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Authorized, Context, Paged, Timed } from '../../shared/http/context.ts';
+import type { Authorized, Context, FinanceAuthorized, Paged, Timed } from '../../shared/http/context.ts';
 import { isContractError } from '../../shared/http/errors.ts';
 
 /**
@@ -10,7 +10,9 @@ import { isContractError } from '../../shared/http/errors.ts';
  */
 /** The context of a list request once every middleware has run (each one adds its part). */
 export type ApiContext = Context & Timed & Authorized & Paged;
-export type ApiRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>;
+/** The context of a finances request once its middlewares have run. */
+export type FinanceContext = Context & Timed & FinanceAuthorized;
+export type ApiRequest<C extends Context = ApiContext> = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, C>;
 
 export interface EventParts {
   route?: 'finances' | 'daemons' | 'projects';
@@ -68,10 +70,12 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
   } as ApiContext;
 }
 
-export function apiRequest(parts: { event?: APIGatewayProxyEventV2; context?: ApiContext; response?: APIGatewayProxyStructuredResultV2 | null; error?: Error | null } = {}): ApiRequest {
+export function apiRequest<C extends Context = ApiContext>(
+  parts: { event?: APIGatewayProxyEventV2; context?: C; response?: APIGatewayProxyStructuredResultV2 | null; error?: Error | null } = {},
+): ApiRequest<C> {
   return {
     event: parts.event ?? apiEvent(),
-    context: parts.context ?? apiContext(),
+    context: parts.context ?? (apiContext() as Context as C),
     response: parts.response ?? null,
     error: parts.error ?? null,
     internal: {},

@@ -3,8 +3,8 @@ import { unauthenticated } from '../../../shared/http/errors.ts';
 import { accessLog } from '../../../shared/http/middleware/access-log.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
 import type { Logger } from '../../../shared/log.ts';
-import type { TeamHead } from '../../../shared/store/team-reader.ts';
-import { apiContext, apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
+import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';
+import { apiContext, apiEvent, apiRequest, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
 const UNAUTHENTICATED = jsonResponse(401, '{"message":"Unauthenticated."}', { 'WWW-Authenticate': 'Bearer' });
 
@@ -23,7 +23,8 @@ function setUp() {
   return { lines, middleware: accessLog(log as Logger) };
 }
 
-const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g1', counts: { projects: 0, daemons: 0 }, financeJson: '', members: new Set([10]) };
+const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g1', counts: { projects: 0, daemons: 0 } };
+const TOKEN: StoredToken = { userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g1']) };
 
 /** A request that resolved team 1 through its slug and was answered 200, started `elapsedMs` ago. */
 function servedRequest(elapsedMs = 0): ApiRequest {
@@ -32,7 +33,7 @@ function servedRequest(elapsedMs = 0): ApiRequest {
     context: apiContext({ startedAt: performance.now() - elapsedMs }),
     response: jsonResponse(200, '{"data":[]}'),
   });
-  request.context.access = { head: ACME, token: { userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null }, teamSegment: 'acme' };
+  request.context.access = { head: ACME, token: TOKEN, teamSegment: 'acme' };
   return request;
 }
 
@@ -84,6 +85,16 @@ describe('access log, after the handler', () => {
     expect(text).not.toContain(SECRET);
     expect(text.toLowerCase()).not.toContain('bearer');
     expect(text).not.toContain('api.example.com');
+  });
+});
+
+describe('access log, after a finances request', () => {
+  it('logs the team of the finance item the request resolved to', async () => {
+    const { lines, middleware } = setUp();
+    const request = apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances' }), response: jsonResponse(200, '{}') });
+    request.context.access = { finance: { teamId: 7, generation: 'g1', fieldsJson: '' }, token: TOKEN, teamSegment: 'acme' };
+    await middleware.after!(request);
+    expect(lines[0]!.fields).toMatchObject({ route: 'GET /api/{team}/finances', team: 7, status: 200 });
   });
 });
 

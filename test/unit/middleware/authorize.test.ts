@@ -1,45 +1,58 @@
 import { describe, expect, it } from 'vitest';
 import { hashToken } from '../../../shared/auth/token.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
-import { authorize } from '../../../shared/http/middleware/authorize.ts';
-import type { StoredToken, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
+import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
+import type { StoredToken, TeamFinance, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
-import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest } from '../../support/middy-request.ts';
+import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
 /**
- * The authorize middleware on its own: checks 1 to 3 of the contract's order (token 401,
- * ability 403, team and membership 404) before the handler runs. Its reader is a stand-in for
- * the one method it calls (readAccess), holding a few tokens and teams; the real reader is
- * tested against DynamoDB Local.
+ * The authorize middlewares on their own: checks 1 to 3 of the contract's order (token 401,
+ * ability 403, team and membership 404) before the handler runs, on the team's head for a list
+ * (authorize) or its finance item (authorizeFinances). Their reader is a stand-in for the two
+ * methods they call (readAccess, readFinanceAccess), holding a few tokens and one team; the real
+ * reader is tested against DynamoDB Local.
  */
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 
-const head = (teamId: number, slug: string, members: number[]): TeamHead => ({
-  teamId, slug, generation: 'g1', counts: { projects: 3, daemons: 1 }, financeJson: '"data":[]', members: new Set(members),
-});
-const storedToken = (parts: Partial<StoredToken> = {}): StoredToken => ({ userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, ...parts });
+/** Team 1 (acme), whose current generation is g2. */
+const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g2', counts: { projects: 3, daemons: 1 } };
+const ACME_FINANCE: TeamFinance = { teamId: 1, generation: 'g2', fieldsJson: '"data":[],"totals":{},"grand_total":0,"results":0' };
 
-const ACME = head(1, 'acme', [10]);
+/** A valid token of user 10, a member of team 1 in its current generation. */
+const storedToken = (parts: Partial<StoredToken> = {}): StoredToken => ({
+  userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g2']), ...parts,
+});
+
 const TOKENS: Record<string, StoredToken> = {
   all: storedToken(),
   projects: storedToken({ abilities: ['projects:read'] }),
   none: storedToken({ abilities: [] }),
   revoked: storedToken({ revokedAt: '2026-05-01T00:00:00+00:00' }),
+  inactive: storedToken({ inactive: true }),
   expiresNow: storedToken({ expiresAt: '2026-06-01T12:00:00+00:00' }),
   expiresLater: storedToken({ expiresAt: '2026-06-01T12:00:00.001+00:00' }),
   expiredWithoutAbility: storedToken({ abilities: [], expiresAt: '2020-01-01T00:00:00+00:00' }),
-  outsider: storedToken({ userId: 99 }),
+  outsider: storedToken({ userId: 99, memberships: new Set() }),
+  formerMember: storedToken({ userId: 98, memberships: new Set(['1#g1']) }),
 };
 
-/** A stand-in for TeamReader.readAccess: the port authorize uses, over a few tokens and teams. */
-class StandInReader implements Pick<TeamReader, 'readAccess'> {
-  readonly calls: { tokenHash: string; teamSegment: string; signal?: AbortSignal }[] = [];
+type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess'>;
+
+/** A stand-in for the reader's two access reads: the port the middlewares use, over a few tokens and one team. */
+class StandInReader implements AccessPort {
+  readonly calls: { method: string; tokenHash: string; teamSegment: string; signal?: AbortSignal }[] = [];
   private readonly tokens = new Map(Object.entries(TOKENS).map(([secret, token]) => [hashToken(secret), token]));
-  private readonly teams = new Map([['1', ACME], ['acme', ACME]]);
+  private readonly segments = new Set(['1', 'acme']);
 
   async readAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
-    this.calls.push({ tokenHash, teamSegment, signal });
-    return { token: this.tokens.get(tokenHash), head: this.teams.get(teamSegment) };
+    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal });
+    return { token: this.tokens.get(tokenHash), head: this.segments.has(teamSegment) ? ACME : undefined };
+  }
+
+  async readFinanceAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
+    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal });
+    return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
   }
 }
 
@@ -61,7 +74,7 @@ describe('authorize, before the handler', () => {
     const { reader, middleware } = setUp();
     const request = requestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect((reader as StandInReader).calls).toEqual([{ tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
   });
 
   it('puts the team head, the token and the segment on context.access when every check passes', async () => {
@@ -101,6 +114,11 @@ describe('authorize, before the handler', () => {
   it('throws 401 when the token is revoked', async () => {
     const { middleware } = setUp();
     expect((await rejection(middleware, requestWith('Bearer revoked'))).status).toBe(401);
+  });
+
+  it('throws 401 when the token was written by an import that has not finished (inactive)', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer inactive'))).status).toBe(401);
   });
 
   it('throws 401 when the token expires at this very moment', async () => {
@@ -163,6 +181,11 @@ describe('authorize, before the handler', () => {
     expect({ body: outsider.body, headers: outsider.headers }).toEqual({ body: unknown.body, headers: unknown.headers });
   });
 
+  it('throws 404 when the user was a member of an earlier generation of the team only (members switch with the data)', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer formerMember', 'acme'))).status).toBe(404);
+  });
+
   it('compares an all-digit segment as written: 01 is not team 1', async () => {
     const { middleware } = setUp();
     expect((await rejection(middleware, requestWith('Bearer all', '01'))).status).toBe(404);
@@ -173,6 +196,38 @@ describe('authorize, before the handler', () => {
     const request = requestWith('Bearer all', 'no-such-team');
     await rejection(middleware, request);
     expect(request.context.access).toBeUndefined();
+  });
+});
+
+describe('authorizeFinances, before the handler', () => {
+  const setUpFinances = (ability: Ability = 'finances:read') => {
+    const reader = new StandInReader();
+    return { reader, middleware: authorizeFinances({ reader: reader as AccessPort as TeamReader, ability, now: () => NOW }) };
+  };
+
+  const financeRequestWith = (authorization: string, team = 'acme') =>
+    apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
+
+  it('reads the token and the team\'s finance item in one call, and puts the finance item on context.access', async () => {
+    const { reader, middleware } = setUpFinances();
+    const request = financeRequestWith('Bearer all', 'acme');
+    await middleware.before!(request);
+    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+    expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
+  });
+
+  it('checks in the contract\'s order: 401 for an expired token, 403 without finances:read, 404 for a non-member', async () => {
+    const { middleware } = setUpFinances();
+    const statuses = [];
+    for (const secret of ['expiredWithoutAbility', 'projects', 'outsider']) {
+      statuses.push((await thrownContractError(() => middleware.before!(financeRequestWith(`Bearer ${secret}`)))).status);
+    }
+    expect(statuses).toEqual([401, 403, 404]);
+  });
+
+  it('names finances:read in its 403', async () => {
+    const { middleware } = setUpFinances();
+    expect((await thrownContractError(() => middleware.before!(financeRequestWith('Bearer projects')))).body.missing_permissions).toEqual(['finances:read']);
   });
 });
 
