@@ -30,16 +30,13 @@ export function isContractString(text: string, minLength: number, maxLength: num
 
 /**
  * A name, label, username or project slug (1 to 255 code points). Mostly short, often printable
- * Unicode graphemes as people write them, sometimes exactly 255 characters long.
- *
- * The 255-character ones are drawn from the Basic Multilingual Plane, where one code point is one
- * UTF-16 unit, so they are valid whether a length is counted in code points (the contract) or in
- * UTF-16 units; astral characters appear in the shorter ones.
+ * Unicode graphemes as people write them, sometimes exactly 255 characters long, astral ones
+ * included (up to 510 UTF-16 units: lengths count code points).
  */
 export const contractName = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: contractCharacter, minLength: 1, maxLength: 12 }) },
   { weight: 3, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).filter((s) => isContractString(s, 1, 255)) },
-  { weight: 1, arbitrary: fc.string({ unit: fc.oneof(printableAscii, bmpBeyondControls), minLength: 255, maxLength: 255 }) },
+  { weight: 1, arbitrary: fc.string({ unit: contractCharacter, minLength: 255, maxLength: 255 }) },
 );
 
 // ---- money ------------------------------------------------------------------------------------
