@@ -1,12 +1,22 @@
 import { defineConfig } from 'vitest/config';
+import SlowFoldersFirst from './test/support/sequencer.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // One DynamoDB Local for the whole run; each test file makes its own table.
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Every fast-check run draws from the suite's seed (FUZZ_SEED; test/support/fuzz.ts).
+    setupFiles: ['test/support/fuzz-setup.ts'],
+    // Hang detectors, not speed checks: generous, for a 2-core machine other work is also using.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
+    // Files in parallel, each in its own process. Vitest's default on 2 cores is one worker; much
+    // of a file's time is spent waiting (on DynamoDB Local, child processes, timeouts under fault),
+    // so three keep both cores busy (`npm test -- --maxWorkers=1` runs one file at a time).
+    maxWorkers: 3,
+    // Slow folders first in a fresh clone, where vitest has no durations to order by yet.
+    sequence: { sequencer: SlowFoldersFirst },
   },
 });

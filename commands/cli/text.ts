@@ -21,21 +21,6 @@ export function escapeText(value: unknown): string {
   });
 }
 
-/** Control characters as the snapshot format forbids them in strings (U+0000 to U+001F, U+007F to U+009F). */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
-
-/**
- * Why a name breaks the snapshot's string rules (contract section 7), or undefined if it keeps
- * them: well-formed Unicode, no control characters, 1 to `max` code points.
- */
-export function nameProblem(text: string, max = 255): string | undefined {
-  if (!text.isWellFormed()) return 'is not well-formed Unicode (it holds a lone surrogate)';
-  if (CONTROL.test(text)) return 'must not contain control characters';
-  const length = [...text].length;
-  if (length < 1 || length > max) return `must be 1 to ${max} characters, not ${length}`;
-  return undefined;
-}
-
 /** Writes one line of text from data (or the environment) to stderr, escaped. */
 export function reportLine(line: string): boolean {
   return process.stderr.write(`${escapeText(line)}\n`);

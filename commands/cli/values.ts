@@ -1,5 +1,6 @@
 import { usageError } from './errors.ts';
-import { escapeText, nameProblem } from './text.ts';
+import { NAME_MAX, stringProblem } from '../import/strings.ts';
+import { escapeText } from './text.ts';
 
 /** Option values as the commands take them; a malformed one is a usage error naming the option. */
 
@@ -19,7 +20,7 @@ export function idValue(option: string, text: string): number {
 
 /** A name following the snapshot's string rules (contract section 7). */
 export function nameValue(option: string, text: string): string {
-  const problem = nameProblem(text);
+  const problem = stringProblem(text, NAME_MAX);
   if (problem) usageError(`${option} ${problem}: "${escapeText(text)}"`);
   return text;
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { closestMatch } from 'leven';
 import { isTokenAbility, TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
 import { parseAmount } from './decimal.ts';
+import { NAME_MAX, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
 
 /**
@@ -12,7 +13,7 @@ import { toUtcTimestamp } from './timestamp.ts';
 
 /** Limits of the format. Strings count Unicode code points. */
 export const LIMITS = {
-  name: 255,
+  name: NAME_MAX,
   text: 4_096,
   teamSlug: 100,
   secretMin: 8,
@@ -30,19 +31,11 @@ export const AMOUNT_LIMIT_UNITS = LIMITS.amountBelow * 10_000n;
 
 // ---- Field rules -------------------------------------------------------------------------
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const HIGH_SURROGATES = /[\ud800-\udbff]/g;
-/** Code points of a well-formed string: each surrogate pair is two code units, one code point. */
-const codePoints = (text: string) => text.length - (text.match(HIGH_SURROGATES)?.length ?? 0);
-
-/** A string of 1 to `max` code points, well-formed, without control characters. */
+/** A string of 1 to `max` code points, well-formed, without control characters (strings.ts). */
 const text = (max: number) =>
   v.pipe(
     v.string('must be a string'),
-    v.check((s) => s.isWellFormed(), 'is not well-formed Unicode (it has a lone surrogate)'),
-    v.check((s) => !CONTROL.test(s), 'contains a control character'),
-    v.check((s) => s.length > 0, 'must not be empty'),
-    v.check((s) => codePoints(s) <= max, `must be at most ${max.toLocaleString('en')} characters`),
+    v.check((s) => stringProblem(s, max) === undefined, (issue) => stringProblem(issue.input as string, max)!),
   );
 const name = text(LIMITS.name);
 

@@ -96,6 +96,9 @@ async function importWhileReading(file: string, killWhen?: (line: string) => boo
   const readers = (async () => {
     while (!done) {
       const view = JSON.stringify(await readTeam());
+      // The import keeps DynamoDB Local busy: on a loaded machine a read may take longer than the
+      // function waits, and the contract's answer is then 503 (never an inconsistent 200).
+      if (view === UNAVAILABLE) continue;
       if (seen.at(-1) !== view) seen.push(view);
     }
   })();
@@ -107,6 +110,7 @@ async function importWhileReading(file: string, killWhen?: (line: string) => boo
 
 const writtenOf = (line: string) => Number(/^writing items ([\d,]+)\//.exec(line)?.[1]?.replace(/,/g, '') ?? -1);
 const OLD = JSON.stringify({ total: 50, kind: 'old' });
+const UNAVAILABLE = JSON.stringify({ status: 503 });
 const NEW = JSON.stringify({ total: BIG, kind: 'new' });
 
 describe('an import killed part-way', () => {

@@ -3,13 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { contractProblems } from '../support/contract-bodies.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
+import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';
 
 /**
  * Pagination invariants, property-based: for random team sizes and per_page values, walking the
  * `next` links from page 1 returns every item exactly once, in id order, and every page's
  * total, last_page, from, to, results and links agree with each other and with the data.
  */
+const FILE = 'test/robustness/pagination.property.test.ts';
 const RUNS = 15;
+/** A run imports a team and reads every page: shrinking a failure tries at most this many smaller teams. */
+const MAX_SHRINKS = 100;
 const SECRET = 'pagination-secret';
 
 let api: TestApi;
@@ -50,7 +54,7 @@ async function getJson(url: string) {
 describe('pagination invariants (property-based, through HTTP)', () => {
   it('walking next links returns every item exactly once in id order, and the page numbers agree', async () => {
     await fc.assert(
-      fc.asyncProperty(spec, async (s) => {
+      fc.asyncProperty(fc.limitShrink(spec, MAX_SHRINKS), async (s) => {
         run++;
         const teamId = 100 + run;
         const slug = `pages-${run}`;
@@ -111,8 +115,8 @@ describe('pagination invariants (property-based, through HTTP)', () => {
           expect(res.body.links).toMatchObject({ prev: link(past - 1), next: null, last: link(lastPage) });
         }
       }),
-      { numRuns: RUNS, endOnFailure: true },
+      propertyParameters(RUNS),
     );
-    console.info(`pagination: ${run} teams, ${pagesRead} pages read`);
-  }, 120_000);
+    console.info(`pagination: ${run} teams, ${pagesRead} pages read; ${replayHint(FILE)}`);
+  }, timeLimit(180_000, RUNS, runs(RUNS)));
 });

@@ -1,0 +1,23 @@
+/**
+ * The snapshot format's rule for strings (contract section 7), in one place for the snapshot's
+ * fields and the names given on the command line (`token create --name`): well-formed Unicode
+ * (no lone surrogates), no control characters (U+0000 to U+001F, U+007F to U+009F), 1 to `max`
+ * code points. Plain functions, so a command can check a name without loading the validator.
+ */
+/** Names, labels, usernames and project slugs: 1 to 255 code points. */
+export const NAME_MAX = 255;
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const HIGH_SURROGATES = /[\ud800-\udbff]/g;
+
+/** Code points of a well-formed string: each surrogate pair is two code units, one code point. */
+const codePoints = (text: string) => text.length - (text.match(HIGH_SURROGATES)?.length ?? 0);
+
+/** Why `text` breaks the rule, or undefined when it keeps it. */
+export function stringProblem(text: string, max: number): string | undefined {
+  if (!text.isWellFormed()) return 'is not well-formed Unicode (it has a lone surrogate)';
+  if (CONTROL.test(text)) return 'contains a control character';
+  if (text.length === 0) return 'must not be empty';
+  if (codePoints(text) > max) return `must be at most ${max.toLocaleString('en')} characters`;
+  return undefined;
+}

@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import { hashToken } from '../../../shared/auth/token.ts';
+import type { Ability } from '../../../shared/domain/abilities.ts';
+import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
+import type { StoredToken, TeamFinance, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
+import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
+import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
+
+/**
+ * The authorize middlewares on their own: checks 1 to 3 of the contract's order (token 401,
+ * ability 403, team and membership 404) before the handler runs, on the team's head for a list
+ * (authorize) or its finance item (authorizeFinances). Their reader is a stand-in for the two
+ * methods they call (readAccess, readFinanceAccess), holding a few tokens and one team; the real
+ * reader is tested against DynamoDB Local.
+ */
+const NOW = new Date('2026-06-01T12:00:00.000Z');
+
+/** Team 1 (acme), whose current generation is g2. */
+const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g2', counts: { projects: 3, daemons: 1 } };
+const ACME_FINANCE: TeamFinance = { teamId: 1, generation: 'g2', fieldsJson: '"data":[],"totals":{},"grand_total":0,"results":0' };
+
+/** A valid token of user 10, a member of team 1 in its current generation. */
+const storedToken = (parts: Partial<StoredToken> = {}): StoredToken => ({
+  userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g2']), ...parts,
+});
+
+const TOKENS: Record<string, StoredToken> = {
+  all: storedToken(),
+  projects: storedToken({ abilities: ['projects:read'] }),
+  none: storedToken({ abilities: [] }),
+  revoked: storedToken({ revokedAt: '2026-05-01T00:00:00+00:00' }),
+  inactive: storedToken({ inactive: true }),
+  expiresNow: storedToken({ expiresAt: '2026-06-01T12:00:00+00:00' }),
+  expiresLater: storedToken({ expiresAt: '2026-06-01T12:00:00.001+00:00' }),
+  expiredWithoutAbility: storedToken({ abilities: [], expiresAt: '2020-01-01T00:00:00+00:00' }),
+  outsider: storedToken({ userId: 99, memberships: new Set() }),
+  formerMember: storedToken({ userId: 98, memberships: new Set(['1#g1']) }),
+};
+
+type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess'>;
+
+/** A stand-in for the reader's two access reads: the port the middlewares use, over a few tokens and one team. */
+class StandInReader implements AccessPort {
+  readonly calls: { method: string; tokenHash: string; teamSegment: string; signal?: AbortSignal }[] = [];
+  private readonly tokens = new Map(Object.entries(TOKENS).map(([secret, token]) => [hashToken(secret), token]));
+  private readonly segments = new Set(['1', 'acme']);
+
+  async readAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
+    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal });
+    return { token: this.tokens.get(tokenHash), head: this.segments.has(teamSegment) ? ACME : undefined };
+  }
+
+  async readFinanceAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
+    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal });
+    return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
+  }
+}
+
+function setUp(options: { ability?: Ability; reader?: Pick<TeamReader, 'readAccess'> } = {}) {
+  const reader = options.reader ?? new StandInReader();
+  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', now: () => NOW });
+  return { reader, middleware };
+}
+
+function requestWith(authorization: string | undefined, team = 'acme'): ApiRequest {
+  return apiRequest({ event: apiEvent({ team, headers: authorization === undefined ? {} : { authorization } }) });
+}
+
+/** The contract error `before` throws for this request, or a failed test. */
+const rejection = (middleware: ReturnType<typeof authorize>, request: ApiRequest) => thrownContractError(() => middleware.before!(request));
+
+describe('authorize, before the handler', () => {
+  it('reads the token by the SHA-256 of its secret and the team by the path segment as written, in one call with the request deadline', async () => {
+    const { reader, middleware } = setUp();
+    const request = requestWith('Bearer all', 'acme');
+    await middleware.before!(request);
+    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+  });
+
+  it('puts the team head, the token and the segment on context.access when every check passes', async () => {
+    const { middleware } = setUp();
+    const request = requestWith('Bearer all', '1');
+    await middleware.before!(request);
+    expect(request.context.access).toEqual({ head: ACME, token: TOKENS.all, teamSegment: '1' });
+  });
+
+  it('accepts the scheme in any case and spaces around the header value', async () => {
+    const { middleware } = setUp();
+    const request = requestWith('  bEaReR   all  ');
+    await middleware.before!(request);
+    expect(request.context.access?.token).toEqual(TOKENS.all);
+  });
+
+  it('throws 401 Unauthenticated with WWW-Authenticate: Bearer, reading nothing, when there is no Authorization header', async () => {
+    const { reader, middleware } = setUp();
+    const error = await rejection(middleware, requestWith(undefined));
+    expect(error.status).toBe(401);
+    expect(error.body).toEqual({ message: 'Unauthenticated.' });
+    expect(error.headers).toEqual({ 'Content-Type': JSON_CONTENT_TYPE, 'WWW-Authenticate': 'Bearer' });
+    expect((reader as StandInReader).calls).toEqual([]);
+  });
+
+  it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])('throws 401, reading nothing, when the header is %j', async (authorization) => {
+    const { reader, middleware } = setUp();
+    expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
+    expect((reader as StandInReader).calls).toEqual([]);
+  });
+
+  it('throws 401 when the token is unknown', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer unknown'))).status).toBe(401);
+  });
+
+  it('throws 401 when the token is revoked', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer revoked'))).status).toBe(401);
+  });
+
+  it('throws 401 when the token was written by an import that has not finished (inactive)', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer inactive'))).status).toBe(401);
+  });
+
+  it('throws 401 when the token expires at this very moment', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer expiresNow'))).status).toBe(401);
+  });
+
+  it('accepts a token that expires a millisecond from now', async () => {
+    const { middleware } = setUp();
+    const request = requestWith('Bearer expiresLater');
+    await middleware.before!(request);
+    expect(request.context.access?.token).toEqual(TOKENS.expiresLater);
+  });
+
+  it('throws 403 naming the route\'s ability in the message and in missing_permissions when the token lacks it', async () => {
+    const { middleware } = setUp({ ability: 'finances:read' });
+    const error = await rejection(middleware, requestWith('Bearer projects'));
+    expect(error.status).toBe(403);
+    expect(error.body).toEqual({
+      message: 'This token does not have the finances:read ability.', code: 'insufficient_permission', missing_permissions: ['finances:read'],
+    });
+  });
+
+  it('lets a token with exactly the route\'s ability through', async () => {
+    const { middleware } = setUp({ ability: 'projects:read' });
+    const request = requestWith('Bearer projects');
+    await middleware.before!(request);
+    expect(request.context.access?.token).toEqual(TOKENS.projects);
+  });
+
+  it.each(['finances:read', 'daemons:read', 'projects:read'] as const)('lets a * token through to %s', async (ability) => {
+    const { middleware } = setUp({ ability });
+    const request = requestWith('Bearer all');
+    await middleware.before!(request);
+    expect(request.context.access?.head).toEqual(ACME);
+  });
+
+  it('throws 401, not 403, for an expired token that also lacks the ability', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer expiredWithoutAbility'))).status).toBe(401);
+  });
+
+  it('throws 403, not 404, for a token without the ability asking for a team that does not exist', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer none', 'no-such-team'))).status).toBe(403);
+  });
+
+  it('throws 404 Not Found when the team does not exist', async () => {
+    const { middleware } = setUp();
+    const error = await rejection(middleware, requestWith('Bearer all', 'no-such-team'));
+    expect(error.status).toBe(404);
+    expect(error.body).toEqual({ message: 'Not Found' });
+  });
+
+  it('throws the same 404 when the team exists but the token\'s user is not a member', async () => {
+    const { middleware } = setUp();
+    const outsider = await rejection(middleware, requestWith('Bearer outsider', 'acme'));
+    const unknown = await rejection(middleware, requestWith('Bearer all', 'no-such-team'));
+    expect(outsider.status).toBe(404);
+    expect({ body: outsider.body, headers: outsider.headers }).toEqual({ body: unknown.body, headers: unknown.headers });
+  });
+
+  it('throws 404 when the user was a member of an earlier generation of the team only (members switch with the data)', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer formerMember', 'acme'))).status).toBe(404);
+  });
+
+  it('compares an all-digit segment as written: 01 is not team 1', async () => {
+    const { middleware } = setUp();
+    expect((await rejection(middleware, requestWith('Bearer all', '01'))).status).toBe(404);
+  });
+
+  it('leaves context.access unset when it throws', async () => {
+    const { middleware } = setUp();
+    const request = requestWith('Bearer all', 'no-such-team');
+    await rejection(middleware, request);
+    expect(request.context.access).toBeUndefined();
+  });
+});
+
+describe('authorizeFinances, before the handler', () => {
+  const setUpFinances = (ability: Ability = 'finances:read') => {
+    const reader = new StandInReader();
+    return { reader, middleware: authorizeFinances({ reader: reader as AccessPort as TeamReader, ability, now: () => NOW }) };
+  };
+
+  const financeRequestWith = (authorization: string, team = 'acme') =>
+    apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
+
+  it('reads the token and the team\'s finance item in one call, and puts the finance item on context.access', async () => {
+    const { reader, middleware } = setUpFinances();
+    const request = financeRequestWith('Bearer all', 'acme');
+    await middleware.before!(request);
+    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+    expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
+  });
+
+  it('checks in the contract\'s order: 401 for an expired token, 403 without finances:read, 404 for a non-member', async () => {
+    const { middleware } = setUpFinances();
+    const statuses = [];
+    for (const secret of ['expiredWithoutAbility', 'projects', 'outsider']) {
+      statuses.push((await thrownContractError(() => middleware.before!(financeRequestWith(`Bearer ${secret}`)))).status);
+    }
+    expect(statuses).toEqual([401, 403, 404]);
+  });
+
+  it('names finances:read in its 403', async () => {
+    const { middleware } = setUpFinances();
+    expect((await thrownContractError(() => middleware.before!(financeRequestWith('Bearer projects')))).body.missing_permissions).toEqual(['finances:read']);
+  });
+});
+
+describe('authorize, on error', () => {
+  it('lets a failure of the reader (DynamoDB unreachable) through unchanged, for the error handling to answer', async () => {
+    const failure = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const { middleware } = setUp({ reader: { readAccess: async () => Promise.reject(failure) } });
+    const request = apiRequest({ event: apiEvent({ headers: { authorization: 'Bearer all' } }), context: apiContext() });
+    await expect(middleware.before!(request)).rejects.toBe(failure);
+    expect(request.context.access).toBeUndefined();
+  });
+
+  it('has no after or onError step: a response or an error later in the chain passes it untouched', () => {
+    const { middleware } = setUp();
+    expect(middleware.after).toBeUndefined();
+    expect(middleware.onError).toBeUndefined();
+  });
+});

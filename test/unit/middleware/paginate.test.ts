@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { paginate } from '../../../shared/http/middleware/paginate.ts';
+import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type ThrownContractError } from '../../support/middy-request.ts';
+
+/**
+ * The paginate middleware on its own: check 4 of the contract's order (section 4), `per_page`
+ * and `page` validated before a list handler runs, a 422 with Laravel's messages otherwise.
+ */
+const middleware = paginate();
+
+const requestWith = (query?: Record<string, string>): ApiRequest => apiRequest({ event: apiEvent({ query }) });
+
+/** The 422 `before` throws for this query (and context.page left unset), or a failed test. */
+async function validationError(query: Record<string, string>): Promise<ThrownContractError> {
+  const request = requestWith(query);
+  const error = await thrownContractError(() => middleware.before!(request));
+  expect(error.status).toBe(422);
+  expect(request.context.page).toBeUndefined();
+  return error;
+}
+
+describe('paginate, before the handler', () => {
+  it('puts page 1 of 20, per_page not given, on context.page when the query is empty', async () => {
+    const request = requestWith();
+    await middleware.before!(request);
+    expect(request.context.page).toEqual({ page: 1, perPage: 20, perPageGiven: false });
+  });
+
+  it('reads per_page and page, and notes that per_page was given (links then carry it)', async () => {
+    const request = requestWith({ per_page: '50', page: '3' });
+    await middleware.before!(request);
+    expect(request.context.page).toEqual({ page: 3, perPage: 50, perPageGiven: true });
+  });
+
+  it('reads leading zeros as decimal digits', async () => {
+    const request = requestWith({ per_page: '007', page: '0009007199254740991' });
+    await middleware.before!(request);
+    expect(request.context.page).toEqual({ page: 9_007_199_254_740_991, perPage: 7, perPageGiven: true });
+  });
+
+  it('ignores other query parameters', async () => {
+    const request = requestWith({ page: '2', sort: 'name', per_pages: 'x' });
+    await middleware.before!(request);
+    expect(request.context.page).toEqual({ page: 2, perPage: 20, perPageGiven: false });
+  });
+
+  it('throws 422 when per_page is 51', async () => {
+    expect((await validationError({ per_page: '51' })).body).toEqual({
+      message: 'The per page field must not be greater than 50.',
+      errors: { per_page: ['The per page field must not be greater than 50.'] },
+    });
+  });
+
+  it('throws 422 when per_page is 0', async () => {
+    expect((await validationError({ per_page: '0' })).body.message).toBe('The per page field must be at least 1.');
+  });
+
+  it('throws 422 when page is past 9007199254740991', async () => {
+    expect((await validationError({ page: '9007199254740992' })).body.message).toBe('The page field must not be greater than 9007199254740991.');
+  });
+
+  it.each(['', '1.0', '-1', '1e3', ' 1', '1,2'])('throws 422 "must be an integer" when page is %j', async (page) => {
+    expect((await validationError({ page })).body.message).toBe('The page field must be an integer.');
+  });
+
+  it('reports both fields, per_page first, with "(and 1 more error)"', async () => {
+    expect((await validationError({ page: '0', per_page: 'x' })).body).toEqual({
+      message: 'The per page field must be an integer. (and 1 more error)',
+      errors: { per_page: ['The per page field must be an integer.'], page: ['The page field must be at least 1.'] },
+    });
+  });
+});
+
+describe('paginate, after the handler and on error', () => {
+  it('has no after or onError step: responses and errors pass it untouched', () => {
+    expect(middleware.after).toBeUndefined();
+    expect(middleware.onError).toBeUndefined();
+  });
+});
