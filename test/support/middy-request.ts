@@ -1,6 +1,6 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Authorized, Context, FinanceAuthorized, Paged, Timed } from '../../shared/http/context.ts';
+import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
 import { isContractError } from '../../shared/http/errors.ts';
 
 /**
@@ -9,7 +9,7 @@ import { isContractError } from '../../shared/http/errors.ts';
  * the response or error the later ones left.
  */
 /** The context of a list request once every middleware has run (each one adds its part). */
-export type ApiContext = Context & Timed & Authorized & Paged;
+export type ApiContext = Context & Timed & QueryRead & Authorized & Paged;
 /** The context of a finances request once its middlewares have run. */
 export type FinanceContext = Context & Timed & FinanceAuthorized;
 export type ApiRequest<C extends Context = ApiContext> = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, C>;
@@ -66,6 +66,8 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     succeed: () => {},
     startedAt: performance.now(),
     deadline: new AbortController().signal,
+    // What readPageQuery leaves for a query without per_page or page.
+    query: { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } },
     ...parts,
   } as ApiContext;
 }

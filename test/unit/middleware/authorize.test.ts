@@ -2,16 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { hashToken } from '../../../shared/auth/token.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
-import type { StoredToken, TeamFinance, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
+import { RecentAccess } from '../../../shared/store/recent-access.ts';
+import type { Ordinals, Prefetched, ReadOptions, StoredToken, TeamFinance, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
 import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
 /**
  * The authorize middlewares on their own: checks 1 to 3 of the contract's order (token 401,
  * ability 403, team and membership 404) before the handler runs, on the team's head for a list
- * (authorize) or its finance item (authorizeFinances). Their reader is a stand-in for the two
- * methods they call (readAccess, readFinanceAccess), holding a few tokens and one team; the real
- * reader is tested against DynamoDB Local.
+ * (authorize) or its finance item (authorizeFinances). Their reader is a stand-in for the
+ * methods they call (readAccess, readFinanceAccess, prefetchPage), holding a few tokens and one
+ * team; the real reader, and what each request costs, are tested against DynamoDB Local
+ * (read-cost.test.ts).
  */
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 
@@ -37,28 +39,34 @@ const TOKENS: Record<string, StoredToken> = {
   formerMember: storedToken({ userId: 98, memberships: new Set(['1#g1']) }),
 };
 
-type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess'>;
+type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess' | 'prefetchPage'>;
+type Call = { method: string; tokenHash?: string; teamSegment?: string; signal?: AbortSignal; consistent?: boolean; generation?: string; ordinals?: Ordinals };
 
-/** A stand-in for the reader's two access reads: the port the middlewares use, over a few tokens and one team. */
+/** A stand-in for the reader's reads: the port the middlewares use, over a few tokens and one team. */
 class StandInReader implements AccessPort {
-  readonly calls: { method: string; tokenHash: string; teamSegment: string; signal?: AbortSignal }[] = [];
+  readonly calls: Call[] = [];
   private readonly tokens = new Map(Object.entries(TOKENS).map(([secret, token]) => [hashToken(secret), token]));
   private readonly segments = new Set(['1', 'acme']);
 
-  async readAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
-    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal });
+  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
+    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
     return { token: this.tokens.get(tokenHash), head: this.segments.has(teamSegment) ? ACME : undefined };
   }
 
-  async readFinanceAccess(tokenHash: string, teamSegment: string, signal?: AbortSignal) {
-    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal });
+  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
+    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
     return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
+  }
+
+  async prefetchPage(team: TeamState, resource: 'projects' | 'daemons', ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
+    this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal });
+    return { team, resource, ordinals, result: { items: [] } };
   }
 }
 
 function setUp(options: { ability?: Ability; reader?: Pick<TeamReader, 'readAccess'> } = {}) {
   const reader = options.reader ?? new StandInReader();
-  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', now: () => NOW });
+  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', now: () => NOW, resource: 'projects', recent: new RecentAccess() });
   return { reader, middleware };
 }
 
@@ -74,7 +82,7 @@ describe('authorize, before the handler', () => {
     const { reader, middleware } = setUp();
     const request = requestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline, consistent: false }]);
   });
 
   it('puts the team head, the token and the segment on context.access when every check passes', async () => {
@@ -191,6 +199,45 @@ describe('authorize, before the handler', () => {
     expect((await rejection(middleware, requestWith('Bearer all', '01'))).status).toBe(404);
   });
 
+  it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
+    const { reader, middleware } = setUp();
+    await rejection(middleware, requestWith('Bearer outsider', 'acme'));
+    expect((reader as StandInReader).calls.map((c) => c.consistent)).toEqual([false, true]);
+    (reader as StandInReader).calls.length = 0;
+    await rejection(middleware, requestWith('Bearer unknown', 'acme'));
+    expect((reader as StandInReader).calls.map((c) => c.consistent)).toEqual([false]);
+  });
+
+  it('sends the page\'s Query with the token read only for a token that passed for this team before, on the generation it saw', async () => {
+    const { reader, middleware } = setUp();
+    const calls = (reader as StandInReader).calls;
+    await middleware.before!(requestWith('Bearer all', 'acme'));
+    expect(calls.map((c) => c.method)).toEqual(['readAccess']);
+    calls.length = 0;
+    const warm = requestWith('Bearer all', 'acme');
+    await middleware.before!(warm);
+    expect(calls.map((c) => c.method).sort()).toEqual(['prefetchPage', 'readAccess']);
+    expect(calls.find((c) => c.method === 'prefetchPage')).toMatchObject({ generation: 'g2', ordinals: { first: 1, last: 3 } });
+    expect(warm.context.access?.prefetched?.team.generation).toBe('g2');
+    calls.length = 0;
+    // Another team segment, an unknown token, a revalidation: no early Query.
+    await middleware.before!(requestWith('Bearer all', '1'));
+    await rejection(middleware, requestWith('Bearer unknown', 'acme'));
+    await middleware.before!(apiRequest({ event: apiEvent({ team: 'acme', headers: { authorization: 'Bearer all', 'if-none-match': '"x"' } }) }));
+    expect(calls.map((c) => c.method)).toEqual(['readAccess', 'readAccess', 'readAccess']);
+  });
+
+  it('stops speculating for a token once it fails a check', async () => {
+    const reader = new StandInReader();
+    const recent = new RecentAccess();
+    const middleware = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', now: () => NOW, resource: 'projects', recent });
+    await middleware.before!(requestWith('Bearer expiresLater', 'acme'));
+    expect(recent.speculation(hashToken('expiresLater'), 'acme')).toEqual(ACME);
+    const later = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', now: () => new Date('2026-06-01T12:00:01Z'), resource: 'projects', recent });
+    await thrownContractError(() => later.before!(requestWith('Bearer expiresLater', 'acme')));
+    expect(recent.speculation(hashToken('expiresLater'), 'acme')).toBeUndefined();
+  });
+
   it('leaves context.access unset when it throws', async () => {
     const { middleware } = setUp();
     const request = requestWith('Bearer all', 'no-such-team');
@@ -212,7 +259,7 @@ describe('authorizeFinances, before the handler', () => {
     const { reader, middleware } = setUpFinances();
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline }]);
+    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline, consistent: false }]);
     expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 

@@ -1,14 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { paginate } from '../../../shared/http/middleware/paginate.ts';
+import { readPageQuery, requireValidPage } from '../../../shared/http/middleware/paginate.ts';
 import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type ThrownContractError } from '../../support/middy-request.ts';
 
 /**
- * The paginate middleware on its own: check 4 of the contract's order (section 4), `per_page`
- * and `page` validated before a list handler runs, a 422 with Laravel's messages otherwise.
+ * The pagination middlewares on their own: readPageQuery parses `per_page` and `page` first of
+ * all (a warm request needs them to send its Query early) without judging them; requireValidPage
+ * is check 4 of the contract's order (section 4), after the token and the team, a 422 with
+ * Laravel's messages. Here both run one after the other, as in the chain (authorize between them).
  */
-const middleware = paginate();
+const reading = readPageQuery();
+const checking = requireValidPage();
+const middleware = {
+  before: async (request: ApiRequest) => {
+    await reading.before!(request);
+    await checking.before!(request);
+  },
+};
 
-const requestWith = (query?: Record<string, string>): ApiRequest => apiRequest({ event: apiEvent({ query }) });
+const requestWith = (query?: Record<string, string>): ApiRequest => {
+  const request = apiRequest({ event: apiEvent({ query }) });
+  delete (request.context as Partial<ApiRequest['context']>).query;
+  return request;
+};
 
 /** The 422 `before` throws for this query (and context.page left unset), or a failed test. */
 async function validationError(query: Record<string, string>): Promise<ThrownContractError> {
@@ -18,6 +31,23 @@ async function validationError(query: Record<string, string>): Promise<ThrownCon
   expect(request.context.page).toBeUndefined();
   return error;
 }
+
+describe('readPageQuery, first of all', () => {
+  it('never throws, even for a query check 4 refuses: a 422 must come after 401, 403 and 404', async () => {
+    const request = requestWith({ per_page: '51', page: 'x' });
+    await reading.before!(request);
+    expect(request.context.query.ok).toBe(false);
+    expect(request.context.page).toBeUndefined();
+  });
+
+  it('gives the same (frozen) result for the same values: a warm function parses a page once', async () => {
+    const [a, b] = [requestWith({ page: '7' }), requestWith({ page: '7' })];
+    await reading.before!(a);
+    await reading.before!(b);
+    expect(b.context.query).toBe(a.context.query);
+    expect(Object.isFrozen(a.context.query)).toBe(true);
+  });
+});
 
 describe('paginate, before the handler', () => {
   it('puts page 1 of 20, per_page not given, on context.page when the query is empty', async () => {
@@ -73,7 +103,9 @@ describe('paginate, before the handler', () => {
 
 describe('paginate, after the handler and on error', () => {
   it('has no after or onError step: responses and errors pass it untouched', () => {
-    expect(middleware.after).toBeUndefined();
-    expect(middleware.onError).toBeUndefined();
+    for (const step of [reading, checking]) {
+      expect(step.after).toBeUndefined();
+      expect(step.onError).toBeUndefined();
+    }
   });
 });

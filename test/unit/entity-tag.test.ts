@@ -1,0 +1,77 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { pageWindow } from '../../shared/domain/pagination.ts';
+import { CACHE_CONTROL, financeEntityTag, fixedEntityTag, isNotModified, listEntityTag, matchesIfNoneMatch, notModified, taggedJson } from '../../shared/http/entity-tag.ts';
+
+/**
+ * ETags derived from what decides a body (shared/http/entity-tag.ts): the same inputs give the
+ * same tag, and each input that changes the body changes the tag. That the same tag means the same
+ * bytes through the real handlers, and that a match is answered without the page's Query, is
+ * tested against DynamoDB Local (read-cost.test.ts, conditional-get.test.ts).
+ */
+const TEAM = { teamId: 1, generation: 'g2' };
+const PATH = 'https://api.example.com/api/acme/projects';
+const tag = (overrides: { team?: typeof TEAM; resource?: 'projects' | 'daemons'; page?: number; perPage?: number; perPageGiven?: boolean; path?: string } = {}) =>
+  listEntityTag(overrides.team ?? TEAM, overrides.resource ?? 'projects', pageWindow(100, overrides.page ?? 2, overrides.perPage ?? 20), overrides.perPageGiven ?? false, overrides.path ?? PATH);
+
+describe('entity tags', () => {
+  it('are strong, quoted, 32 base64url characters', () => {
+    for (const t of [tag(), financeEntityTag(TEAM), fixedEntityTag('{}')]) expect(t).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+  });
+
+  it('are the same for the same list page of the same generation', () => {
+    expect(tag()).toBe(tag());
+  });
+
+  it.each([
+    ['generation', { team: { teamId: 1, generation: 'g3' } }],
+    ['team', { team: { teamId: 2, generation: 'g2' } }],
+    ['resource', { resource: 'daemons' as const }],
+    ['page', { page: 3 }],
+    ['per_page', { perPage: 10 }],
+    ['whether per_page was given (the links carry it)', { perPageGiven: true }],
+    ['address', { path: 'https://api.example.com/v1/api/acme/projects' }],
+  ])('differ when the %s differs', (_what, overrides) => {
+    expect(tag(overrides)).not.toBe(tag());
+  });
+
+  it('tag finances by the finance item\'s team and generation', () => {
+    expect(financeEntityTag(TEAM)).toBe(financeEntityTag({ ...TEAM }));
+    expect(financeEntityTag({ teamId: 1, generation: 'g3' })).not.toBe(financeEntityTag(TEAM));
+    expect(financeEntityTag(TEAM)).not.toBe(tag());
+  });
+});
+
+describe('If-None-Match', () => {
+  const t = tag();
+  it.each([
+    ['the tag', t],
+    ['a weak form of the tag', `W/${t}`],
+    ['the tag among others', `"other", ${t} , W/"third"`],
+    ['*', '*'],
+  ])('matches %s', (_kind, header) => {
+    expect(matchesIfNoneMatch(header, t)).toBe(true);
+  });
+
+  it.each([undefined, '', '"other"', t.slice(1, -1)])('does not match %j', (header) => {
+    expect(matchesIfNoneMatch(header, t)).toBe(false);
+  });
+
+  it('is read from the lower-cased header of the event', () => {
+    expect(isNotModified({ headers: { 'if-none-match': t } } as unknown as APIGatewayProxyEventV2, t)).toBe(true);
+    expect(isNotModified({ headers: {} } as unknown as APIGatewayProxyEventV2, t)).toBe(false);
+  });
+});
+
+describe('responses', () => {
+  it('a 304 carries only the tag and Cache-Control, no body', () => {
+    expect(notModified('"x"')).toEqual({ statusCode: 304, headers: { ETag: '"x"', 'Cache-Control': CACHE_CONTROL } });
+    expect(CACHE_CONTROL).toBe('private, no-cache');
+  });
+
+  it('a 200 carries its body, JSON, the tag and Cache-Control', () => {
+    expect(taggedJson('{}', '"x"')).toEqual({
+      statusCode: 200, body: '{}', headers: { 'Content-Type': 'application/json; charset=utf-8', ETag: '"x"', 'Cache-Control': CACHE_CONTROL },
+    });
+  });
+});
