@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
@@ -19,6 +20,8 @@ const { values: args } = parseArgs({ options: {
   function: { type: 'string', default: 'projects' }, requests: { type: 'string', default: '3000' }, out: { type: 'string' },
   // The reader's two calls alone, without the handler chain: what the chain adds is the difference.
   'reader-only': { type: 'boolean', default: false },
+  // A bundle (cdk.out/asset.*/index.mjs after npm run synth) instead of the function's source.
+  bundle: { type: 'string' },
 } });
 const dynamo = await startDynamoDbLocal();
 try {
@@ -28,7 +31,7 @@ try {
   await importTeam(doc, 'profile', team);
   Object.assign(process.env, { TABLE_NAME: 'profile', DYNAMODB_ENDPOINT: dynamo.endpoint, AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand' });
   const name = args.function!;
-  const { handler } = (await import(`../functions/${name}.ts`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode?: number }> };
+  const { handler } = (await import(args.bundle ? pathToFileURL(args.bundle).href : `../functions/${name}.ts`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode?: number }> };
   const query = name === 'finances' ? '' : '?per_page=20&page=2';
   const eventText = JSON.stringify(routeRequest({
     method: 'GET', target: `/api/${team.slug}/${name}${query}`, sourceIp: '127.0.0.1',
