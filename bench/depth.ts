@@ -6,6 +6,7 @@ import type { ListResource } from '../shared/domain/resources.ts';
 import { runtime, type Runtime } from '../shared/runtime.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
 import { resourcePartition } from '../shared/store/keys.ts';
+import type { Deadline } from '../shared/deadline.ts';
 import { TeamReader, type CallReport, type Ordinals, type Prefetched, type TeamHead, type TeamState } from '../shared/store/team-reader.ts';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
 import { callRecorder, type CallTrace } from './calls.ts';
@@ -70,20 +71,20 @@ class WholeTeamReader {
   }
 
   /** A warm request's speculative read, done the same way: the whole partition, then the slice. */
-  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
-    return this.wholePage(team, resource, ordinals, signal).then(
+  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, deadline?: Deadline): Promise<Prefetched> {
+    return this.wholePage(team, resource, ordinals, deadline?.signal()).then(
       (items) => ({ team, resource, ordinals, result: { items } }),
       (error: unknown) => ({ team, resource, ordinals, result: { error } }),
     );
   }
 
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { signal?: AbortSignal; prefetched?: Prefetched } = {}): Promise<string[]> {
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { deadline?: Deadline; prefetched?: Prefetched } = {}): Promise<string[]> {
     const p = options.prefetched;
     if (p && p.team.generation === head.generation && p.resource === resource && p.ordinals.first === ordinals.first && p.ordinals.last === ordinals.last) {
       if ('error' in p.result) throw p.result.error;
       return p.result.items;
     }
-    return this.wholePage(head, resource, ordinals, options.signal);
+    return this.wholePage(head, resource, ordinals, options.deadline?.signal());
   }
 
   private async wholePage(head: TeamState, resource: ListResource, { first, last }: Ordinals, signal?: AbortSignal): Promise<string[]> {

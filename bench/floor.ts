@@ -2,7 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
 import { readApiConfig } from '../shared/config.ts';
 import { financesHandler, listHandler } from '../shared/http/handlers.ts';
-import { API_CLIENT_LIMITS, createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
+import { API_CALL_BOUND_MS, API_CLIENT_LIMITS, createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
 import { TeamReader, type CallReport } from '../shared/store/team-reader.ts';
 import { callRecorder } from './calls.ts';
 import type { BenchTeam } from './data.ts';
@@ -37,7 +37,7 @@ export async function measureFloor(options: { endpoint: string; tableName: strin
   const client = createDynamoDbClient({ endpoint: options.endpoint, ...API_CLIENT_LIMITS });
   const recorder = callRecorder(client);
   let calls: CallReport[] = [];
-  const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName, observe: (call) => calls.push(call) }) };
+  const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName, observe: (call) => calls.push(call), callBoundMs: API_CALL_BOUND_MS }) };
   // Handlers with their logger silenced: this part counts DynamoDB work (part 4 times the bundles).
   const fresh = () => {
     const saved = process.env.LOG_LEVEL;

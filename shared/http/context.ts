@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import type { Deadline } from '../deadline.ts';
 import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
 import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
 
@@ -12,8 +13,8 @@ import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/te
 /** From requestDeadline, first of all: the clock and the deadline every later step uses. */
 export interface Timed {
   startedAt: number;
-  /** Aborts DynamoDB calls before the function's own timeout, so a request never outlives it. */
-  deadline: AbortSignal;
+  /** Ends DynamoDB calls before the function's own timeout, so a request never outlives it. */
+  deadline: Deadline;
 }
 
 /** From authorize, once checks 1 to 3 passed: the caller's token and team, and a page Query sent with them. */

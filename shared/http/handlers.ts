@@ -72,7 +72,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
       const etag = listEntityTag(head, resource, window, perPageGiven, path);
       if (isNotModified(event, etag)) return notModified(etag);
       const items = window.ordinals
-        ? await reader.readPage(head, resource, window.ordinals, { signal: context.deadline, prefetched })
+        ? await reader.readPage(head, resource, window.ordinals, { deadline: context.deadline, prefetched })
         : [];
       return taggedJson(listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt }), etag);
     });

@@ -20,6 +20,14 @@ export interface ClientOptions {
 export const API_CLIENT_LIMITS = { connectionTimeoutMs: 500, requestTimeoutMs: 1_500, maxAttempts: 2 } as const satisfies ClientOptions;
 
 /**
+ * The longest one call through a client with API_CLIENT_LIMITS can take on its own: every attempt
+ * (connect, then the answer, each with its own timer) plus the SDK's delay before its retry (at
+ * most 2^1 × 500 ms, its base for throttling). The reader sends a call without an abort signal
+ * when it ends before the request's deadline anyway (shared/deadline.ts).
+ */
+export const API_CALL_BOUND_MS = API_CLIENT_LIMITS.maxAttempts * (API_CLIENT_LIMITS.connectionTimeoutMs + API_CLIENT_LIMITS.requestTimeoutMs) + 1_000;
+
+/**
  * The plain DynamoDB client. The API functions use it as it is (their reader decodes the few
  * attributes it reads, so they bundle no document client); the tools wrap it (client.ts).
  * Timeouts and retries are set on purpose: the SDK's defaults (no request timeout) would let a

@@ -34,7 +34,7 @@ export async function untilProcessed<T>(
   operation: string,
   work: T[],
   send: (pending: T[]) => Promise<T[]>,
-  options: { budget: RetryBudget; signal?: AbortSignal },
+  options: { budget: RetryBudget; signal?: () => AbortSignal },
 ): Promise<void> {
   let pending = work;
   if (pending.length === 0) return;
@@ -51,7 +51,8 @@ export async function untilProcessed<T>(
     {
       ...BACKOFF,
       retries: RETRY_BUDGET[options.budget],
-      signal: options.signal,
+      // Asked for only now: the waits between retries are what could outlive a request's deadline.
+      signal: options.signal?.(),
       // Only leftovers are retried here; an error thrown by a call has had the SDK's retries.
       shouldRetry: ({ error }) => error instanceof LeftUnprocessed,
     },

@@ -1,6 +1,7 @@
 import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ListResource } from '../domain/resources.ts';
 import { membershipEntry, ordinalKey, resourcePartition, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
+import type { Deadline } from '../deadline.ts';
 import { untilProcessed } from './retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
@@ -59,13 +60,19 @@ export interface CallReport {
 export interface ReaderOptions {
   tableName: string;
   observe?: (call: CallReport) => void;
+  /**
+   * How long one call can take at most by the client's own timeouts and retries
+   * (dynamodb-client.ts API_CALL_BOUND_MS): a call that ends before the request's deadline anyway
+   * is sent without an abort signal. Unset: every call gets the deadline's signal.
+   */
+  callBoundMs?: number;
 }
 
 /** How a read is made: eventually consistent unless asked otherwise, bounded by the request's deadline. */
 export interface ReadOptions {
   /** A strongly consistent read: twice the capacity, and always the latest write. */
   consistent?: boolean;
-  signal?: AbortSignal;
+  deadline?: Deadline;
 }
 
 /** The ordinals a page covers, inclusive (shared/domain/pagination.ts pageWindow). */
@@ -125,9 +132,9 @@ export class TeamReader {
    * A page Query on a generation the caller only expects to be current, sent alongside the
    * BatchGetItem that will tell. Eventually consistent; settles with the items or the error.
    */
-  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
+  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, deadline?: Deadline): Promise<Prefetched> {
     const prefetched = (result: Prefetched['result']): Prefetched => ({ team, resource, ordinals, result });
-    return this.queryPage(team, resource, ordinals, { signal }).then(
+    return this.queryPage(team, resource, ordinals, { deadline }).then(
       (items) => prefetched({ items }),
       (error: unknown) => prefetched({ error }),
     );
@@ -140,7 +147,7 @@ export class TeamReader {
    * import that wrote the generation) is read again strongly consistent, once, and still short
    * it is refused (ShortPage: a 503), never served.
    */
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { signal?: AbortSignal; prefetched?: Prefetched } = {}): Promise<string[]> {
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { deadline?: Deadline; prefetched?: Prefetched } = {}): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
     const prefetched = options.prefetched;
     let items: string[];
@@ -148,9 +155,9 @@ export class TeamReader {
       if ('error' in prefetched.result) throw prefetched.result.error;
       items = prefetched.result.items;
     } else {
-      items = await this.queryPage(head, resource, ordinals, { signal: options.signal });
+      items = await this.queryPage(head, resource, ordinals, { deadline: options.deadline });
     }
-    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { consistent: true, signal: options.signal });
+    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { consistent: true, deadline: options.deadline });
     if (items.length !== expected) throw new ShortPage(expected, items.length);
     return items;
   }
@@ -173,7 +180,7 @@ export class TeamReader {
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
         }),
-        { abortSignal: options.signal },
+        { abortSignal: options.deadline?.signalFor(this.options.callBoundMs) },
       );
       for (const item of result.Items ?? []) json.push(item.j?.S as string);
       this.report('Query', result.ConsumedCapacity?.CapacityUnits, result.Items?.length ?? 0, options.consistent === true);
@@ -201,13 +208,13 @@ export class TeamReader {
           RequestItems: { [table]: { Keys: pending, ConsistentRead: consistent } },
           ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
         }),
-        { abortSignal: options.signal },
+        { abortSignal: options.deadline?.signalFor(this.options.callBoundMs) },
       );
       const found = result.Responses?.[table] ?? [];
       items.push(...found);
       this.report('BatchGetItem', result.ConsumedCapacity?.[0]?.CapacityUnits, found.length, consistent);
       return result.UnprocessedKeys?.[table]?.Keys ?? [];
-    }, { budget: 'request', signal: options.signal });
+    }, { budget: 'request', signal: options.deadline && (() => options.deadline!.signal()) });
     return items;
   }
 

@@ -1,6 +1,7 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
+import { Deadline } from '../../shared/deadline.ts';
 import { isContractError } from '../../shared/http/errors.ts';
 
 /**
@@ -65,7 +66,7 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     fail: () => {},
     succeed: () => {},
     startedAt: performance.now(),
-    deadline: new AbortController().signal,
+    deadline: new Deadline(10_000),
     // What readPageQuery leaves for a query without per_page or page.
     query: { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } },
     ...parts,

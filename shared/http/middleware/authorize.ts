@@ -37,8 +37,8 @@ export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, u
   return {
     before: async function authorizeRequest(request) {
       const { tokenHash, teamSegment } = credentials(request.event);
-      const signal = request.context.deadline;
-      const read = (consistent: boolean) => options.reader.readAccess(tokenHash, teamSegment, { consistent, signal });
+      const deadline = request.context.deadline;
+      const read = (consistent: boolean) => options.reader.readAccess(tokenHash, teamSegment, { consistent, deadline });
       const [access, prefetched] = await Promise.all([read(false), speculate(options, request, tokenHash, teamSegment)]);
       const { token, team: head } = await checked(options, { token: access.token, team: access.head }, async (consistent) => {
         const again = await read(consistent);
@@ -56,7 +56,7 @@ export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Even
     before: async function authorizeFinanceRequest(request) {
       const { tokenHash, teamSegment } = credentials(request.event);
       const read = async (consistent: boolean) => {
-        const { token, finance } = await options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: request.context.deadline });
+        const { token, finance } = await options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, deadline: request.context.deadline });
         return { token, team: finance };
       };
       const { token, team: finance } = await checked(options, await read(false), read);

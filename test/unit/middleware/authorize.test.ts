@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hashToken } from '../../../shared/auth/token.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
+import type { Deadline } from '../../../shared/deadline.ts';
 import { RecentAccess } from '../../../shared/store/recent-access.ts';
 import type { Ordinals, Prefetched, ReadOptions, StoredToken, TeamFinance, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
@@ -40,7 +41,7 @@ const TOKENS: Record<string, StoredToken> = {
 };
 
 type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess' | 'prefetchPage'>;
-type Call = { method: string; tokenHash?: string; teamSegment?: string; signal?: AbortSignal; consistent?: boolean; generation?: string; ordinals?: Ordinals };
+type Call = { method: string; tokenHash?: string; teamSegment?: string; deadline?: Deadline; consistent?: boolean; generation?: string; ordinals?: Ordinals };
 
 /** A stand-in for the reader's reads: the port the middlewares use, over a few tokens and one team. */
 class StandInReader implements AccessPort {
@@ -49,17 +50,17 @@ class StandInReader implements AccessPort {
   private readonly segments = new Set(['1', 'acme']);
 
   async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
+    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, deadline: options.deadline, consistent: options.consistent });
     return { token: this.tokens.get(tokenHash), head: this.segments.has(teamSegment) ? ACME : undefined };
   }
 
   async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
+    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, deadline: options.deadline, consistent: options.consistent });
     return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
   }
 
-  async prefetchPage(team: TeamState, resource: 'projects' | 'daemons', ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
-    this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal });
+  async prefetchPage(team: TeamState, resource: 'projects' | 'daemons', ordinals: Ordinals, deadline?: Deadline): Promise<Prefetched> {
+    this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, deadline });
     return { team, resource, ordinals, result: { items: [] } };
   }
 }
@@ -82,7 +83,7 @@ describe('authorize, before the handler', () => {
     const { reader, middleware } = setUp();
     const request = requestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline, consistent: false }]);
+    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', deadline: request.context.deadline, consistent: false }]);
   });
 
   it('puts the team head, the token and the segment on context.access when every check passes', async () => {
@@ -259,7 +260,7 @@ describe('authorizeFinances, before the handler', () => {
     const { reader, middleware } = setUpFinances();
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.deadline, consistent: false }]);
+    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', deadline: request.context.deadline, consistent: false }]);
     expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 
