@@ -10,9 +10,10 @@ import { benchTeam } from './data.ts';
 import { importTeam } from './import.ts';
 
 /**
- * A CPU profile of warm requests through a function's handler (`node bench/profile-warm.ts
- * [--function projects] [--requests 3000] [--out file.cpuprofile] [--reader-only]`): DynamoDB Local, a small team, the
- * function's own module (functions/<name>.ts, so names are readable) called in a loop after a
+ * A CPU profile of warm requests through a function's handler (`npm run profile:warm --
+ * [--function projects] [--requests 3000] [--out file.cpuprofile] [--reader-only] [--bundle file]`):
+ * DynamoDB Local, a small team, the function's own module (functions/<name>.ts, so names are
+ * readable; or a synthesized bundle) called in a loop after a
  * warm-up, profiled with the inspector; it prints self time grouped by where the code lives.
  * What bench part 4 measures as a ratio, this says where it goes.
  */
@@ -42,7 +43,9 @@ try {
   const reader = runtime().reader;
   const headNow = (await reader.readAccess(hashToken(team.secret), team.slug)).head!;
   const viaReader = async () => {
-    const [a, p] = await Promise.all([reader.readAccess(hashToken(team.secret), team.slug), reader.prefetchPage(headNow, 'projects', { first: 21, last: 40 })]);
+    if (name === 'finances') return { statusCode: (await reader.readFinanceAccess(hashToken(team.secret), team.slug)).token ? 200 : 500 };
+    const resource = name as 'projects' | 'daemons';
+    const [a, p] = await Promise.all([reader.readAccess(hashToken(team.secret), team.slug), reader.prefetchPage(headNow, resource, { first: 21, last: 40 })]);
     return { statusCode: a.token && 'items' in p.result ? 200 : 500 };
   };
   const run = async (n: number) => {
