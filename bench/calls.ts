@@ -7,7 +7,7 @@ export interface CallTrace {
   operations: string[];
   /**
    * Round trips the request waited on one after the other: a call sent while another one is in
-   * flight overlaps it and does not count again (storage.md: "calls sent together count once").
+   * flight overlaps it and does not count again (docs/storage.md: "calls sent together count once").
    */
   sequentialRoundTrips: number;
   /** The most calls in flight at once. */

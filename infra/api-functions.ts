@@ -9,7 +9,7 @@ import { functionMemoryMb } from '../shared/function-settings.ts';
 import { functionBasics, functionEntry } from './functions.ts';
 import { StackPart } from './stack-part.ts';
 
-/** The only DynamoDB actions the API functions need (storage.md): reads by key, never Scan, never a write. */
+/** The only DynamoDB actions the API functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 export const FUNCTION_LOG_RETENTION = RetentionDays.ONE_MONTH;
 

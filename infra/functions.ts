@@ -22,7 +22,8 @@ export { FUNCTION_MEMORY_MB };
  * How every function is bundled: one minified ES module per route with a source map, built by
  * the local esbuild (never Docker). `bundleAwsSdk` (default true) puts the AWS SDK into the bundle
  * instead of relying on the copy the nodejs24.x runtime ships: the deployed code then runs the SDK
- * version the tests ran, and the measured cold start is no slower (infra/README.md).
+ * version the tests ran, and the measured cold start is no slower (README.md, Deploy: "Bundle sizes";
+ * npm run measure:bundles measures it).
  */
 export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
   return {

@@ -11,7 +11,7 @@ import { DOCUMENT_ROUTE, type FunctionName } from './routes.ts';
  *
  * 512 MB: the functions need about 75 MB, but Lambda allots CPU in proportion to memory, and a
  * cold start is CPU-bound (parsing the bundle, TLS, SigV4): 512 MB halves that part compared with
- * 256 MB, for a fraction of a cent per thousand requests (measured figures in infra/README.md).
+ * 256 MB, for a fraction of a cent per thousand requests (README.md, Deploy: "Bundle sizes").
  *
  * 128 MB for the OpenAPI document's function: it returns a JSON text fixed at import, with no AWS
  * SDK, no DynamoDB call and no TLS (a 48 KB bundle, a third of a data function's cold-start CPU),

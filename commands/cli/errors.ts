@@ -1,5 +1,5 @@
 /**
- * The two ways a command ends badly, and the exit codes every command uses (contract section 8):
+ * The two ways a command ends badly, and the exit codes every command uses (docs/contract.md, section 8):
  * 0 done, 1 failed (the message says why), 2 usage error. Commands throw these; runCommand
  * (run.ts) prints them and exits, so no command calls process.exit itself.
  */
@@ -39,7 +39,7 @@ export interface DatabasePlace {
   awsEndpointUrl?: string;
 }
 
-/** How long a command waits for DynamoDB to send any response before it says so (contract section 8). */
+/** How long a command waits for DynamoDB to send any response before it says so (docs/contract.md, section 8). */
 export const NO_RESPONSE_MS = 10_000;
 
 /** `DYNAMODB_ENDPOINT=http://…, table t` or `AWS region eu-west-1, table t`. */

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { NO_RESPONSE_MS, NoResponse, tagDatabaseError, type DatabasePlace } from './errors.ts';
 
-/** The table every command uses unless TABLE_NAME names another (contract section 8). */
+/** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
 export const DEFAULT_TABLE = 'team-resources';
 
 export interface CommandTable {

@@ -18,7 +18,7 @@ export function idValue(option: string, text: string): number {
   return Number(text);
 }
 
-/** A name following the snapshot's string rules (contract section 7). */
+/** A name following the snapshot's string rules (docs/contract.md, section 7). */
 export function nameValue(option: string, text: string): string {
   const problem = stringProblem(text, NAME_MAX);
   if (problem) usageError(`${option} ${problem}: "${escapeText(text)}"`);

@@ -19,7 +19,7 @@ import { financeItem, GENERATION_ID_LENGTH, headItem, memberItem, newGenerationI
 import type { SnapshotTeam, SnapshotToken, ValidSnapshot } from './validation.ts';
 
 /**
- * Pass 2 of an import, and everything around it (contract section 7, design/storage.md). Each
+ * Pass 2 of an import, and everything around it (docs/contract.md, section 7, docs/storage.md). Each
  * team of the snapshot is written as a new generation beside the one readers use, its members
  * included, then switched to in one transaction with its finance summary. In order:
  *

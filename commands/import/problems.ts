@@ -1,6 +1,6 @@
 /**
  * The import's words: every problem a snapshot can have, said one way, and the list that keeps
- * at most 50 of them (contract section 7). Data echoed into a message (a key, a slug) is quoted
+ * at most 50 of them (docs/contract.md, section 7). Data echoed into a message (a key, a slug) is quoted
  * with its control and escape characters escaped and its length capped, so a snapshot can never
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */

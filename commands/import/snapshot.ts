@@ -6,7 +6,7 @@ import { NAME_MAX, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
 
 /**
- * The snapshot format, record by record (contract section 7): the collections, the fields each
+ * The snapshot format, record by record (docs/contract.md, section 7): the collections, the fields each
  * record may have, and the rules of each field. Rules between records (references, duplicates,
  * totals, sizes) are in validation.ts, which reads the file.
  */

@@ -1,5 +1,5 @@
 /**
- * The snapshot format's rule for strings (contract section 7), in one place for the snapshot's
+ * The snapshot format's rule for strings (docs/contract.md, section 7), in one place for the snapshot's
  * fields and the names given on the command line (`token create --name`): well-formed Unicode
  * (no lone surrogates), no control characters (U+0000 to U+001F, U+007F to U+009F), 1 to `max`
  * code points. Plain functions, so a command can check a name without loading the validator.

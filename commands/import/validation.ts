@@ -11,7 +11,7 @@ import { DYNAMODB_LIMITS, itemSize } from '../store/item-size.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read once, as a stream, and checked against
- * every rule of contract section 7 before anything is written. What it keeps is compact: the
+ * every rule of docs/contract.md, section 7 before anything is written. What it keeps is compact: the
  * small collections (teams, users, tokens as hashes, environments, servers, clients), each
  * team's project and daemon ids in Float64Arrays (sorted at the end: pass 2 numbers each item
  * by binary search), references still to be resolved as numbers, and cost sums as bigint. Never

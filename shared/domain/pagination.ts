@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 
-/** Pagination limits of the list endpoints (contract section 4). */
+/** Pagination limits of the list endpoints (docs/contract.md, section 4). */
 export const PER_PAGE_DEFAULT = 20;
 export const PER_PAGE_MAX = 50;
 /** The largest integer a JSON number carries exactly, so `meta.current_page` can echo it. */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 
 /**
- * The resources as the API returns them: fields exactly these, in this order (contract section 3).
+ * The resources as the API returns them: fields exactly these, in this order (docs/contract.md, section 3).
  * The store keeps each one as this JSON, serialised once at import.
  */
 export const Project = v.object({
@@ -27,7 +27,7 @@ export type Daemon = v.InferOutput<typeof Daemon>;
 
 /**
  * A sum of money as served: not negative and below 100,000,000,000, with at most 4 decimals
- * (contract section 7), so it reads back exactly as an IEEE double.
+ * (docs/contract.md, section 7), so it reads back exactly as an IEEE double.
  */
 export const Amount = v.pipe(
   v.number(),

@@ -3,7 +3,7 @@ import type { PageWindow } from '../domain/pagination.ts';
 import { servedIn } from './response.ts';
 
 /**
- * The base of every link (contract section 4): PUBLIC_BASE_URL when configured; else the request's
+ * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the request's
  * scheme and host, and whatever precedes the route's own path in `rawPath`. That prefix is a
  * named stage in an execute-api URL (`/prod`), an API mapping's path behind a custom domain
  * (`/v1`), or nothing (`$default`, or any stage mapped at a domain's root). The stage name itself

@@ -2,7 +2,7 @@ import { createError, type HttpError } from '@middy/util';
 import { JSON_CONTENT_TYPE } from './response.ts';
 
 /**
- * Every error the API answers with (contract section 2), in one place, as middy HTTP errors that
+ * Every error the API answers with (docs/contract.md, section 2), in one place, as middy HTTP errors that
  * @middy/http-error-handler turns into responses (the chain is in handlers.ts). Each carries its
  * contract body as JSON text in `message`, `expose: true` so a 5xx keeps its body, and its headers
  * on the error object: middy's createError keeps neither custom headers nor (for 5xx) the body.

@@ -2,7 +2,7 @@ import type { TeamHead } from './team-reader.ts';
 
 /**
  * What a warm function remembers between requests, only to decide whether to send a page's
- * Query before it knows the request may have it (storage.md, "One round trip on a warm
+ * Query before it knows the request may have it (docs/storage.md, "One round trip on a warm
  * function"). Nothing here ever answers a request: the token and the head are read on every one,
  * and a speculation that turns out wrong costs one Query, never a wrong answer.
  *

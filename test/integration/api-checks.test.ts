@@ -4,7 +4,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { environment, daemons, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract sections 1 and 2: routing, the order of checks, and every error body. */
+/** docs/contract.md, sections 1 and 2: routing, the order of checks, and every error body. */
 let api: TestApi;
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { server, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract section 5: the finance summary. */
+/** docs/contract.md, section 5: the finance summary. */
 let api: TestApi;
 
 beforeAll(async () => {

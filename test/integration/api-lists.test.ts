@@ -3,7 +3,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { daemons, environment, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract sections 3 and 4: resources, their order, the envelope, pagination and links. */
+/** docs/contract.md, sections 3 and 4: resources, their order, the envelope, pagination and links. */
 let api: TestApi;
 let base: string;
 
@@ -172,7 +172,7 @@ describe('the envelope (section 4)', () => {
 
   it('repeats the team segment as the request gave it: by id, and percent-encoded', async () => {
     expect((await get('/api/1/projects')).body.meta.path).toBe(`${base}/api/1/projects`);
-    // Team slugs are ASCII letters, digits, - and _ (contract section 7): their percent-encoded
+    // Team slugs are ASCII letters, digits, - and _ (docs/contract.md, section 7): their percent-encoded
     // form is the slug itself, even when a client escapes a character that needs no escaping.
     const { status, body } = await get('/api/caf%5Fe/projects');
     expect(status).toBe(200);

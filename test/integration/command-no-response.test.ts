@@ -11,7 +11,7 @@ import { NODE, ROOT } from '../support/import-process.ts';
 import { snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * Contract section 8: a database that sends no response at all for 10 seconds is reported then,
+ * docs/contract.md, section 8: a database that sends no response at all for 10 seconds is reported then,
  * naming the endpoint that was tried (DYNAMODB_ENDPOINT, or the AWS region and table), with a hint
  * to check it; a slow one that answers is waited on. The silent endpoint is a TCP server that
  * accepts connections and never says a word. The cases wait side by side.

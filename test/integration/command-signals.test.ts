@@ -8,7 +8,7 @@ import { processTree, startCommand, waitUntilGone, type CommandProcess, type Pro
 import { projects, snapshot, team, user } from '../support/snapshots.ts';
 
 /**
- * Contract section 8: `npm start` stops everything it started (the API and DynamoDB Local) on
+ * docs/contract.md, section 8: `npm start` stops everything it started (the API and DynamoDB Local) on
  * Ctrl-C, SIGTERM and SIGHUP, whether the signal reaches npm or node; and when node is killed
  * outright, DynamoDB Local stops with it. Each case starts the real command, notes every process
  * it started (npm, sh, node, the keeper, Java) by pid, sends the signal, and checks each is gone.

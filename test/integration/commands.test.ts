@@ -13,7 +13,7 @@ import { freshTable, importDocument, scanAll, type TestTable } from '../support/
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * Contract section 8: the commands, run as a user runs them, each in a process of its own
+ * docs/contract.md, section 8: the commands, run as a user runs them, each in a process of its own
  * (Node 24 is process.execPath under npm). npm runs a script from the project root and says
  * where the user was in INIT_CWD; `run` does the same when given `from`.
  */

@@ -4,7 +4,7 @@ import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * HEAD (contract section 1, RFC 9110 9.3.2): on every route, the status and headers GET would
+ * HEAD (docs/contract.md, section 1, RFC 9110 9.3.2): on every route, the status and headers GET would
  * answer, the ETag included, and no body; through the local server, which routes HEAD as the
  * stack does. Content-Length: a HEAD answer sends none (RFC 9110 lets it be left out), as a 304
  * sends none; a GET sends the length of its body.

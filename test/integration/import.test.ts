@@ -8,7 +8,7 @@ import { freshTable, importDocument, scanAll, type TestTable } from '../support/
 import { validateDocument } from '../support/validate.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract section 7: what an import does to the table, as a reader sees it. */
+/** docs/contract.md, section 7: what an import does to the table, as a reader sees it. */
 let table: TestTable;
 let reader: TeamReader;
 beforeEach(async () => {

@@ -3,7 +3,7 @@ import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Contract section 4: PUBLIC_BASE_URL, when configured, is the base of every link. */
+/** docs/contract.md, section 4: PUBLIC_BASE_URL, when configured, is the base of every link. */
 let api: TestApi;
 
 beforeAll(async () => {

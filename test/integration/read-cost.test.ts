@@ -11,7 +11,7 @@ import { freshTable, importDocument, type TestTable } from '../support/dynamodb.
 import { projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * storage.md guarantee 1, counted: what each request asks of DynamoDB, through the real handler
+ * docs/storage.md guarantee 1, counted: what each request asks of DynamoDB, through the real handler
  * chain, at the client's own middleware stack (every call, and which were in flight together:
  * bench/calls.ts, the benchmark's recorder) and with DynamoDB Local's ConsumedCapacity for each.
  * A handler made by a test is one warm function: what it remembers between requests is its own.

@@ -16,7 +16,7 @@ import { daemons, environment, projects, server, snapshot, team, token, user } f
  * printed (and measured by the benchmark), not asserted.
  */
 const SECRET = 'faults-secret';
-/** Contract section 2: a request waits on the database at most 8 s in all. */
+/** docs/contract.md, section 2: a request waits on the database at most 8 s in all. */
 const DATABASE_WAIT_MS = 8_000;
 const ENDPOINTS = ['/api/acme/finances', '/api/acme/daemons', '/api/acme/projects?per_page=5&page=2'] as const;
 

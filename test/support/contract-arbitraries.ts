@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { unitsToText } from './finance-model.ts';
 
 /**
- * Generators of snapshot values that contract section 7 calls valid, and nothing else: a property
+ * Generators of snapshot values that docs/contract.md, section 7 calls valid, and nothing else: a property
  * test that draws an invalid value by accident fails on the importer's rules instead of the
  * behaviour it is about, at random. (Tests of invalid values name them and assert their message.)
  */

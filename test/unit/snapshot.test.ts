@@ -15,7 +15,7 @@ const daemon = (id: number, environmentId: number, serverId: number) => daemons(
 const team1 = () => team(1);
 const cost = (teamId: number, label: string, amount: string | number, currency = 'EUR') => ({ team_id: teamId, label, amount, currency });
 
-/** The snapshot of contract section 7, verbatim. */
+/** The snapshot of docs/contract.md, section 7, verbatim. */
 const CONTRACT_EXAMPLE = {
   teams: [{ id: 1, slug: 'acme', name: 'Acme' }],
   users: [{ id: 10, name: 'Ada', teams: [1] }],

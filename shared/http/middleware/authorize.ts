@@ -30,7 +30,7 @@ type Request<C> = { event: Event; context: C };
  *
  * For a token that recently passed for this team (RecentAccess), the page's Query on the
  * generation last seen is sent at the same time, so a warm request waits on one round trip
- * (storage.md); the handler uses it only if the head still names that generation. Never for an
+ * (docs/storage.md); the handler uses it only if the head still names that generation. Never for an
  * unknown token, and never with If-None-Match, whose answer may need no Query at all.
  */
 export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {

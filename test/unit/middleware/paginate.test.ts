@@ -5,7 +5,7 @@ import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type Thrown
 /**
  * The pagination middlewares on their own: readPageQuery parses `per_page` and `page` first of
  * all (a warm request needs them to send its Query early) without judging them; requireValidPage
- * is check 4 of the contract's order (section 4), after the token and the team, a 422 with
+ * is check 4 of the contract's order (docs/contract.md, section 4), after the token and the team, a 422 with
  * Laravel's messages. Here both run one after the other, as in the chain (authorize between them).
  */
 const reading = readPageQuery();
