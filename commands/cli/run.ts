@@ -16,7 +16,7 @@ export interface RunOptions {
    */
   serve?: boolean;
   // Other commands keep Node's default: a signal ends them at once, and DynamoDB Local's keeper
-  // (local/java-keeper.ts) stops Java when it sees the command gone.
+  // (commands/local/java-keeper.ts) stops Java when it sees the command gone.
 }
 
 const cleanups: (() => unknown)[] = [];

@@ -19,7 +19,7 @@ export interface LocalData {
  * A local table with a snapshot in it: DYNAMODB_ENDPOINT when set (the table is created there if
  * missing), else a DynamoDB Local in memory started for this process. Also points the functions'
  * configuration (TABLE_NAME, DYNAMODB_ENDPOINT) at it, as Lambda's environment would. The client
- * is the commands' own (cli/table.ts): an endpoint that never answers is reported after 10 s.
+ * is the commands' own (commands/cli/table.ts): an endpoint that never answers is reported after 10 s.
  */
 export async function prepareLocalData(snapshot: ValidSnapshot, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
   let dynamo: DynamoDbLocal | undefined;

@@ -5,7 +5,7 @@
  * digits plus 1 (counted here from its text, which is never smaller); null and booleans 1 byte;
  * a set the sum of its members; a list or map 3 bytes plus, per element, 1 byte and the element
  * (a map's keys count as names). The import checks every item it will write against these before
- * the first write (commands/import/limits.ts).
+ * the first write (commands/import/validation.ts and importer.ts).
  */
 export const DYNAMODB_LIMITS = {
   /** One item, key attributes included. */

@@ -82,7 +82,8 @@ export interface Ordinals {
 }
 
 /**
- * A page Query sent before the request knew which generation is current (page-speculation.ts):
+ * A page Query sent before the request knew which generation is current (the speculation in
+ * shared/http/middleware/authorize.ts):
  * what it asked for, and what came back. It never rejects; a failure is kept for whoever uses it.
  */
 export interface Prefetched {
