@@ -37,36 +37,3 @@ export function spread(values: readonly number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
   return `${ratio3(sorted[0]!)} / ${ratio3(median(sorted))} / ${ratio3(sorted[sorted.length - 1]!)} (n=${values.length})`;
 }
-
-/**
- * A 95% interval for median(a) / median(b) when a[i] and b[i] were measured together (the same
- * iteration or round): paired bootstrap, resampling i. Deterministic (a fixed-seed generator).
- */
-export function pairedRatioInterval(a: readonly number[], b: readonly number[], iterations = 1_000): [number, number] {
-  const n = Math.min(a.length, b.length);
-  let seed = 0x2545f491;
-  const random = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
-  const ratios: number[] = [];
-  const ra = new Array<number>(n);
-  const rb = new Array<number>(n);
-  for (let k = 0; k < iterations; k++) {
-    for (let i = 0; i < n; i++) {
-      const j = Math.floor(random() * n);
-      ra[i] = a[j]!;
-      rb[i] = b[j]!;
-    }
-    ratios.push(median(ra) / median(rb));
-  }
-  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
-}
-
-/** A ratio judged against a limit, with its interval: yes, no, or borderline when the interval spans the limit. */
-export function verdict(value: number, interval: [number, number], limit: number): string {
-  const met = value <= limit ? 'yes' : '**no**';
-  return interval[0] <= limit && interval[1] > limit ? `${met} (borderline: the interval spans ${limit.toFixed(2)})` : met;
-}

@@ -11,7 +11,7 @@ import { StackPart } from './stack-part.ts';
 
 /** The only DynamoDB actions the API functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
-export const FUNCTION_LOG_RETENTION = RetentionDays.ONE_MONTH;
+const FUNCTION_LOG_RETENTION = RetentionDays.ONE_MONTH;
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
 

@@ -20,7 +20,7 @@ import { constructName } from './api-functions.ts';
 import { StackPart } from './stack-part.ts';
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
-export const ACCESS_LOG_RETENTION = RetentionDays.THREE_MONTHS;
+const ACCESS_LOG_RETENTION = RetentionDays.THREE_MONTHS;
 
 /**
  * One JSON object per request. Only `$context` variables: no header, query string or body is

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
  * DEBUG, INFO (default), WARN, ERROR or SILENT. Callers pass only the fields they mean to log;
  * nothing here reads request headers, so no token can reach a log line.
  */
-export const SERVICE_NAME = 'team-resources-api';
+const SERVICE_NAME = 'team-resources-api';
 
 export type { Logger };
 

@@ -42,7 +42,7 @@ export interface CommandLine {
   flag(name: string): boolean;
 }
 
-export const EXIT_CODES_LINE = 'exit codes: 0 done, 1 failed (the message says why), 2 usage error';
+const EXIT_CODES_LINE = 'exit codes: 0 done, 1 failed (the message says why), 2 usage error';
 
 /** The full help, for `--help`. */
 export function helpText(spec: CommandSpec): string {

@@ -43,7 +43,7 @@ export interface DatabasePlace {
 export const NO_RESPONSE_MS = 10_000;
 
 /** `DYNAMODB_ENDPOINT=http://…, table t` or `AWS region eu-west-1, table t`. */
-export function placeText(place: DatabasePlace): string {
+function placeText(place: DatabasePlace): string {
   if (place.endpoint) return `${place.startedHere ? 'DynamoDB Local at ' : 'DYNAMODB_ENDPOINT='}${place.endpoint}, table ${place.tableName}`;
   const via = place.awsEndpointUrl ? ` at ${place.awsEndpointUrl}` : '';
   return `AWS region ${place.region ?? '(none set)'}${via}, table ${place.tableName}`;

@@ -12,7 +12,7 @@ export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.met
  * script from the project root and says where the user was in INIT_CWD; run directly with node,
  * the working directory is the user's.
  */
-export function userPath(path: string): string {
+function userPath(path: string): string {
   return resolve(process.env.INIT_CWD || process.cwd(), path);
 }
 

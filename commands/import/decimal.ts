@@ -2,11 +2,11 @@
  * Exact decimal money. Amounts are carried as bigint counts of 1/10,000ths, so sums never
  * drift (0.1 + 0.2 is 0.3) and no float ever touches an amount between import and response.
  */
-export const DECIMAL_PLACES = 4;
+const DECIMAL_PLACES = 4;
 const UNIT = 10n ** BigInt(DECIMAL_PLACES);
 const DECIMAL_TEXT = /^([0-9]+)(?:\.([0-9]+))?$/;
 /** The largest JSON number whose 4th decimal is still exact in a double (2^53 / 10^4). */
-export const MAX_EXACT_NUMBER = Number.MAX_SAFE_INTEGER / 10 ** DECIMAL_PLACES;
+const MAX_EXACT_NUMBER = Number.MAX_SAFE_INTEGER / 10 ** DECIMAL_PLACES;
 
 export type ParsedAmount =
   | { ok: true; units: bigint }

@@ -81,7 +81,7 @@ export class ImportRejected extends Error {
 }
 
 /** The file is not the one validated any more: nothing was switched. */
-export class SnapshotChanged extends Error {
+class SnapshotChanged extends Error {
   constructor(detail: string) {
     super(`the snapshot file changed after it was validated (${detail}); no team was switched: run the import again`);
     this.name = 'SnapshotChanged';

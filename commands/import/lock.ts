@@ -18,8 +18,8 @@ import { importLockKey } from '../../shared/store/keys.ts';
  * transaction, by its own monotonic clock), and every switch transaction checks the lock is still
  * its own: an import that was paused past its lease never writes again.
  */
-export const LEASE_MS = 60_000;
-export const RENEW_EVERY_MS = 15_000;
+const LEASE_MS = 60_000;
+const RENEW_EVERY_MS = 15_000;
 /** A holder stops writing this long after its last renewal: well before anyone may take over. */
 const SAFE_MS = LEASE_MS - RENEW_EVERY_MS;
 const POLL_MS = 1_000;

@@ -5,7 +5,7 @@
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */
 
-export const MAX_LISTED_PROBLEMS = 50;
+const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
 
 /** Collects problems: the first 50 of each kind are kept, the rest only counted. */
@@ -45,7 +45,7 @@ export class Problems {
  * other invisible format characters escaped too (JSON.stringify leaves those), at most 60
  * characters.
  */
-export function quote(text: string): string {
+function quote(text: string): string {
   const shown = [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
   return JSON.stringify(shown).replace(/[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -15,9 +15,9 @@ import { listUserTokens, removeMemberships } from '../store/memberships.ts';
  * any team. Generations still pending when an import holds the lock belong to imports that died
  * before switching them: no reader ever saw them, and they are swept at once.
  */
-export const RETENTION_MS = 5 * 60_000;
+const RETENTION_MS = 5 * 60_000;
 /** A minute more than the contract's 5, for the clocks of two machines that disagree a little. */
-export const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
+const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
 
 interface LedgerEntry extends Key {
   team_id: number;

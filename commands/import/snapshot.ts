@@ -124,7 +124,7 @@ const Daemon = v.object({
 const Cost = v.object({ team_id: id, label: name, amount, currency });
 
 /** Every collection, in the contract's order, with its record's schema. */
-export const COLLECTIONS = {
+const COLLECTIONS = {
   teams: Team,
   users: User,
   tokens: Token,

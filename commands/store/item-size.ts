@@ -19,13 +19,13 @@ export const DYNAMODB_LIMITS = {
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /** The size of a number as DynamoDB stores it: leading and trailing zeros are not digits. */
-export function numberSize(value: number | bigint | string): number {
+function numberSize(value: number | bigint | string): number {
   const digits = String(value).replace(/^-/, '').replace(/e.*$/i, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
   return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
 }
 
 /** The size of one attribute value (without its name). */
-export function valueSize(value: unknown): number {
+function valueSize(value: unknown): number {
   if (value === null || value === undefined || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return utf8(value);
   if (typeof value === 'number' || typeof value === 'bigint') return numberSize(value);

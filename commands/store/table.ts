@@ -5,7 +5,7 @@ import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 
 /** The one table: string `pk`/`sk`, on-demand, as the CDK stack declares it. */
 
-export function tableDefinition(tableName: string): CreateTableCommandInput {
+function tableDefinition(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     AttributeDefinitions: [

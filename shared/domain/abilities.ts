@@ -1,7 +1,7 @@
 /** The abilities a token can carry. `*` grants every ability. */
 export const ABILITIES = ['finances:read', 'daemons:read', 'projects:read'] as const;
 export type Ability = (typeof ABILITIES)[number];
-export const ALL_ABILITIES = '*';
+const ALL_ABILITIES = '*';
 export type TokenAbility = Ability | typeof ALL_ABILITIES;
 
 export const TOKEN_ABILITIES: readonly string[] = [...ABILITIES, ALL_ABILITIES];

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 
 /** Pagination limits of the list endpoints (docs/contract.md, section 4). */
-export const PER_PAGE_DEFAULT = 20;
+const PER_PAGE_DEFAULT = 20;
 export const PER_PAGE_MAX = 50;
 /** The largest integer a JSON number carries exactly, so `meta.current_page` can echo it. */
 export const PAGE_MAX = Number.MAX_SAFE_INTEGER;
@@ -40,7 +40,7 @@ function integerParameter({ name, minimum, maximum, default: fallback }: Integer
 const [PER_PAGE_PARAMETER, PAGE_PARAMETER] = PAGINATION_PARAMETERS;
 
 /** The query of a list request. Entry order is report order: per_page before page. */
-export const PaginationQuery = v.object({
+const PaginationQuery = v.object({
   per_page: integerParameter(PER_PAGE_PARAMETER),
   page: integerParameter(PAGE_PARAMETER),
 });

@@ -58,7 +58,7 @@ const TRANSIENT_CODES = new Set([
   'ECONNABORTED', 'UND_ERR_SOCKET',
 ]);
 
-export function isTransientStoreError(error: unknown): boolean {
+function isTransientStoreError(error: unknown): boolean {
   // Walk the cause chain, which may loop, a bounded number of steps.
   const seen = new Set<unknown>();
   for (let current = error; typeof current === 'object' && current !== null && !seen.has(current) && seen.size < 10; ) {

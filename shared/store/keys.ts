@@ -76,7 +76,7 @@ export const memberUserIdOf = (key: Key): number => Number(key.sk);
 export const membershipEntry = (teamId: number, generation: string) => `${teamId}#${generation}`;
 
 /** Dense ordinals, zero-padded so that string order is numeric order. */
-export const ORDINAL_DIGITS = 10;
+const ORDINAL_DIGITS = 10;
 export const ordinalKey = (ordinal: number) => String(ordinal).padStart(ORDINAL_DIGITS, '0');
 
 /**

@@ -20,8 +20,8 @@ import type { TeamHead } from './team-reader.ts';
  * Both maps are bounded (least recently used first out): CAPACITY pairs of a 64-character hash
  * and a segment are well under a megabyte.
  */
-export const FRESH_MS = 5 * 60_000;
-export const CAPACITY = 4_096;
+const FRESH_MS = 5 * 60_000;
+const CAPACITY = 4_096;
 
 export class RecentAccess {
   private readonly passes = new Map<string, number>();

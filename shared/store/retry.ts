@@ -13,7 +13,7 @@ import pRetry from 'p-retry';
  * and answers 503 with Retry-After, so a client is not held while DynamoDB sheds load; a command
  * persists for 10 retries (about 7 to 14 s) before it reports the failure.
  */
-export const RETRY_BUDGET = { request: 4, command: 10 } as const;
+const RETRY_BUDGET = { request: 4, command: 10 } as const;
 export type RetryBudget = keyof typeof RETRY_BUDGET;
 
 const BACKOFF = { factor: 2, minTimeout: 25, maxTimeout: 1_000, randomize: true } as const;

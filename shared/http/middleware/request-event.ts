@@ -18,7 +18,7 @@ export function requestEvent(): MiddlewareObj[] {
   return [checkEvent(), httpHeaderNormalizer() as MiddlewareObj];
 }
 
-export class NotAnEventError extends Error {
+class NotAnEventError extends Error {
   override readonly name = 'NotAnEventError';
 }
 
