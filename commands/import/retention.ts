@@ -1,4 +1,4 @@
-import { DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
   LEDGER_PARTITION, memberPartition, membershipEntry, memberUserIdOf, pendingRange, resourcePartition, retiredUntil, type Key,
@@ -75,34 +75,24 @@ async function sweepGeneration(doc: DynamoDBDocumentClient, tableName: string, t
 
 async function ledger(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }): Promise<LedgerEntry[]> {
   const entries: LedgerEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': LEDGER_PARTITION, ':from': range.from, ':to': range.to },
-      ConsistentRead: true,
-      ExclusiveStartKey: startKey,
-    }));
-    entries.push(...((page.Items ?? []) as LedgerEntry[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const pages = paginateQuery({ client: doc }, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': LEDGER_PARTITION, ':from': range.from, ':to': range.to },
+    ConsistentRead: true,
+  });
+  for await (const page of pages) entries.push(...((page.Items ?? []) as LedgerEntry[]));
   return entries;
 }
 
 /** The keys of a partition, a page at a time (a generation's partitions are read only to be deleted). */
 async function* partitionPages(doc: DynamoDBDocumentClient, tableName: string, pk: string): AsyncGenerator<Key[]> {
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-      ExclusiveStartKey: startKey,
-    }));
-    yield (page.Items ?? []) as Key[];
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const pages = paginateQuery({ client: doc }, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  for await (const page of pages) yield (page.Items ?? []) as Key[];
 }

@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
 
 /**
@@ -12,19 +12,14 @@ import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shar
 export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<string[]> {
   const { pk, skPrefix } = userTokensQuery(userId);
   const hashes: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-      ExclusiveStartKey: startKey,
-    }));
-    for (const item of page.Items ?? []) hashes.push(userTokenHashOf(item as Key));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const pages = paginateQuery({ client: doc }, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  for await (const page of pages) for (const item of page.Items ?? []) hashes.push(userTokenHashOf(item as Key));
   return hashes;
 }
 
