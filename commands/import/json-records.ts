@@ -56,6 +56,8 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
   const walker = new TokenWalker(visitor, problems);
   let bytes = 0;
   let blank = true;
+  /** The end of the chunk before, where a character the decoder still holds began. */
+  let previous = Buffer.alloc(0);
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -63,11 +65,12 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
       try {
         text = decoder.decode(chunk, { stream: true });
       } catch {
-        problems.add(say.notUtf8(bytes));
+        problems.add(say.notUtf8(invalidUtf8Offset(previous, chunk, bytes)));
         return { readable: false, sha256: '', bytes };
       }
       hash.update(chunk);
       bytes += chunk.length;
+      previous = chunk.subarray(-3);
       if (blank && /\S/.test(text)) blank = false;
       let tokens;
       try {
@@ -91,7 +94,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
       }
     } catch (error) {
       if (error instanceof NotAnObject) throw error;
-      if (error instanceof TypeError) problems.add(say.notUtf8(bytes));
+      if (error instanceof TypeError) problems.add(say.notUtf8(bytes - unfinishedCharacterLength(previous)));
       else problems.add(blank ? say.empty : await syntaxError(path));
       return { readable: false, sha256: '', bytes };
     }
@@ -300,4 +303,44 @@ class TokenWalker {
         return;
     }
   }
+}
+
+const isContinuationByte = (byte: number) => (byte & 0xc0) === 0x80;
+
+/**
+ * Where the first invalid UTF-8 sequence is: the offset in the file of the byte at which the
+ * strict decoder gives up, so that a bad byte deep in a large file is found where it is. `chunk`
+ * starts at file offset `start`; `before` is the end of the chunk before it, which may hold the
+ * start of a character (at most 3 bytes: the decoder keeps no more). Decoding from the first
+ * byte of `before` that starts a character, the prefixes that decode grow until the bad byte:
+ * a binary search finds the longest.
+ */
+function invalidUtf8Offset(before: Buffer, chunk: Buffer, start: number): number {
+  let from = 0;
+  while (from < before.length && isContinuationByte(before[from]!)) from++;
+  const bytes = Buffer.concat([before.subarray(from), chunk]);
+  const decodes = (length: number) => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let low = 0; // decodes
+  let high = bytes.length; // does not
+  while (high - low > 1) {
+    const middle = (low + high) >>> 1;
+    if (decodes(middle)) low = middle;
+    else high = middle;
+  }
+  return start - (before.length - from) + low;
+}
+
+/** The bytes at the end of the file that begin a character but do not finish it. */
+function unfinishedCharacterLength(end: Buffer): number {
+  for (let back = 1; back <= end.length; back++) {
+    if (!isContinuationByte(end[end.length - back]!)) return back;
+  }
+  return end.length;
 }

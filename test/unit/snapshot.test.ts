@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../commands/import/snapshot.ts';
 import type { SnapshotTeam, ValidSnapshot } from '../../commands/import/validation.ts';
-import { validateDocument } from '../support/validate.ts';
+import { writeFile } from 'node:fs/promises';
+import { validateSnapshotFile } from '../../commands/import/validation.ts';
+import { snapshotFile, validateDocument } from '../support/validate.ts';
 import { hashToken } from '../../shared/auth/token.ts';
 import { checkRecord } from '../../commands/import/snapshot.ts';
 import { daemons, environment, server, team, token, user } from '../support/snapshots.ts';
@@ -195,6 +197,45 @@ describe('pass 1: valid snapshots', () => {
 
   it.each(['finances:read', 'daemons:read', 'projects:read', '*'])('accepts the ability %s', async (ability) => {
     expect(await isValid({ users: [user(10, [])], tokens: [token(10, 'secret-token', [ability])] })).toBe(true);
+  });
+});
+
+describe('pass 1: a file that is not UTF-8', () => {
+  /**
+   * `{"teams":[` and spaces, so that `bad` starts at file offset `at`, then a valid record. The
+   * file is read in 64 KiB chunks: the offsets below fall in the first chunk, deep in the file,
+   * and across a chunk's boundary.
+   */
+  async function fileWith(bad: Buffer, at: number, after = Buffer.from('')): Promise<string> {
+    const head = Buffer.from('{"teams":[');
+    const path = await snapshotFile('');
+    await writeFile(path, Buffer.concat([head, Buffer.alloc(at - head.length, 0x20), bad, after, Buffer.from(' {"id":1,"slug":"acme","name":"Acme"}]}')]));
+    return path;
+  }
+  const problemsOf = async (path: string) => {
+    const result = await validateSnapshotFile(path);
+    return result.ok ? [] : result.problems;
+  };
+  const notUtf8 = (offset: number) => [`the file is not UTF-8 text: an invalid byte sequence near byte ${offset}`];
+
+  it.each([50_020, 200_000, 1_000_003])('names the offset of an invalid byte at %i, not where its chunk starts', async (at) => {
+    expect(await problemsOf(await fileWith(Buffer.from([0xff]), at))).toEqual(notUtf8(at));
+  });
+
+  it('finds a bad byte after a character split across two chunks, and does not flag the character', async () => {
+    // "€" is E2 82 AC: its first byte ends the first 64 KiB chunk.
+    expect(await problemsOf(await fileWith(Buffer.from('€', 'utf8'), 65_535, Buffer.concat([Buffer.alloc(100, 0x20), Buffer.from([0xc0])])))).toEqual(notUtf8(65_535 + 3 + 100));
+  });
+
+  it('names the byte that breaks a character begun at the end of a chunk', async () => {
+    expect(await problemsOf(await fileWith(Buffer.from([0xe2, 0x41]), 65_535))).toEqual(notUtf8(65_536));
+  });
+
+  it('names where an unfinished character at the end of the file begins', async () => {
+    const path = await snapshotFile('');
+    const text = Buffer.from(`{"teams":[]}${' '.repeat(70_000)}`);
+    await writeFile(path, Buffer.concat([text, Buffer.from([0xe2, 0x82])]));
+    expect(await problemsOf(path)).toEqual(notUtf8(text.length));
   });
 });
 
