@@ -176,12 +176,13 @@ class SnapshotIndex implements RecordVisitor {
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
-    if (!checked.ok) {
-      for (const problem of checked.problems) this.problems.add(`${where}: ${problem}`);
+    if (!checked.ok || keyProblems.length > 0) {
+      // Key problems are reported already. Either way the record is not used, but its id is
+      // known: references to it are not reported as unresolved on top of its own problem.
+      if (!checked.ok) for (const problem of checked.problems) this.problems.add(`${where}: ${problem}`);
       if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as keyof typeof this.malformed].add(fields.id);
       return;
     }
-    if (keyProblems.length > 0) return; // reported already; the record is not used
     switch (collection) {
       case 'teams': return this.team(index, where, checked.record as RecordOf<'teams'>);
       case 'users': return this.user(index, where, checked.record as RecordOf<'users'>);

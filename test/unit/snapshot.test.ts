@@ -533,4 +533,19 @@ describe('reporting every problem in one pass', async () => {
     });
     expect(result).toEqual({ ok: false, count: 1, problems: ['teams[0] (id 1): slug must not be all digits (an all-digit segment is a team id)'] });
   });
+
+  it('does not report a reference to a record with an unknown key as unresolved either', async () => {
+    const result = await validateDocument({
+      teams: [{ id: 1, slug: 'acme', name: 'Acme', x: {} }],
+      users: [{ id: 10, name: 'Ada', teams: [1], tema: 1 }],
+      environments: [{ id: 5, team_id: 1, name: 'production' }],
+      servers: [{ id: 7, team_id: 1, name: 'web-1', monthly_cost: '1', currency: 'EUR' }],
+      tokens: [{ user_id: 10, token: 'secret-token', abilities: ['*'] }],
+    });
+    expect(result.ok).toBe(false);
+    expect(result.ok ? [] : result.problems).toEqual([
+      expect.stringMatching(/^teams\[0\] \(id 1\): unknown field "x"/),
+      expect.stringMatching(/^users\[0\] \(id 10\): unknown field "tema"/),
+    ]);
+  });
 });
