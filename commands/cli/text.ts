@@ -6,9 +6,11 @@
 
 /**
  * C0 controls, DEL and C1 controls; the invisible characters that reorder or split a line
- * (bidirectional overrides and isolates, line and paragraph separators); lone surrogates.
+ * (bidirectional marks, overrides and isolates, line and paragraph separators); the other
+ * invisible format characters (soft hyphen, zero-width spaces and joiners, word joiner,
+ * byte-order mark), which would make two different names look the same; lone surrogates.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]|[\ud800-\udfff]/gu;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udfff]/gu;
 
 /**
  * The text with every unsafe character written as an escape: `\x1b` below U+0080, `\u009b`

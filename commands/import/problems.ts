@@ -5,6 +5,8 @@
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */
 
+import { escapeText } from '../cli/text.ts';
+
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
 
@@ -41,13 +43,13 @@ export class Problems {
 }
 
 /**
- * Quotes text from the snapshot for a message: JSON string syntax, with C1 controls, bidi and
- * other invisible format characters escaped too (JSON.stringify leaves those), at most 60
- * characters.
+ * Quotes text from the snapshot for a message, in double quotes, at most 60 characters, escaped
+ * as everything a command prints from data is (commands/cli/text.ts: `\x1b`, `\u009b`); a
+ * quote inside is written `\"`.
  */
 function quote(text: string): string {
   const shown = [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
-  return JSON.stringify(shown).replace(/[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `"${escapeText(shown).replaceAll('"', '\\"')}"`;
 }
 
 /** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */

@@ -239,7 +239,7 @@ describe('case 8: a short, safe report of what is wrong', () => {
 
   it('escapes what it echoes of the data', async () => {
     const result = await importFile({ teams: [{ id: 1, slug: 'acme', name: 'Acme', '\u001b[31mred': 1 }] });
-    expect(result.stderr).toContain('unknown field "\\u001b[31mred"');
+    expect(result.stderr).toContain('unknown field "\\x1b[31mred"');
     expect(result.stderr).not.toContain('\u001b');
   });
 });

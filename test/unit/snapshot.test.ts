@@ -249,6 +249,10 @@ describe('pass 1: invalid snapshots', () => {
     expect(await problems(document)).toEqual(['the snapshot must be a JSON object']);
   });
 
+  it('quotes a key it echoes escaped as every command escapes data: controls as \\x1b, invisible characters as \\u200b, quotes as \\"', async () => {
+    expect(await problems({ ['te\u001b[2J\u200bams"']: [] })).toEqual(['unknown collection "te\\x1b[2J\\u200bams\\"" (did you mean "teams"?)']);
+  });
+
   it('rejects a collection that is not an array', async () => {
     expect(await problems({ teams: { id: 1 } })).toEqual(['teams: must be an array']);
   });
