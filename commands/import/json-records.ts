@@ -57,7 +57,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
   let bytes = 0;
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
-  let previous = Buffer.alloc(0);
+  let previous: Buffer = Buffer.alloc(0);
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
