@@ -29,7 +29,7 @@ export const API_CALL_BOUND_MS = API_CLIENT_LIMITS.maxAttempts * (API_CLIENT_LIM
 
 /**
  * The plain DynamoDB client. The API functions use it as it is (their reader decodes the few
- * attributes it reads, so they bundle no document client); the tools wrap it (client.ts).
+ * attributes it reads, so they bundle no document client); the tools wrap it (commands/cli/table.ts).
  * Timeouts and retries are set on purpose: the SDK's defaults (no request timeout) would let a
  * hung connection outlive the function.
  */
