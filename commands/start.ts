@@ -3,7 +3,7 @@ import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
 import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
-import { onExit, runCommand } from './cli/run.ts';
+import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 import { idValue, portValue } from './cli/values.ts';
 
@@ -67,6 +67,10 @@ await runCommand(START, async (line) => {
     ? plan.users.find((u) => u.teams.length > 0)
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
 
+  // A DynamoDB Local started here is in memory: stopped part-way, nothing of the import is left. DYNAMODB_ENDPOINT's table stays.
+  if (process.env.DYNAMODB_ENDPOINT?.trim()) {
+    whileInterruptible(() => 'the import into DYNAMODB_ENDPOINT\'s table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it');
+  }
   const local = await prepareLocalData(plan);
   onExit(() => local.stop());
   const { doc, tableName, endpoint, summary } = local;

@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { holdTerminal } from '../cli/run.ts';
 import type { ImportProgress } from './importer.ts';
 
 /**
@@ -41,12 +42,16 @@ export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay 
   let writingStarted = performance.now();
   let bar: cliProgress.SingleBar | undefined;
   let barPhase = '';
+  /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
+  let releaseHold = () => {};
   let lastLine = { phase: '', decile: -1 };
 
   const stopBar = () => {
-    bar?.stop();
+    const shown = bar;
     bar = undefined;
     barPhase = '';
+    releaseHold();
+    shown?.stop();
   };
 
   /** One phase's state: a bar on a terminal, a line per 10% elsewhere. */
@@ -59,6 +64,7 @@ export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay 
         }, cliProgress.Presets.legacy);
         bar.start(Math.max(total, 1), 0, { text });
         barPhase = phase;
+        releaseHold = holdTerminal(stopBar);
       }
       bar!.setTotal(Math.max(total, 1));
       bar!.update(done, { text });
