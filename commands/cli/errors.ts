@@ -58,8 +58,12 @@ function checkHint(place: DatabasePlace): string {
 /** DynamoDB sent nothing at all for NO_RESPONSE_MS: not retried, reported at once. */
 export class NoResponse extends Error {
   override name = 'NoResponse';
+  /** The operator's line, kept apart: the SDK appends its own text to `message` when a body fails. */
+  readonly report: string;
   constructor(place: DatabasePlace) {
-    super(`no response from DynamoDB for ${NO_RESPONSE_MS / 1000} s (${placeText(place)}): ${checkHint(place)}`);
+    const report = `no response from DynamoDB for ${NO_RESPONSE_MS / 1000} s (${placeText(place)}): ${checkHint(place)}`;
+    super(report);
+    this.report = report;
   }
 }
 
@@ -73,7 +77,7 @@ export function tagDatabaseError(error: unknown, place: DatabasePlace): void {
 
 /** The operator's message for an error a DynamoDB call threw, or undefined if it is not one. */
 export function describeDatabaseError(error: unknown): string | undefined {
-  if (error instanceof NoResponse) return error.message;
+  if (error instanceof NoResponse) return error.report;
   const place = (error as { [PLACE]?: DatabasePlace } | undefined)?.[PLACE];
   if (!place) return undefined;
   const { name, message, code } = error as Error & { code?: string };

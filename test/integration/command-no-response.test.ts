@@ -14,7 +14,9 @@ import { snapshot, team, token, user } from '../support/snapshots.ts';
  * docs/contract.md, section 8: a database that sends no response at all for 10 seconds is reported then,
  * naming the endpoint that was tried (DYNAMODB_ENDPOINT, or the AWS region and table), with a hint
  * to check it; a slow one that answers is waited on. The silent endpoint is a TCP server that
- * accepts connections and never says a word. The cases wait side by side.
+ * accepts connections and never says a word; the stalling one answers every request with a status
+ * line, headers and the first bytes of a body, then nothing; the trickling one sends a whole
+ * answer a byte every 3 s. The cases wait side by side.
  */
 const dir = mkdtempSync(join(tmpdir(), 'command-no-response-'));
 const snapshotFile = join(dir, 'small.json');
@@ -26,6 +28,34 @@ const silentServer = createServer((socket) => {
   socket.on('error', () => {});
   socket.on('close', () => sockets.delete(socket));
 });
+/** Headers for a 1,000-byte body, 5 bytes of it, then silence. */
+const stallingServer = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.on('close', () => sockets.delete(socket));
+  socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{"Ite'));
+});
+/** The whole of an empty answer (`{   }`: no such item), one byte every 3 s: slow, never silent for 10 s. */
+const tricklingServer = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.on('close', () => sockets.delete(socket));
+  socket.once('data', () => {
+    socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 5\r\n\r\n');
+    const bytes = [...'{   }'];
+    const timer = setInterval(() => {
+      if (socket.destroyed) return clearInterval(timer);
+      socket.write(bytes.shift()!);
+      if (bytes.length === 0) clearInterval(timer);
+    }, 3_000);
+  });
+});
+const listen = async (server: ReturnType<typeof createServer>) => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+};
+let stalling: string;
+let trickling: string;
 let silent: string;
 let table: TestTable;
 let slow: FaultProxy;
@@ -33,6 +63,8 @@ let slow: FaultProxy;
 beforeAll(async () => {
   await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', () => resolve()));
   silent = `http://127.0.0.1:${(silentServer.address() as { port: number }).port}`;
+  stalling = await listen(stallingServer);
+  trickling = await listen(tricklingServer);
   table = await freshTable();
   await importDocument(table, snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }));
   slow = await startFaultProxy(table.endpoint);
@@ -41,6 +73,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   silentServer.close();
+  stallingServer.close();
+  tricklingServer.close();
   await slow?.close();
 });
 
@@ -102,6 +136,28 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`);
     expectReportedAtTen(seconds);
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  }, 60_000);
+
+  it.each([
+    ['npm run token -- list', 'commands/token.ts', ['list', '--user', '10']],
+    ['npm run token -- create', 'commands/token.ts', ['create', '--user', '10', '--abilities', '*']],
+    ['npm run import', 'commands/import.ts', [snapshotFile]],
+  ])('%s: a response that starts, then stalls, is reported after 10 s of silence, not retried (exit 1)', async (_, script, args) => {
+    const { code, stdout, stderr, seconds } = await run(script, args, { DYNAMODB_ENDPOINT: stalling }).done;
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    // The operator's line alone: none of the SDK's "Deserialization error ... inspect the hidden field".
+    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${stalling}, table team-resources): ${HINT}\n`);
+    expectReportedAtTen(seconds);
+  }, 60_000);
+
+  it('a response whose body keeps coming, however slowly, is waited on', async () => {
+    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], { DYNAMODB_ENDPOINT: trickling }).done;
+    // The whole answer read (no such user), after more than 10 s in all.
+    expect(stderr).toBe('user 10 does not exist in table team-resources\n');
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(seconds).toBeGreaterThan(11);
   }, 60_000);
 
   it('a slow DynamoDB that answers each request within 10 s is waited on, however long the whole takes', async () => {
