@@ -5,7 +5,7 @@ import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
-import { idValue, portValue } from './cli/values.ts';
+import { endpointSetting, idValue, portValue } from './cli/values.ts';
 
 /**
  * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
@@ -40,6 +40,7 @@ await runCommand(START, async (line) => {
   const userId = user === undefined ? undefined : idValue('--user', user);
   const data = line.option('data');
   const dataFile = data === undefined ? DEMO_SNAPSHOT : await inputFile(data, '--data');
+  endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
   const bundled = line.flag('bundled');
   if (bundled) {
     try {

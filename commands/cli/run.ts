@@ -1,5 +1,5 @@
 import { helpText, parseCommandLine, usageLines, type CommandLine, type CommandSpec } from './args.ts';
-import { describeDatabaseError, EXIT, Failure, UsageError } from './errors.ts';
+import { describeDatabaseError, EXIT, Failure, SettingError, UsageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
 /**
@@ -134,7 +134,7 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   try {
     line = parseCommandLine(spec, process.argv.slice(2));
   } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message));
+    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
     throw error;
   }
   if (!line) {
@@ -144,15 +144,16 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   try {
     await main(line);
   } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message));
+    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
     return exit(EXIT.failed, messageFor(error));
   }
   if (!options.serve) return exit(EXIT.done);
   serving = true;
 }
 
-/** The problem on one line, then how the command is used. */
-function usageMessage(spec: CommandSpec, problem: string): string {
+/** The problem on one line, then how the command is used (not for a setting: the usage does not show them). */
+function usageMessage(spec: CommandSpec, problem: string, error?: unknown): string {
+  if (error instanceof SettingError) return `${spec.name}: ${problem}`;
   return [`${spec.name}: ${problem}`, ...usageLines(spec), `(${spec.name} -- --help for more)`].join('\n');
 }
 

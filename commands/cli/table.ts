@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Readable, Transform } from 'node:stream';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { NO_RESPONSE_MS, NoResponse, tagDatabaseError, type DatabasePlace } from './errors.ts';
+import { endpointSetting } from './values.ts';
 
 /** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
 export const DEFAULT_TABLE = 'team-resources';
@@ -27,7 +28,7 @@ export interface CommandTable {
  */
 export function commandTable(options: { tableName?: string; endpoint?: string; startedHere?: boolean } = {}): CommandTable {
   const tableName = options.tableName ?? (process.env.TABLE_NAME?.trim() || DEFAULT_TABLE);
-  const endpoint = options.endpoint ?? (process.env.DYNAMODB_ENDPOINT?.trim() || undefined);
+  const endpoint = options.endpoint ?? endpointSetting();
   const place: DatabasePlace = {
     tableName,
     endpoint,

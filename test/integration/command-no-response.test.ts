@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,10 +51,22 @@ const tricklingServer = createServer((socket) => {
     }, 3_000);
   });
 });
-const listen = async (server: ReturnType<typeof createServer>) => {
+/** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
+const webServer = createHttpServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    if (request.url === '/json/') {
+      response.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
+    } else {
+      response.writeHead(501, { 'Content-Type': 'text/html' }).end('<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 501</p></body></html>\n');
+    }
+  });
+});
+const listen = async (server: ReturnType<typeof createServer> | ReturnType<typeof createHttpServer>) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 };
+let web: string;
 let stalling: string;
 let trickling: string;
 let silent: string;
@@ -65,6 +78,7 @@ beforeAll(async () => {
   silent = `http://127.0.0.1:${(silentServer.address() as { port: number }).port}`;
   stalling = await listen(stallingServer);
   trickling = await listen(tricklingServer);
+  web = await listen(webServer);
   table = await freshTable();
   await importDocument(table, snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }));
   slow = await startFaultProxy(table.endpoint);
@@ -75,6 +89,8 @@ afterAll(async () => {
   silentServer.close();
   stallingServer.close();
   tricklingServer.close();
+  webServer.closeAllConnections();
+  webServer.close();
   await slow?.close();
 });
 
@@ -168,4 +184,19 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     expect(stdout).toMatch(/active\s+token of 50\s+\*/);
     expect(seconds).toBeGreaterThan(11);
   }, 90_000);
+});
+
+describe.concurrent('an endpoint that answers, but not as DynamoDB does', () => {
+  it.each([
+    ['an HTML page (HTTP 501)', '', 501],
+    ['a JSON error without a DynamoDB error type (HTTP 404)', '/json/', 404],
+  ])('%s: one line naming DYNAMODB_ENDPOINT and saying so, no SDK internals (exit 1)', async (_, path, status) => {
+    const endpoint = `${web}${path}`;
+    for (const [script, args] of [['commands/token.ts', ['list', '--user', '10']], ['commands/import.ts', [snapshotFile]]] as const) {
+      const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`the endpoint did not answer as DynamoDB does (DYNAMODB_ENDPOINT=${endpoint}, table team-resources; HTTP ${status}): ${HINT}\n`);
+    }
+  }, 60_000);
 });

@@ -131,12 +131,21 @@ describe('every command', () => {
     expectNoStackTrace(stderr);
   });
 
-  it('says an unexpected failure in one line, without a stack trace (exit 1)', () => {
-    const { code, stdout, stderr } = run('commands/token.ts', ['list', '--user', '1'], { env: { DYNAMODB_ENDPOINT: 'http://[not-an-endpoint' } });
-    expect(code).toBe(1);
-    expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).not.toMatch(/^\s+at /m);
+  // A malformed setting is a usage error (exit 2), like a malformed option value, said before anything
+  // starts; one line alone, as the usage lines do not show the environment.
+  it.each([
+    ['commands/token.ts', ['list', '--user', '1'], 'npm run token'],
+    ['commands/token.ts', ['create', '--user', '1', '--abilities', '*'], 'npm run token'],
+    ['commands/import.ts', ['events/projects.json'], 'npm run import'],
+    ['commands/start.ts', ['--port', '0'], 'npm start'],
+    ['commands/invoke.ts', ['projects', '--event', 'events/projects.json'], 'npm run invoke'],
+  ])('%s %j: a DYNAMODB_ENDPOINT that is not an http(s) URL is one line, exit 2', (script, args, name) => {
+    for (const endpoint of ['not-a-url', 'http://[not-an-endpoint', 'localhost:8000', 'ftp://127.0.0.1:8000']) {
+      const { code, stdout, stderr } = run(script, args, { from: ROOT, env: { DYNAMODB_ENDPOINT: endpoint } });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`${name}: DYNAMODB_ENDPOINT is not an http(s) URL: "${endpoint}" (e.g. http://127.0.0.1:8000)\n`);
+    }
   });
 });
 
