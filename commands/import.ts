@@ -2,7 +2,7 @@ import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { runCommand, whileInterruptible } from './cli/run.ts';
-import { escapeText, reportLine } from './cli/text.ts';
+import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT: CommandSpec = {
@@ -50,7 +50,7 @@ await runCommand(IMPORT, async ({ positionals }) => {
     if (endpoint) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
-    process.stdout.write(`imported ${summary.teams} teams (${summary.items} projects and daemons), ${summary.users} users and ${summary.tokens} tokens into ${escapeText(tableName)}\n`);
+    process.stdout.write(`imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`);
   } catch (error) {
     progress.stop();
     if (error instanceof ImportRejected) {

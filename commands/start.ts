@@ -4,7 +4,7 @@ import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
-import { escapeText, reportLine } from './cli/text.ts';
+import { counted, escapeText, reportLine } from './cli/text.ts';
 import { endpointSetting, idValue, portValue } from './cli/values.ts';
 
 /**
@@ -85,7 +85,7 @@ await runCommand(START, async (line) => {
     '',
     `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
     ...(bundled ? ['serving the bundles in cdk.out'] : []),
-    `imported ${summary.teams} teams, ${summary.items} projects and daemons, ${summary.users} users`,
+    `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',
   ];
   if (demoUser && secret && team) {

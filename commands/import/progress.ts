@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import { holdTerminal } from '../cli/run.ts';
+import { count } from '../cli/text.ts';
 import type { ImportProgress } from './importer.ts';
 
 /**
@@ -33,7 +34,6 @@ const PHASES: Record<ImportProgress['phase'] | 'validating', string> = {
 };
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-const count = (n: number) => n.toLocaleString('en');
 
 export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay {
   const stream = options.stream ?? process.stderr;

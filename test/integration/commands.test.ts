@@ -159,7 +159,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
   it('npm run import -- mine.json', () => {
     const { code, stdout } = run('commands/import.ts', ['mine.json'], { from: userDir });
     expect(code).toBe(0);
-    expect(stdout).toContain('imported 1 teams (2 projects and daemons)');
+    expect(stdout).toContain('imported 1 team (2 projects and daemons)');
     // From the project root, the same words name no file: a usage error saying where it looked.
     const fromRoot = run('commands/import.ts', ['mine.json'], { from: ROOT });
     expect(fromRoot.code).toBe(2);
@@ -175,7 +175,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
     });
     const imported = viaNpm(['run', '-s', 'import', '--', 'mine.json']);
     expect(imported.status, imported.stderr).toBe(0);
-    expect(imported.stdout).toContain('imported 1 teams (2 projects and daemons)');
+    expect(imported.stdout).toContain('imported 1 team (2 projects and daemons)');
     // And the exit code of a usage error is what npm exits with.
     const usage = viaNpm(['start', '-s', '--', '--port', '99999']);
     expect(usage.status).toBe(2);
@@ -202,7 +202,24 @@ describe('npm run import', () => {
     const file = writeJson('ok.json', snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 12) }));
     const { code, stdout } = run('commands/import.ts', [file]);
     expect(code).toBe(0);
-    expect(stdout).toContain('imported 1 teams (12 projects and daemons), 1 users and 0 tokens');
+    expect(stdout).toContain('imported 1 team (12 projects and daemons), 1 user and 0 tokens');
+  });
+
+  it('says its counts singular or plural as they are, with thousands separated', () => {
+    const one = writeJson('one-of-each.json', snapshot({ teams: [team(81, 'one-of-each')], users: [user(810, [81])], tokens: [token(810, 'one-of-each-secret')], projects: projects(81, 1) }));
+    expect(run('commands/import.ts', [one]).stdout).toBe(`imported 1 team (1 project or daemon), 1 user and 1 token into ${table.tableName}\n`);
+    const many = writeJson('many.json', snapshot({
+      teams: [team(82, 'many-a'), team(83, 'many-b')], users: [user(820, [82]), user(830, [83])],
+      tokens: [token(820, 'many-secret-a'), token(830, 'many-secret-b')], projects: [...projects(82, 1_200), ...projects(83, 34)],
+    }));
+    expect(run('commands/import.ts', [many]).stdout).toBe(`imported 2 teams (1,234 projects and daemons), 2 users and 2 tokens into ${table.tableName}\n`);
+    // 51 problems: 50 listed, then the one more.
+    const invalid = writeJson('fifty-one.json', { teams: Array.from({ length: 51 }, (_, i) => team(i + 1, `${i + 1}`)) });
+    const lines = run('commands/import.ts', [invalid]).stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe(`${invalid} is not a valid snapshot; nothing was imported. 51 problems:`);
+    expect(lines.at(-1)).toBe('  … and 1 more problem');
+    const single = writeJson('one-problem.json', { teams: [team(1, '1')] });
+    expect(run('commands/import.ts', [single]).stderr).toContain('nothing was imported. 1 problem:\n');
   });
 
   it('rejects an invalid snapshot whole: exit 1, a message per problem, nothing written', async () => {
