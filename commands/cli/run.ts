@@ -164,7 +164,8 @@ function messageFor(error: unknown): string {
   if (database) return escapeText(database);
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    return escapeText(`failed: ${error.name === 'Error' ? '' : `${error.name}: `}${error.message}${cause}`);
+    // The message alone: an error's class name (LockHeld, SnapshotChanged) says nothing to an operator.
+    return escapeText(`failed: ${error.message}${cause}`);
   }
   return escapeText(`failed: ${String(error)}`);
 }

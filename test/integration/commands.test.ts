@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { tokenKey } from '../../shared/store/keys.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
+import { startCommand } from '../support/processes.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
@@ -220,6 +221,19 @@ describe('npm run import', () => {
     expect(lines.at(-1)).toBe('  … and 1 more problem');
     const single = writeJson('one-problem.json', { teams: [team(1, '1')] });
     expect(run('commands/import.ts', [single]).stderr).toContain('nothing was imported. 1 problem:\n');
+  });
+
+  it('says why it failed in the operator\'s words, without the error\'s class name (a file changed while validated)', async () => {
+    // About 21 MB: it is still being validated when its modification time changes.
+    const file = writeJson('changing.json', snapshot({ teams: [team(91, 'changing')], users: [user(910, [91])], projects: projects(91, 160_000) }));
+    const command = startCommand(process.execPath, [join(ROOT, 'commands/import.ts'), file], {
+      cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+    });
+    await command.waitFor('validating');
+    utimesSync(file, new Date(), new Date('2001-01-01T00:00:00Z'));
+    expect((await command.exited).code).toBe(1);
+    expect(command.output()).toContain('\nfailed: the snapshot file changed after it was validated (its size or modification time differs); no team was switched: run the import again\n');
+    expect(command.output()).not.toContain('SnapshotChanged');
   });
 
   it('rejects an invalid snapshot whole: exit 1, a message per problem, nothing written', async () => {
