@@ -107,14 +107,15 @@ async function revoke(line: CommandLine) {
 
 async function list(line: CommandLine) {
   const userId = requiredUser(line);
-  const { commandTable, listTokens, userExists } = await load();
+  const { commandTable, listTokens, userExists, TOKEN_STATUSES } = await load();
   const { doc, tableName } = commandTable();
   if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
+  const statusWidth = Math.max(...TOKEN_STATUSES.map((s) => s.length));
   for (const t of tokens) {
     const revoked = t.revokedAt ? `  revoked ${t.revokedAt}` : '';
-    const text = `${t.id}  ${t.status.padEnd(7)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
+    const text = `${t.id}  ${t.status.padEnd(statusWidth)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
     // Names (and anything else) from the table may hold escape sequences: shown, never obeyed.
     process.stdout.write(`${escapeText(text)}\n`);
   }

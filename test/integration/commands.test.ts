@@ -294,7 +294,7 @@ describe('npm run import', () => {
 
 describe('npm run token', () => {
   beforeAll(async () => {
-    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5])], tokens: [token(50, 'seeded-token')] }));
+    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5]), user(52, [5])], tokens: [token(50, 'seeded-token')] }));
   });
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
@@ -341,6 +341,17 @@ describe('npm run token', () => {
     expect(stdout).not.toMatch(RAW_CONTROL);
     expect(stdout).not.toContain('\u202e');
     expect(stdout).toContain('x\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\u202eevil');
+  });
+
+  it('lines its columns up whatever the status, inactive (written by an unfinished import) too', async () => {
+    const names = ['first', 'made-inactive', 'revoked-one'];
+    const secrets = names.map((name) => run('commands/token.ts', ['create', '--user', '52', '--abilities', '*', '--name', name]).stdout.trim());
+    await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
+    expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
+    const lines = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
+    expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
+    // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
+    for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
   });
 
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
