@@ -59,8 +59,12 @@ function requiredUser(line: CommandLine): number {
 async function create(line: CommandLine) {
   // Everything the command line says is checked before the table is touched.
   const userId = requiredUser(line);
-  const abilities = [...new Set((line.option('abilities') ?? '').split(',').map((a) => a.trim()).filter(Boolean))];
-  if (abilities.length === 0) usageError('create needs --abilities <a,b>');
+  const listed = line.option('abilities')?.trim();
+  if (!listed) usageError('create needs --abilities <a,b>');
+  const entries = listed.split(',').map((a) => a.trim());
+  // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
+  if (entries.includes('')) usageError(`--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`);
+  const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
     usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
