@@ -18,7 +18,7 @@ const START: CommandSpec = {
   about: [
     'Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,',
     'serves the API on http://127.0.0.1:<port> and prints a demo token with a curl line to try.',
-    'Ctrl-C, SIGTERM or SIGHUP stops the API and DynamoDB Local.',
+    'Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.',
   ].join('\n'),
   options: {
     port: { type: 'string', value: '<port>', help: 'the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000' },
@@ -94,11 +94,15 @@ await runCommand(START, async (line) => {
       `  ${secret}`,
       '',
       'try:',
-      `  curl -s -H "Authorization: Bearer ${secret}" ${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5`,
+      // Quoted: an unquoted ? is a glob (zsh stops at "no matches found").
+      `  curl -s -H "Authorization: Bearer ${secret}" '${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5'`,
     );
   } else {
     lines.push('no user of the snapshot is in a team, so no demo token was made');
   }
-  lines.push('', 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.', '');
+  // What a stop stops: DynamoDB Local only when this command started it; DYNAMODB_ENDPOINT's is left as it is.
+  lines.push('', local.startedHere
+    ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
+    : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }, { serve: true });

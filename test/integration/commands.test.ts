@@ -450,7 +450,7 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (out.includes('stops the API and DynamoDB Local')) { clearInterval(timer); resolve(); }
+        if (out.includes('Ctrl-C (or SIGTERM, SIGHUP) stops the API')) { clearInterval(timer); resolve(); }
         if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`start exited: ${out}`)); }
       }, 100);
     });
@@ -462,7 +462,9 @@ describe('npm start', () => {
     const { child, output, exited } = await start(['--port', String(port)]);
     const text = output();
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(text)?.[1];
-    const url = /curl -s -H "Authorization: Bearer \S+" (\S+)/.exec(text)?.[1];
+    // The URL quoted, so that a shell (zsh) does not take its ? for a glob.
+    const url = /curl -s -H "Authorization: Bearer \S+" '(\S+)'\n/.exec(text)?.[1];
+    expect(text).toContain('Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.');
     expect(secret).toBeDefined();
     expect(url).toBe(`http://127.0.0.1:${port}/api/acme/projects?per_page=5`);
     const res = await fetch(url!, { headers: { Authorization: `Bearer ${secret}` } });
@@ -479,6 +481,9 @@ describe('npm start', () => {
     const tableName = `start-${port}`;
     const { child, output, exited } = await start(['--port', String(port), '--data', file], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: tableName });
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(output())?.[1];
+    // It started no DynamoDB Local, and says it stops only what it did start.
+    expect(output()).toContain('Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.');
+    expect(output()).not.toContain('DynamoDB Local');
     const res = await fetch(`http://127.0.0.1:${port}/api/seven/projects`, { headers: { Authorization: `Bearer ${secret}` } });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(3);
     child.kill('SIGTERM');
