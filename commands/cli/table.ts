@@ -121,7 +121,11 @@ function silenceWatched(body: Readable, silent: () => Error): Readable {
     }, NO_RESPONSE_MS);
   }
   arm();
-  watched.once('close', () => clearTimeout(timer));
+  watched.once('close', () => {
+    clearTimeout(timer);
+    // Dropped before its end (the SDK gave up on it): the response goes too, and its socket with it.
+    if (!body.readableEnded) body.destroy();
+  });
   body.once('error', (error) => watched.destroy(error));
   body.pipe(watched);
   return watched;
