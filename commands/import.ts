@@ -1,8 +1,8 @@
 import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
-import { runCommand } from './cli/run.ts';
-import { escapeText, reportLine } from './cli/text.ts';
+import { runCommand, whileInterruptible } from './cli/run.ts';
+import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT: CommandSpec = {
@@ -38,12 +38,19 @@ await runCommand(IMPORT, async ({ positionals }) => {
     progress.stop();
     reportLine(escapeText(line));
   };
+  // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
+  let writing = false;
+  whileInterruptible((signal) => writing
+    ? `import into ${tableName} interrupted (${signal}): every team is whole, as it was or as the snapshot has it; `
+      + 'run the same import again to complete it'
+    : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
   const snapshot = (await readSnapshotFile(file, { report: reportLine, progress })) ?? fail();
+  writing = true;
   try {
     if (endpoint) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
-    process.stdout.write(`imported ${summary.teams} teams (${summary.items} projects and daemons), ${summary.users} users and ${summary.tokens} tokens into ${escapeText(tableName)}\n`);
+    process.stdout.write(`imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`);
   } catch (error) {
     progress.stop();
     if (error instanceof ImportRejected) {

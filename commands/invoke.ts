@@ -8,6 +8,7 @@ import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
+import { endpointSetting } from './cli/values.ts';
 
 /**
  * npm run invoke -- projects --event events/projects.json: runs one function with one event
@@ -42,6 +43,7 @@ await runCommand(INVOKE, async (line) => {
   const eventOption = line.option('event') ?? usageError('--event <event.json> is required');
   const eventFile = await inputFile(eventOption, '--event');
   const dataOption = line.option('data');
+  endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
   if (dataOption !== undefined && process.env.DYNAMODB_ENDPOINT?.trim()) usageError('--data imports into a DynamoDB Local of its own; it does not apply with DYNAMODB_ENDPOINT');
   const dataFile = dataOption === undefined ? DEMO_SNAPSHOT : await inputFile(dataOption, '--data');
   let event: unknown;

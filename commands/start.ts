@@ -3,9 +3,9 @@ import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
 import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
-import { onExit, runCommand } from './cli/run.ts';
-import { escapeText, reportLine } from './cli/text.ts';
-import { idValue, portValue } from './cli/values.ts';
+import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
+import { counted, escapeText, reportLine } from './cli/text.ts';
+import { endpointSetting, idValue, portValue } from './cli/values.ts';
 
 /**
  * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
@@ -18,7 +18,7 @@ const START: CommandSpec = {
   about: [
     'Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,',
     'serves the API on http://127.0.0.1:<port> and prints a demo token with a curl line to try.',
-    'Ctrl-C, SIGTERM or SIGHUP stops the API and DynamoDB Local.',
+    'Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.',
   ].join('\n'),
   options: {
     port: { type: 'string', value: '<port>', help: 'the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000' },
@@ -40,6 +40,7 @@ await runCommand(START, async (line) => {
   const userId = user === undefined ? undefined : idValue('--user', user);
   const data = line.option('data');
   const dataFile = data === undefined ? DEMO_SNAPSHOT : await inputFile(data, '--data');
+  endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
   const bundled = line.flag('bundled');
   if (bundled) {
     try {
@@ -67,6 +68,10 @@ await runCommand(START, async (line) => {
     ? plan.users.find((u) => u.teams.length > 0)
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
 
+  // A DynamoDB Local started here is in memory: stopped part-way, nothing of the import is left. DYNAMODB_ENDPOINT's table stays.
+  if (process.env.DYNAMODB_ENDPOINT?.trim()) {
+    whileInterruptible(() => 'the import into DYNAMODB_ENDPOINT\'s table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it');
+  }
   const local = await prepareLocalData(plan);
   onExit(() => local.stop());
   const { doc, tableName, endpoint, summary } = local;
@@ -80,7 +85,7 @@ await runCommand(START, async (line) => {
     '',
     `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
     ...(bundled ? ['serving the bundles in cdk.out'] : []),
-    `imported ${summary.teams} teams, ${summary.items} projects and daemons, ${summary.users} users`,
+    `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',
   ];
   if (demoUser && secret && team) {
@@ -89,11 +94,15 @@ await runCommand(START, async (line) => {
       `  ${secret}`,
       '',
       'try:',
-      `  curl -s -H "Authorization: Bearer ${secret}" ${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5`,
+      // Quoted: an unquoted ? is a glob (zsh stops at "no matches found").
+      `  curl -s -H "Authorization: Bearer ${secret}" '${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5'`,
     );
   } else {
     lines.push('no user of the snapshot is in a team, so no demo token was made');
   }
-  lines.push('', 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.', '');
+  // What a stop stops: DynamoDB Local only when this command started it; DYNAMODB_ENDPOINT's is left as it is.
+  lines.push('', local.startedHere
+    ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
+    : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }, { serve: true });

@@ -59,8 +59,12 @@ function requiredUser(line: CommandLine): number {
 async function create(line: CommandLine) {
   // Everything the command line says is checked before the table is touched.
   const userId = requiredUser(line);
-  const abilities = [...new Set((line.option('abilities') ?? '').split(',').map((a) => a.trim()).filter(Boolean))];
-  if (abilities.length === 0) usageError('create needs --abilities <a,b>');
+  const listed = line.option('abilities')?.trim();
+  if (!listed) usageError('create needs --abilities <a,b>');
+  const entries = listed.split(',').map((a) => a.trim());
+  // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
+  if (entries.includes('')) usageError(`--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`);
+  const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
     usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
@@ -107,14 +111,15 @@ async function revoke(line: CommandLine) {
 
 async function list(line: CommandLine) {
   const userId = requiredUser(line);
-  const { commandTable, listTokens, userExists } = await load();
+  const { commandTable, listTokens, userExists, TOKEN_STATUSES } = await load();
   const { doc, tableName } = commandTable();
   if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
+  const statusWidth = Math.max(...TOKEN_STATUSES.map((s) => s.length));
   for (const t of tokens) {
     const revoked = t.revokedAt ? `  revoked ${t.revokedAt}` : '';
-    const text = `${t.id}  ${t.status.padEnd(7)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
+    const text = `${t.id}  ${t.status.padEnd(statusWidth)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
     // Names (and anything else) from the table may hold escape sequences: shown, never obeyed.
     process.stdout.write(`${escapeText(text)}\n`);
   }

@@ -11,6 +11,14 @@ export class UsageError extends Error {
 }
 
 /**
+ * A setting in the environment is malformed (DYNAMODB_ENDPOINT that is no URL): exit 2, like a
+ * malformed option value, but one line alone, since the usage lines say nothing of the environment.
+ */
+export class SettingError extends UsageError {
+  override name = 'SettingError';
+}
+
+/**
  * The command could not do its work. Exit 1. The message is for the operator and says why;
  * an empty message means the reason was printed already (a snapshot's list of problems).
  */
@@ -58,8 +66,12 @@ function checkHint(place: DatabasePlace): string {
 /** DynamoDB sent nothing at all for NO_RESPONSE_MS: not retried, reported at once. */
 export class NoResponse extends Error {
   override name = 'NoResponse';
+  /** The operator's line, kept apart: the SDK appends its own text to `message` when a body fails. */
+  readonly report: string;
   constructor(place: DatabasePlace) {
-    super(`no response from DynamoDB for ${NO_RESPONSE_MS / 1000} s (${placeText(place)}): ${checkHint(place)}`);
+    const report = `no response from DynamoDB for ${NO_RESPONSE_MS / 1000} s (${placeText(place)}): ${checkHint(place)}`;
+    super(report);
+    this.report = report;
   }
 }
 
@@ -73,7 +85,7 @@ export function tagDatabaseError(error: unknown, place: DatabasePlace): void {
 
 /** The operator's message for an error a DynamoDB call threw, or undefined if it is not one. */
 export function describeDatabaseError(error: unknown): string | undefined {
-  if (error instanceof NoResponse) return error.message;
+  if (error instanceof NoResponse) return error.report;
   const place = (error as { [PLACE]?: DatabasePlace } | undefined)?.[PLACE];
   if (!place) return undefined;
   const { name, message, code } = error as Error & { code?: string };
@@ -81,9 +93,22 @@ export function describeDatabaseError(error: unknown): string | undefined {
   if (!place.endpoint && !place.region) return `no AWS region is set: set AWS_REGION (or DYNAMODB_ENDPOINT for a local endpoint)`;
   if (code && UNREACHABLE.has(code)) return `cannot reach DynamoDB (${where}): ${code}: ${checkHint(place)}`;
   if (name === 'TimeoutError') return `cannot reach DynamoDB (${where}): ${message}: ${checkHint(place)}`;
+  const answered = (error as { $response?: unknown }).$response !== undefined;
+  if (answered && (name === 'SyntaxError' || DESERIALIZATION.test(message) || name === 'Unknown' || message === 'UnknownError')) {
+    // An HTTP answer that is not DynamoDB's JSON (a web server's page, a JSON error without a type).
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    return `the endpoint did not answer as DynamoDB does (${where}${status ? `; HTTP ${status}` : ''}): ${checkHint(place)}`;
+  }
   if (name === 'ResourceNotFoundException') return `the table does not exist (${where}): check TABLE_NAME`;
   if (name === 'CredentialsProviderError' || /credential/i.test(message) && !place.endpoint) {
     return `no usable AWS credentials (${where}): ${message} (configure the AWS default credential chain, or set DYNAMODB_ENDPOINT for a local endpoint)`;
   }
-  return `DynamoDB failed (${where}): ${name}: ${message}`;
+  return `DynamoDB failed (${where}): ${name}: ${withoutSdkNote(message)}`;
+}
+
+/** What the SDK appends to an error whose response it could not read: of no use to an operator. */
+const DESERIALIZATION = /\s*Deserialization error: to see the raw response, inspect the hidden field[\s\S]*$/;
+
+export function withoutSdkNote(message: string): string {
+  return message.replace(DESERIALIZATION, '');
 }

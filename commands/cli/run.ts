@@ -1,5 +1,5 @@
 import { helpText, parseCommandLine, usageLines, type CommandLine, type CommandSpec } from './args.ts';
-import { describeDatabaseError, EXIT, Failure, UsageError } from './errors.ts';
+import { describeDatabaseError, EXIT, Failure, SettingError, UsageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
 /**
@@ -12,15 +12,85 @@ import { escapeText } from './text.ts';
 export interface RunOptions {
   /**
    * The command keeps running after `main` returns (npm start), and stops everything it started
-   * on SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone.
+   * on SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone: exit 0 once serving,
+   * the signal's own status (130, 143, 129) when it came before `main` returned.
    */
   serve?: boolean;
   // Other commands keep Node's default: a signal ends them at once, and DynamoDB Local's keeper
-  // (commands/local/java-keeper.ts) stops Java when it sees the command gone.
+  // (commands/local/java-keeper.ts) stops Java when it sees the command gone; while work is under
+  // way that a signal should explain (an import), whileInterruptible says what it leaves first.
 }
 
 const cleanups: (() => unknown)[] = [];
 let exiting = false;
+/** npm start: main has returned, the API is serving. Until then a signal is an interruption (exit 128 + signal). */
+let serving = false;
+/** The command is npm start (RunOptions.serve): runCommand handles the stop signals itself. */
+let serveMode = false;
+/** What the command says of the state it leaves, should a signal stop it now (see whileInterruptible). */
+let interruptNote: ((signal: StopSignal) => string) | undefined;
+/** What undoes a display's hold on the terminal (a progress bar hides the cursor and line wrapping). */
+const terminalHolds = new Set<() => void>();
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+/** The conventional exit status of a process a signal ended is 128 + the signal's number. */
+const SIGNAL_NUMBER: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
+/**
+ * Registers what gives the terminal back (shows the cursor, wraps lines again) while a display
+ * holds it; every way the command ends calls it before its last message. Returns the unregister.
+ */
+export function holdTerminal(release: () => void): () => void {
+  terminalHolds.add(release);
+  return () => void terminalHolds.delete(release);
+}
+
+function releaseTerminal(): void {
+  for (const release of [...terminalHolds]) {
+    try {
+      release();
+    } catch {
+      // The terminal may be gone (SIGHUP); nothing more to give back.
+    }
+  }
+  terminalHolds.clear();
+}
+
+/**
+ * Until the returned function is called, SIGINT, SIGTERM and SIGHUP end the command with the
+ * terminal given back, one line on stderr (`note`: what was interrupted and the state it leaves),
+ * and the signal's own status (the signal re-raised: 130, 143, 129 in a shell). Without it a
+ * signal ends a command at once, as Node does by default. In npm start (serve), the note is added
+ * to what it says when a signal stops it before the API is ready.
+ */
+export function whileInterruptible(note: (signal: StopSignal) => string): () => void {
+  interruptNote = note;
+  const handlers = serveMode
+    ? []
+    : STOP_SIGNALS.map((signal) => {
+      const handler = () => {
+        releaseTerminal();
+        process.stderr.write(`${escapeText(note(signal))}\n`);
+        endBy(signal);
+      };
+      process.on(signal, handler);
+      return [signal, handler] as const;
+    });
+  return () => {
+    if (interruptNote === note) interruptNote = undefined;
+    for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+  };
+}
+
+/** Ends the process by `signal` itself (its default action, so the parent sees the signal), or with 128 + its number. */
+function endBy(signal: StopSignal): never {
+  for (const s of STOP_SIGNALS) process.removeAllListeners(s);
+  process.kill(process.pid, signal);
+  // The default action ends the process before this runs; should it be ignored here, the same status.
+  process.exit(128 + SIGNAL_NUMBER[signal]);
+}
+
 /** Cleanups get this long, then the command exits anyway (DynamoDB Local's keeper still stops Java). */
 const CLEANUP_LIMIT_MS = 15_000;
 
@@ -40,8 +110,9 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   });
 
   if (options.serve) {
+    serveMode = true;
     let firstSignalAt = 0;
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    for (const signal of STOP_SIGNALS) {
       process.on(signal, () => {
         // A Ctrl-C reaches node twice at once (from the terminal, and forwarded by npm): one stop.
         // A second Ctrl-C later, while stopping, stops at once (DynamoDB Local's keeper sees node go).
@@ -50,7 +121,10 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
           return;
         }
         firstSignalAt = performance.now();
-        void exit(EXIT.done, `${signal}: stopping`);
+        if (serving) return void exit(EXIT.done, `${signal}: stopping`);
+        // Still starting (DynamoDB Local, the import): the API never served, so this is no success.
+        const note = interruptNote ? `; ${interruptNote(signal)}` : '';
+        void exit(128 + SIGNAL_NUMBER[signal], escapeText(`${signal}: stopped before the API was ready${note}`), signal);
       });
     }
     watchLauncher(() => void exit(EXIT.done, 'the process that started this one is gone: stopping'));
@@ -60,7 +134,7 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   try {
     line = parseCommandLine(spec, process.argv.slice(2));
   } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message));
+    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
     throw error;
   }
   if (!line) {
@@ -70,14 +144,16 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
   try {
     await main(line);
   } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message));
+    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
     return exit(EXIT.failed, messageFor(error));
   }
   if (!options.serve) return exit(EXIT.done);
+  serving = true;
 }
 
-/** The problem on one line, then how the command is used. */
-function usageMessage(spec: CommandSpec, problem: string): string {
+/** The problem on one line, then how the command is used (not for a setting: the usage does not show them). */
+function usageMessage(spec: CommandSpec, problem: string, error?: unknown): string {
+  if (error instanceof SettingError) return `${spec.name}: ${problem}`;
   return [`${spec.name}: ${problem}`, ...usageLines(spec), `(${spec.name} -- --help for more)`].join('\n');
 }
 
@@ -88,15 +164,20 @@ function messageFor(error: unknown): string {
   if (database) return escapeText(database);
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    return escapeText(`failed: ${error.name === 'Error' ? '' : `${error.name}: `}${error.message}${cause}`);
+    // The message alone: an error's class name (LockHeld, SnapshotChanged) says nothing to an operator.
+    return escapeText(`failed: ${error.message}${cause}`);
   }
   return escapeText(`failed: ${String(error)}`);
 }
 
-/** Says why (if there is something to say), runs the cleanups, and exits with `code`. Once. */
-async function exit(code: number, message?: string): Promise<void> {
+/**
+ * Gives the terminal back, says why (if there is something to say), runs the cleanups, and exits
+ * with `code`, or by `signal` when one stopped the command. Once.
+ */
+async function exit(code: number, message?: string, signal?: StopSignal): Promise<void> {
   if (exiting) return;
   exiting = true;
+  releaseTerminal();
   if (message) process.stderr.write(`${message}\n`);
   const limit = setTimeout(() => process.exit(code), CLEANUP_LIMIT_MS);
   for (const cleanup of cleanups.reverse()) {
@@ -109,6 +190,7 @@ async function exit(code: number, message?: string): Promise<void> {
   clearTimeout(limit);
   // Output to a pipe may still be queued (not on Linux, but on macOS): let it drain first.
   await Promise.race([new Promise((resolve) => process.stdout.write('', resolve)), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+  if (signal) endBy(signal);
   process.exit(code);
 }
 

@@ -1,7 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Readable, Transform } from 'node:stream';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { NO_RESPONSE_MS, NoResponse, tagDatabaseError, type DatabasePlace } from './errors.ts';
+import { endpointSetting } from './values.ts';
 
 /** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
 export const DEFAULT_TABLE = 'team-resources';
@@ -20,13 +22,13 @@ export interface CommandTable {
  * DYNAMODB_ENDPOINT or in AWS through the default credential chain.
  *
  * The client waits as long as DynamoDB keeps answering (8 attempts for throttling and failed
- * calls), but a request that gets no response at all for 10 s ends the command with NoResponse,
- * naming the endpoint, instead of being retried for minutes. Every other error it throws is
+ * calls), but a request that gets nothing for 10 s, before its response or in the middle of it,
+ * ends the command with NoResponse, naming the endpoint, instead of being retried for minutes. Every other error it throws is
  * tagged with the place, so the command's message names it too.
  */
 export function commandTable(options: { tableName?: string; endpoint?: string; startedHere?: boolean } = {}): CommandTable {
   const tableName = options.tableName ?? (process.env.TABLE_NAME?.trim() || DEFAULT_TABLE);
-  const endpoint = options.endpoint ?? (process.env.DYNAMODB_ENDPOINT?.trim() || undefined);
+  const endpoint = options.endpoint ?? endpointSetting();
   const place: DatabasePlace = {
     tableName,
     endpoint,
@@ -67,8 +69,9 @@ function awsEndpointSetting(): string | undefined {
 /**
  * Node's HTTP handler with a watch on each attempt: no response (not even a status line) within
  * NO_RESPONSE_MS aborts it as NoResponse, which the SDK's retry strategy classes as a client
- * error and does not retry. A response that stalls half-way is cut by the socket timeout (and
- * retried, as a network error).
+ * error and does not retry. Once the headers are in, the body is watched the same way: no byte of
+ * it for NO_RESPONSE_MS (an endpoint that starts a response, then stalls) ends it as NoResponse
+ * too. A slow body that keeps coming is waited on; the socket timeout stays only as a backstop.
  */
 class AnswerWatch extends NodeHttpHandler {
   readonly #place: DatabasePlace;
@@ -82,13 +85,48 @@ class AnswerWatch extends NodeHttpHandler {
     const silence = new AbortController();
     const timer = setTimeout(() => silence.abort(), NO_RESPONSE_MS);
     const abortSignal = options.abortSignal ? AbortSignal.any([options.abortSignal as AbortSignal, silence.signal]) : silence.signal;
+    let answer: Awaited<ReturnType<NodeHttpHandler['handle']>>;
     try {
-      return await super.handle(request, { ...options, abortSignal });
+      answer = await super.handle(request, { ...options, abortSignal });
     } catch (error) {
       if (silence.signal.aborted) throw new NoResponse(this.#place);
       throw error;
     } finally {
       clearTimeout(timer);
     }
+    const { body } = answer.response;
+    if (body instanceof Readable) answer.response.body = silenceWatched(body, () => new NoResponse(this.#place));
+    return answer;
   }
+}
+
+/** `body` as it arrives, ended with `silent()`'s error if no byte of it comes for NO_RESPONSE_MS. */
+function silenceWatched(body: Readable, silent: () => Error): Readable {
+  let timer: NodeJS.Timeout | undefined;
+  const watched: Transform = new Transform({
+    transform(chunk, _encoding, done) {
+      arm();
+      done(null, chunk);
+    },
+    flush(done) {
+      clearTimeout(timer);
+      done();
+    },
+  });
+  function arm() {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      body.destroy();
+      watched.destroy(silent());
+    }, NO_RESPONSE_MS);
+  }
+  arm();
+  watched.once('close', () => {
+    clearTimeout(timer);
+    // Dropped before its end (the SDK gave up on it): the response goes too, and its socket with it.
+    if (!body.readableEnded) body.destroy();
+  });
+  body.once('error', (error) => watched.destroy(error));
+  body.pipe(watched);
+  return watched;
 }

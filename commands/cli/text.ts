@@ -23,6 +23,16 @@ export function escapeText(value: unknown): string {
   });
 }
 
+/** A number as every command prints a count: thousands separated (150,000). */
+export function count(n: number): string {
+  return n.toLocaleString('en');
+}
+
+/** A count with its noun, singular or plural as the count says: `1 team`, `150,000 projects`. */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
 /** Writes one line of text from data (or the environment) to stderr, escaped. */
 export function reportLine(line: string): boolean {
   return process.stderr.write(`${escapeText(line)}\n`);

@@ -1,4 +1,4 @@
-import { usageError } from './errors.ts';
+import { SettingError, usageError } from './errors.ts';
 import { NAME_MAX, stringProblem } from '../import/strings.ts';
 import { escapeText } from './text.ts';
 
@@ -23,4 +23,23 @@ export function nameValue(option: string, text: string): string {
   const problem = stringProblem(text, NAME_MAX);
   if (problem) usageError(`${option} ${problem}: "${escapeText(text)}"`);
   return text;
+}
+
+/**
+ * DYNAMODB_ENDPOINT, trimmed, or undefined when unset. Anything but an http(s) URL is a
+ * malformed setting (exit 2), said before anything is started or sent.
+ */
+export function endpointSetting(): string | undefined {
+  const value = process.env.DYNAMODB_ENDPOINT?.trim() || undefined;
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // said below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    throw new SettingError(`DYNAMODB_ENDPOINT is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`);
+  }
+  return value;
 }

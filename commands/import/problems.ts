@@ -1,3 +1,4 @@
+import { count, counted } from '../cli/text.ts';
 /**
  * The import's words: every problem a snapshot can have, said one way, and the list that keeps
  * at most 50 of them (docs/contract.md, section 7). Data echoed into a message (a key, a slug) is quoted
@@ -38,7 +39,7 @@ export class Problems {
   lines(): string[] {
     const listed = [...this.records, ...this.relations].slice(0, MAX_LISTED_PROBLEMS);
     const more = this.total - listed.length;
-    return more > 0 ? [...listed, `… and ${more} more problem${more === 1 ? '' : 's'}`] : listed;
+    return more > 0 ? [...listed, `… and ${counted(more, 'more problem', 'more problems')}`] : listed;
   }
 }
 
@@ -82,10 +83,10 @@ export const say = {
   teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
   itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
-    `${where}: its ${what} would be ${bytes.toLocaleString('en')} bytes in DynamoDB, more than the ${limit.toLocaleString('en')} an item may hold`,
+    `${where}: its ${what} would be ${count(bytes)} bytes in DynamoDB, more than the ${count(limit)} an item may hold`,
   transactionTooLarge: (where: string, bytes: number, limit: number) =>
-    `${where}: switching it would write ${bytes.toLocaleString('en')} bytes in one transaction, more than DynamoDB's ${limit.toLocaleString('en')}`,
-  tooManyTeams: (where: string, count: number, limit: number) => `${where}: teams lists ${count} teams, more than the ${limit} a user may be in`,
+    `${where}: switching it would write ${count(bytes)} bytes in one transaction, more than DynamoDB's ${count(limit)}`,
+  tooManyTeams: (where: string, teams: number, limit: number) => `${where}: teams lists ${counted(teams, 'team')}, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
   slugTaken: (where: string, slug: string, holder: number) => `${where}: slug ${quote(slug)} is already used by team ${holder}`,
   slugCycle: (teamId: number, slug: string) =>
@@ -93,6 +94,6 @@ export const say = {
   tokenOfAnotherUser: (where: string, owner: number) =>
     `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
   tokenTooLarge: (userId: number, bytes: number, limit: number) =>
-    `user ${userId}: a token of this user would grow to ${bytes.toLocaleString('en')} bytes with this import's memberships, more than DynamoDB's ${limit.toLocaleString('en')}; ` +
+    `user ${userId}: a token of this user would grow to ${count(bytes)} bytes with this import's memberships, more than DynamoDB's ${count(limit)}; ` +
     'replaced generations leave them within 5 minutes: import again then',
 } as const;

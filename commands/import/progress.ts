@@ -1,4 +1,6 @@
 import cliProgress from 'cli-progress';
+import { holdTerminal } from '../cli/run.ts';
+import { count } from '../cli/text.ts';
 import type { ImportProgress } from './importer.ts';
 
 /**
@@ -32,7 +34,6 @@ const PHASES: Record<ImportProgress['phase'] | 'validating', string> = {
 };
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-const count = (n: number) => n.toLocaleString('en');
 
 export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay {
   const stream = options.stream ?? process.stderr;
@@ -41,12 +42,16 @@ export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay 
   let writingStarted = performance.now();
   let bar: cliProgress.SingleBar | undefined;
   let barPhase = '';
+  /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
+  let releaseHold = () => {};
   let lastLine = { phase: '', decile: -1 };
 
   const stopBar = () => {
-    bar?.stop();
+    const shown = bar;
     bar = undefined;
     barPhase = '';
+    releaseHold();
+    shown?.stop();
   };
 
   /** One phase's state: a bar on a terminal, a line per 10% elsewhere. */
@@ -59,6 +64,7 @@ export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay 
         }, cliProgress.Presets.legacy);
         bar.start(Math.max(total, 1), 0, { text });
         barPhase = phase;
+        releaseHold = holdTerminal(stopBar);
       }
       bar!.setTotal(Math.max(total, 1));
       bar!.update(done, { text });

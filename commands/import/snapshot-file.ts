@@ -1,3 +1,4 @@
+import { counted } from '../cli/text.ts';
 import { progressDisplay, type ProgressDisplay } from './progress.ts';
 import { validateSnapshotFile, type ValidSnapshot } from './validation.ts';
 
@@ -29,7 +30,7 @@ export async function readSnapshotFile(path: string, reportOrOptions: ReadOption
   }
   options.progress?.stop();
   if (result.ok) return result.snapshot;
-  report(`${path} is not a valid snapshot; nothing was imported. ${result.count} problem${result.count === 1 ? '' : 's'}:`);
+  report(`${path} is not a valid snapshot; nothing was imported. ${counted(result.count, 'problem')}:`);
   for (const line of result.problems) report(`  ${line}`);
   return undefined;
 }

@@ -1,3 +1,4 @@
+import { count } from '../cli/text.ts';
 /**
  * The snapshot format's rule for strings (docs/contract.md, section 7), in one place for the snapshot's
  * fields and the names given on the command line (`token create --name`): well-formed Unicode
@@ -18,6 +19,6 @@ export function stringProblem(text: string, max: number): string | undefined {
   if (!text.isWellFormed()) return 'is not well-formed Unicode (it has a lone surrogate)';
   if (CONTROL.test(text)) return 'contains a control character';
   if (text.length === 0) return 'must not be empty';
-  if (codePoints(text) > max) return `must be at most ${max.toLocaleString('en')} characters`;
+  if (codePoints(text) > max) return `must be at most ${count(max)} characters`;
   return undefined;
 }

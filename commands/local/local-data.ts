@@ -11,6 +11,8 @@ export interface LocalData {
   tableName: string;
   doc: DynamoDBDocumentClient;
   summary: ImportSummary;
+  /** DynamoDB Local was started here (no DYNAMODB_ENDPOINT), and stop() stops it. */
+  startedHere: boolean;
   /** Stops DynamoDB Local if this process started it. */
   stop(): Promise<void>;
 }
@@ -38,7 +40,7 @@ export async function prepareLocalData(snapshot: ValidSnapshot, log = (line: str
     const progress = progressDisplay();
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
     progress.stop();
-    return { endpoint, tableName, doc, summary, stop };
+    return { endpoint, tableName, doc, summary, stop, startedHere: dynamo !== undefined };
   } catch (error) {
     await stop();
     throw error;

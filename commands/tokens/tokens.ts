@@ -14,6 +14,9 @@ export interface NewToken {
   expiresAt: string | null;
 }
 
+/** What `list` says of a token, in its status column (as wide as the longest). */
+export const TOKEN_STATUSES = ['active', 'inactive', 'expired', 'revoked'] as const;
+
 export interface TokenSummary {
   /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
   id: string;
@@ -23,7 +26,7 @@ export interface TokenSummary {
   expiresAt: string | null;
   revokedAt: string | null;
   /** inactive: written by an import that has not finished (not valid until it does). */
-  status: 'active' | 'inactive' | 'expired' | 'revoked';
+  status: (typeof TOKEN_STATUSES)[number];
 }
 
 export class UnknownUser extends Error {

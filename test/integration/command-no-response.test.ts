@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,9 @@ import { snapshot, team, token, user } from '../support/snapshots.ts';
  * docs/contract.md, section 8: a database that sends no response at all for 10 seconds is reported then,
  * naming the endpoint that was tried (DYNAMODB_ENDPOINT, or the AWS region and table), with a hint
  * to check it; a slow one that answers is waited on. The silent endpoint is a TCP server that
- * accepts connections and never says a word. The cases wait side by side.
+ * accepts connections and never says a word; the stalling one answers every request with a status
+ * line, headers and the first bytes of a body, then nothing; the trickling one sends a whole
+ * answer a byte every 3 s. The cases wait side by side.
  */
 const dir = mkdtempSync(join(tmpdir(), 'command-no-response-'));
 const snapshotFile = join(dir, 'small.json');
@@ -26,6 +29,46 @@ const silentServer = createServer((socket) => {
   socket.on('error', () => {});
   socket.on('close', () => sockets.delete(socket));
 });
+/** Headers for a 1,000-byte body, 5 bytes of it, then silence. */
+const stallingServer = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.on('close', () => sockets.delete(socket));
+  socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{"Ite'));
+});
+/** The whole of an empty answer (`{   }`: no such item), one byte every 3 s: slow, never silent for 10 s. */
+const tricklingServer = createServer((socket) => {
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.on('close', () => sockets.delete(socket));
+  socket.once('data', () => {
+    socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 5\r\n\r\n');
+    const bytes = [...'{   }'];
+    const timer = setInterval(() => {
+      if (socket.destroyed) return clearInterval(timer);
+      socket.write(bytes.shift()!);
+      if (bytes.length === 0) clearInterval(timer);
+    }, 3_000);
+  });
+});
+/** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
+const webServer = createHttpServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    if (request.url === '/json/') {
+      response.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
+    } else {
+      response.writeHead(501, { 'Content-Type': 'text/html' }).end('<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 501</p></body></html>\n');
+    }
+  });
+});
+const listen = async (server: ReturnType<typeof createServer> | ReturnType<typeof createHttpServer>) => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+};
+let web: string;
+let stalling: string;
+let trickling: string;
 let silent: string;
 let table: TestTable;
 let slow: FaultProxy;
@@ -33,6 +76,9 @@ let slow: FaultProxy;
 beforeAll(async () => {
   await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', () => resolve()));
   silent = `http://127.0.0.1:${(silentServer.address() as { port: number }).port}`;
+  stalling = await listen(stallingServer);
+  trickling = await listen(tricklingServer);
+  web = await listen(webServer);
   table = await freshTable();
   await importDocument(table, snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }));
   slow = await startFaultProxy(table.endpoint);
@@ -41,6 +87,10 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   silentServer.close();
+  stallingServer.close();
+  tricklingServer.close();
+  webServer.closeAllConnections();
+  webServer.close();
   await slow?.close();
 });
 
@@ -104,6 +154,28 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   }, 60_000);
 
+  it.each([
+    ['npm run token -- list', 'commands/token.ts', ['list', '--user', '10']],
+    ['npm run token -- create', 'commands/token.ts', ['create', '--user', '10', '--abilities', '*']],
+    ['npm run import', 'commands/import.ts', [snapshotFile]],
+  ])('%s: a response that starts, then stalls, is reported after 10 s of silence, not retried (exit 1)', async (_, script, args) => {
+    const { code, stdout, stderr, seconds } = await run(script, args, { DYNAMODB_ENDPOINT: stalling }).done;
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    // The operator's line alone: none of the SDK's "Deserialization error ... inspect the hidden field".
+    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${stalling}, table team-resources): ${HINT}\n`);
+    expectReportedAtTen(seconds);
+  }, 60_000);
+
+  it('a response whose body keeps coming, however slowly, is waited on', async () => {
+    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], { DYNAMODB_ENDPOINT: trickling }).done;
+    // The whole answer read (no such user), after more than 10 s in all.
+    expect(stderr).toBe('user 10 does not exist in table team-resources\n');
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(seconds).toBeGreaterThan(11);
+  }, 60_000);
+
   it('a slow DynamoDB that answers each request within 10 s is waited on, however long the whole takes', async () => {
     // Three requests (the user, their token list, the tokens), each answered after 4 s.
     const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '50'], { DYNAMODB_ENDPOINT: slow.endpoint, TABLE_NAME: table.tableName }).done;
@@ -112,4 +184,19 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     expect(stdout).toMatch(/active\s+token of 50\s+\*/);
     expect(seconds).toBeGreaterThan(11);
   }, 90_000);
+});
+
+describe.concurrent('an endpoint that answers, but not as DynamoDB does', () => {
+  it.each([
+    ['an HTML page (HTTP 501)', '', 501],
+    ['a JSON error without a DynamoDB error type (HTTP 404)', '/json/', 404],
+  ])('%s: one line naming DYNAMODB_ENDPOINT and saying so, no SDK internals (exit 1)', async (_, path, status) => {
+    const endpoint = `${web}${path}`;
+    for (const [script, args] of [['commands/token.ts', ['list', '--user', '10']], ['commands/import.ts', [snapshotFile]]] as const) {
+      const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`the endpoint did not answer as DynamoDB does (DYNAMODB_ENDPOINT=${endpoint}, table team-resources; HTTP ${status}): ${HINT}\n`);
+    }
+  }, 60_000);
 });

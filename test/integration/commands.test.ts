@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { tokenKey } from '../../shared/store/keys.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
+import { startCommand } from '../support/processes.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
@@ -102,6 +103,9 @@ describe('every command', () => {
     ['commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'], '--expires-in must look like 90d, 12h or 30m, not "soon"'],
     ['commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:write'], 'unknown ability: projects:write'],
     ['commands/token.ts', ['create', '--user', '50'], 'create needs --abilities'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:read,,'], '--abilities has an empty entry: "projects:read,," (comma-separated, e.g. projects:read,daemons:read)'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', ',projects:read'], '--abilities has an empty entry: ",projects:read"'],
+    ['commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:read, ,daemons:read'], '--abilities has an empty entry'],
     ['commands/token.ts', ['create', '--abilities', '*'], 'create needs --user <id>'],
     ['commands/token.ts', ['create', '--user', 'x', '--abilities', '*'], '--user must be an id'],
     ['commands/token.ts', ['create', '--user', '0', '--abilities', '*'], '--user must be an id'],
@@ -131,12 +135,21 @@ describe('every command', () => {
     expectNoStackTrace(stderr);
   });
 
-  it('says an unexpected failure in one line, without a stack trace (exit 1)', () => {
-    const { code, stdout, stderr } = run('commands/token.ts', ['list', '--user', '1'], { env: { DYNAMODB_ENDPOINT: 'http://[not-an-endpoint' } });
-    expect(code).toBe(1);
-    expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).not.toMatch(/^\s+at /m);
+  // A malformed setting is a usage error (exit 2), like a malformed option value, said before anything
+  // starts; one line alone, as the usage lines do not show the environment.
+  it.each([
+    ['commands/token.ts', ['list', '--user', '1'], 'npm run token'],
+    ['commands/token.ts', ['create', '--user', '1', '--abilities', '*'], 'npm run token'],
+    ['commands/import.ts', ['events/projects.json'], 'npm run import'],
+    ['commands/start.ts', ['--port', '0'], 'npm start'],
+    ['commands/invoke.ts', ['projects', '--event', 'events/projects.json'], 'npm run invoke'],
+  ])('%s %j: a DYNAMODB_ENDPOINT that is not an http(s) URL is one line, exit 2', (script, args, name) => {
+    for (const endpoint of ['not-a-url', 'http://[not-an-endpoint', 'localhost:8000', 'ftp://127.0.0.1:8000']) {
+      const { code, stdout, stderr } = run(script, args, { from: ROOT, env: { DYNAMODB_ENDPOINT: endpoint } });
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`${name}: DYNAMODB_ENDPOINT is not an http(s) URL: "${endpoint}" (e.g. http://127.0.0.1:8000)\n`);
+    }
   });
 });
 
@@ -150,7 +163,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
   it('npm run import -- mine.json', () => {
     const { code, stdout } = run('commands/import.ts', ['mine.json'], { from: userDir });
     expect(code).toBe(0);
-    expect(stdout).toContain('imported 1 teams (2 projects and daemons)');
+    expect(stdout).toContain('imported 1 team (2 projects and daemons)');
     // From the project root, the same words name no file: a usage error saying where it looked.
     const fromRoot = run('commands/import.ts', ['mine.json'], { from: ROOT });
     expect(fromRoot.code).toBe(2);
@@ -166,7 +179,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
     });
     const imported = viaNpm(['run', '-s', 'import', '--', 'mine.json']);
     expect(imported.status, imported.stderr).toBe(0);
-    expect(imported.stdout).toContain('imported 1 teams (2 projects and daemons)');
+    expect(imported.stdout).toContain('imported 1 team (2 projects and daemons)');
     // And the exit code of a usage error is what npm exits with.
     const usage = viaNpm(['start', '-s', '--', '--port', '99999']);
     expect(usage.status).toBe(2);
@@ -193,7 +206,37 @@ describe('npm run import', () => {
     const file = writeJson('ok.json', snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 12) }));
     const { code, stdout } = run('commands/import.ts', [file]);
     expect(code).toBe(0);
-    expect(stdout).toContain('imported 1 teams (12 projects and daemons), 1 users and 0 tokens');
+    expect(stdout).toContain('imported 1 team (12 projects and daemons), 1 user and 0 tokens');
+  });
+
+  it('says its counts singular or plural as they are, with thousands separated', () => {
+    const one = writeJson('one-of-each.json', snapshot({ teams: [team(81, 'one-of-each')], users: [user(810, [81])], tokens: [token(810, 'one-of-each-secret')], projects: projects(81, 1) }));
+    expect(run('commands/import.ts', [one]).stdout).toBe(`imported 1 team (1 project or daemon), 1 user and 1 token into ${table.tableName}\n`);
+    const many = writeJson('many.json', snapshot({
+      teams: [team(82, 'many-a'), team(83, 'many-b')], users: [user(820, [82]), user(830, [83])],
+      tokens: [token(820, 'many-secret-a'), token(830, 'many-secret-b')], projects: [...projects(82, 1_200), ...projects(83, 34)],
+    }));
+    expect(run('commands/import.ts', [many]).stdout).toBe(`imported 2 teams (1,234 projects and daemons), 2 users and 2 tokens into ${table.tableName}\n`);
+    // 51 problems: 50 listed, then the one more.
+    const invalid = writeJson('fifty-one.json', { teams: Array.from({ length: 51 }, (_, i) => team(i + 1, `${i + 1}`)) });
+    const lines = run('commands/import.ts', [invalid]).stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe(`${invalid} is not a valid snapshot; nothing was imported. 51 problems:`);
+    expect(lines.at(-1)).toBe('  … and 1 more problem');
+    const single = writeJson('one-problem.json', { teams: [team(1, '1')] });
+    expect(run('commands/import.ts', [single]).stderr).toContain('nothing was imported. 1 problem:\n');
+  });
+
+  it('says why it failed in the operator\'s words, without the error\'s class name (a file changed while validated)', async () => {
+    // About 21 MB: it is still being validated when its modification time changes.
+    const file = writeJson('changing.json', snapshot({ teams: [team(91, 'changing')], users: [user(910, [91])], projects: projects(91, 160_000) }));
+    const command = startCommand(process.execPath, [join(ROOT, 'commands/import.ts'), file], {
+      cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+    });
+    await command.waitFor('validating');
+    utimesSync(file, new Date(), new Date('2001-01-01T00:00:00Z'));
+    expect((await command.exited).code).toBe(1);
+    expect(command.output()).toContain('\nfailed: the snapshot file changed after it was validated (its size or modification time differs); no team was switched: run the import again\n');
+    expect(command.output()).not.toContain('SnapshotChanged');
   });
 
   it('rejects an invalid snapshot whole: exit 1, a message per problem, nothing written', async () => {
@@ -254,7 +297,7 @@ describe('npm run import', () => {
 
 describe('npm run token', () => {
   beforeAll(async () => {
-    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5])], tokens: [token(50, 'seeded-token')] }));
+    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5]), user(52, [5])], tokens: [token(50, 'seeded-token')] }));
   });
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
@@ -301,6 +344,17 @@ describe('npm run token', () => {
     expect(stdout).not.toMatch(RAW_CONTROL);
     expect(stdout).not.toContain('\u202e');
     expect(stdout).toContain('x\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\u202eevil');
+  });
+
+  it('lines its columns up whatever the status, inactive (written by an unfinished import) too', async () => {
+    const names = ['first', 'made-inactive', 'revoked-one'];
+    const secrets = names.map((name) => run('commands/token.ts', ['create', '--user', '52', '--abilities', '*', '--name', name]).stdout.trim());
+    await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
+    expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
+    const lines = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
+    expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
+    // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
+    for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
   });
 
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
@@ -396,7 +450,7 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (out.includes('stops the API and DynamoDB Local')) { clearInterval(timer); resolve(); }
+        if (out.includes('Ctrl-C (or SIGTERM, SIGHUP) stops the API')) { clearInterval(timer); resolve(); }
         if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`start exited: ${out}`)); }
       }, 100);
     });
@@ -408,7 +462,9 @@ describe('npm start', () => {
     const { child, output, exited } = await start(['--port', String(port)]);
     const text = output();
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(text)?.[1];
-    const url = /curl -s -H "Authorization: Bearer \S+" (\S+)/.exec(text)?.[1];
+    // The URL quoted, so that a shell (zsh) does not take its ? for a glob.
+    const url = /curl -s -H "Authorization: Bearer \S+" '(\S+)'\n/.exec(text)?.[1];
+    expect(text).toContain('Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.');
     expect(secret).toBeDefined();
     expect(url).toBe(`http://127.0.0.1:${port}/api/acme/projects?per_page=5`);
     const res = await fetch(url!, { headers: { Authorization: `Bearer ${secret}` } });
@@ -425,6 +481,9 @@ describe('npm start', () => {
     const tableName = `start-${port}`;
     const { child, output, exited } = await start(['--port', String(port), '--data', file], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: tableName });
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(output())?.[1];
+    // It started no DynamoDB Local, and says it stops only what it did start.
+    expect(output()).toContain('Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.');
+    expect(output()).not.toContain('DynamoDB Local');
     const res = await fetch(`http://127.0.0.1:${port}/api/seven/projects`, { headers: { Authorization: `Bearer ${secret}` } });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(3);
     child.kill('SIGTERM');

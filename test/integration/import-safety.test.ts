@@ -224,9 +224,9 @@ describe('case 8: a short, safe report of what is wrong', () => {
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1 + 50 + 1);
-    expect(lines[0]).toContain('is not a valid snapshot; nothing was imported. 30000 problems:');
+    expect(lines[0]).toContain('is not a valid snapshot; nothing was imported. 30,000 problems:');
     expect(lines[1]).toBe('  environments[0] (id 1): team_id 99 is not a team of the snapshot');
-    expect(lines.at(-1)).toBe('  … and 29950 more problems');
+    expect(lines.at(-1)).toBe('  … and 29,950 more problems');
   });
 
   it('names the line and column of a JSON syntax error and echoes nothing of the file', async () => {

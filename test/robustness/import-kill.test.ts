@@ -154,7 +154,7 @@ describe('an import killed part-way', () => {
     const rerun = await importWhileReading(file);
     expect(rerun.exited.code, rerun.exited.stderr).toBe(0);
     expect(rerun.exited.stderr).not.toContain('waiting for the lock');
-    expect(rerun.exited.stdout).toContain(`imported 1 teams (${BIG + BIG_DAEMONS} projects and daemons)`);
+    expect(rerun.exited.stdout).toContain(`imported 1 team (${(BIG + BIG_DAEMONS).toLocaleString('en')} projects and daemons)`);
     expect(rerun.seen.filter((s) => s !== OLD && s !== NEW)).toEqual([]);
     expect(rerun.seen.indexOf(OLD)).toBeLessThanOrEqual(0); // old only before new
     console.info(`rerun completed in ${((performance.now() - started) / 1000).toFixed(1)} s; readers saw ${rerun.seen.join(' then ')}`);
