@@ -1,0 +1,86 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT } from '../infra/functions.ts';
+import { hashToken } from '../shared/auth/token.ts';
+import { SERVED_ROUTES } from '../shared/routes.ts';
+import { createDocumentClient } from '../commands/store/document-client.ts';
+import { resourcePartition, ordinalKey, teamKeyForSegment, tokenKey } from '../shared/store/keys.ts';
+import { ensureTable } from '../commands/store/table.ts';
+import { TeamReader } from '../shared/store/team-reader.ts';
+import { routeRequest } from '../commands/local/api-gateway-event.ts';
+import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
+import { benchTeam } from './data.ts';
+import { lambdaEnvironment, stopChildren, synthBundles, warmRequests, type WarmSamples } from './functions.ts';
+import { importTeam } from './import.ts';
+import { loadAverage } from './environment.ts';
+import { median, spread } from './stats.ts';
+
+/**
+ * Part 4 of the benchmark alone (`npm run bench:warm -- [--runs 15] [--functions projects,finances]`):
+ * the same warm runs as bench.ts part 4 (functions.ts warmRequests, the same bundles, events and
+ * bare twin, the same team size and page), printed, without the other parts; RESULTS.md is not
+ * written. For working on the warm overhead; the figures in RESULTS.md come from a full run.
+ */
+const { values: args } = parseArgs({ options: {
+  runs: { type: 'string', default: '15' }, functions: { type: 'string', default: 'finances,daemons,projects' },
+  warmup: { type: 'string', default: '200' }, samples: { type: 'string', default: '300' },
+} });
+const RUNS = Number(args.runs);
+const WARM = { warmup: Number(args.warmup), samples: Number(args.samples) };
+const PER_PAGE = 50;
+const TABLE = 'bench';
+const print = (line = '') => process.stdout.write(`${line}\n`);
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+
+print(`load average at start: ${loadAverage()}`);
+const assembly = join(PROJECT_ROOT, 'cdk.out', 'bench-warm');
+rmSync(assembly, { recursive: true, force: true });
+const bundles = synthBundles(assembly);
+const dynamo = await startDynamoDbLocal();
+const stopOnSignal = () => {
+  stopChildren();
+  void dynamo.stop().finally(() => process.exit(130));
+};
+process.once('SIGINT', stopOnSignal);
+process.once('SIGTERM', stopOnSignal);
+try {
+  const doc = createDocumentClient({ endpoint: dynamo.endpoint, maxAttempts: 8, connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000 });
+  await ensureTable(doc, TABLE);
+  const small = benchTeam(1, 1_000);
+  await importTeam(doc, TABLE, small);
+  const head = (await new TeamReader(doc, { tableName: TABLE }).readAccess(hashToken(small.secret), small.slug)).head!;
+  const accessKeys = [tokenKey(hashToken(small.secret)), teamKeyForSegment(small.slug, 'head')!];
+  const pageQuery = (resource: 'projects' | 'daemons') => ({
+    pk: resourcePartition(head.teamId, head.generation, resource), first: ordinalKey(PER_PAGE + 1), last: ordinalKey(2 * PER_PAGE),
+  });
+  const functionEvent = (name: string) => {
+    const route = SERVED_ROUTES.find((r) => r.name === name)!;
+    const query = name === 'projects' || name === 'daemons' ? `?per_page=${PER_PAGE}&page=2` : '';
+    return (routeRequest({
+      method: route.method, target: `${route.path.replace('{team}', small.slug)}${query}`, sourceIp: '127.0.0.1',
+      rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${small.secret}`, 'Accept', 'application/json', 'User-Agent', 'bench'],
+    }) as { event: unknown }).event;
+  };
+  const bareTwin = (name: string) =>
+    name === 'projects' || name === 'daemons' ? { batchGet: accessKeys, query: pageQuery(name), together: true } : { batchGet: accessKeys };
+  const wanted = args.functions!.split(',');
+  const warm = bundles.functions.filter((b) => wanted.includes(b.name)).map((bundle) => ({ bundle, runs: [] as WarmSamples[] }));
+  print(`[${elapsed()}] ${RUNS} runs of ${warm.map((w) => w.bundle.name).join(', ')}, ${WARM.samples} requests after ${WARM.warmup}`);
+  for (let run = 0; run < RUNS; run++) {
+    for (let k = 0; k < warm.length; k++) {
+      const w = warm[(run + k) % warm.length]!;
+      const r = await warmRequests(w.bundle, functionEvent(w.bundle.name), bundles.bare, bareTwin(w.bundle.name), lambdaEnvironment(w.bundle.name, dynamo.endpoint, TABLE, w.bundle.environment), WARM);
+      w.runs.push(r);
+      print(`  run ${run + 1} ${w.bundle.name}: ${(median(r.fn) / median(r.bare)).toFixed(3)}× p50, CPU ${(r.cpu.fn * 1000).toFixed(0)} / ${(r.cpu.bare * 1000).toFixed(0)} µs, silent ${(median(r.silent) / median(r.bare)).toFixed(3)}×`);
+    }
+  }
+  print(`[${elapsed()}] load average at end: ${loadAverage()}`);
+  for (const { bundle, runs } of warm) {
+    print(`${bundle.name}: ratio of p50s ${spread(runs.map((r) => median(r.fn) / median(r.bare)))}; CPU ${spread(runs.map((r) => r.cpu.fn / r.cpu.bare))} (medians ${(median(runs.map((r) => r.cpu.fn)) * 1000).toFixed(0)} / ${(median(runs.map((r) => r.cpu.bare)) * 1000).toFixed(0)} µs); LOG_LEVEL=SILENT ${spread(runs.map((r) => median(r.silent) / median(r.bare)))}; p50 ${median(runs.map((r) => median(r.fn))).toFixed(3)} / ${median(runs.map((r) => median(r.bare))).toFixed(3)} ms`);
+  }
+} finally {
+  stopChildren();
+  await dynamo.stop();
+}
