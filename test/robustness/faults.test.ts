@@ -64,8 +64,21 @@ function expectServiceUnavailable(res: ApiResponse) {
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
 }
 
-async function expectHealthy(path: string) {
-  const res = await api.get(path, { token: SECRET });
+/**
+ * The right 200 for `path`. A loaded machine can keep DynamoDB Local past the SDK's timeouts (the
+ * retry quota spent by the faults before, a connection reset while pooled): the contract answers
+ * that 503 with Retry-After: 1, and a client asking again after it must then get the 200. Once,
+ * noted in the timings; a second 503, or any other answer, fails. `strict`: no second chance,
+ * where a second request could pass by the fault's own pattern.
+ */
+async function expectHealthy(path: string, { strict = false } = {}) {
+  let res = await api.get(path, { token: SECRET });
+  if (res.status === 503 && !strict) {
+    expectServiceUnavailable(res);
+    timings.push(`${path}: 503 at once on a loaded machine, asked again after Retry-After`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    res = await api.get(path, { token: SECRET });
+  }
   expect(res.status, res.text).toBe(200);
   if (path.includes('projects')) expect(res.body.data.map((p: { id: number }) => p.id)).toEqual([100_006, 100_007, 100_008, 100_009, 100_010]);
   if (path.includes('daemons')) expect(res.body.meta.total).toBe(4);
@@ -124,7 +137,7 @@ describe('DynamoDB faults behind the functions', () => {
     for (const passEvery of [2, 3]) {
       await proxy.set({ fault: 'unprocessed', passEvery });
       try {
-        for (const path of ENDPOINTS) await expectHealthy(path);
+        for (const path of ENDPOINTS) await expectHealthy(path, { strict: true });
       } finally {
         await proxy.pass();
       }
