@@ -116,12 +116,20 @@ async function list(line: CommandLine) {
   if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
-  const statusWidth = Math.max(...TOKEN_STATUSES.map((s) => s.length));
-  for (const t of tokens) {
-    const revoked = t.revokedAt ? `  revoked ${t.revokedAt}` : '';
-    const text = `${t.id}  ${t.status.padEnd(statusWidth)}  ${t.name || '-'}  ${t.abilities.join(',')}  created ${t.createdAt ?? '-'}  expires ${t.expiresAt ?? 'never'}${revoked}`;
-    // Names (and anything else) from the table may hold escape sequences: shown, never obeyed.
-    process.stdout.write(`${escapeText(text)}\n`);
+  // Names (and anything else) from the table may hold escape sequences: shown, never obeyed, and
+  // measured as shown, so that every column starts at the same place on every line.
+  const rows = tokens.map((t) => [
+    t.id,
+    t.status,
+    t.name || '-',
+    t.abilities.join(','),
+    `created ${t.createdAt ?? '-'}`,
+    `expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}`,
+  ].map(escapeText));
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => [...row[column]!].length), column === 1 ? Math.max(...TOKEN_STATUSES.map((s) => s.length)) : 0)) ?? [];
+  for (const row of rows) {
+    const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - [...cell].length)));
+    process.stdout.write(`${cells.join('  ')}\n`);
   }
 }
 

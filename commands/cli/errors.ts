@@ -78,6 +78,11 @@ export class NoResponse extends Error {
 const PLACE = Symbol('database place');
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ETIMEDOUT']);
 
+/** Errors of the TLS handshake: a protocol mismatch, or a certificate that is not accepted. */
+function isTlsFailure(code: string): boolean {
+  return code === 'EPROTO' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code);
+}
+
 /** Marks an error as coming from the command's DynamoDB client, so it is reported with the place. */
 export function tagDatabaseError(error: unknown, place: DatabasePlace): void {
   if (error instanceof Error && !(error instanceof NoResponse)) Object.defineProperty(error, PLACE, { value: place });
@@ -93,6 +98,10 @@ export function describeDatabaseError(error: unknown): string | undefined {
   if (!place.endpoint && !place.region) return `no AWS region is set: set AWS_REGION (or DYNAMODB_ENDPOINT for a local endpoint)`;
   if (code && UNREACHABLE.has(code)) return `cannot reach DynamoDB (${where}): ${code}: ${checkHint(place)}`;
   if (name === 'TimeoutError') return `cannot reach DynamoDB (${where}): ${message}: ${checkHint(place)}`;
+  if (code && isTlsFailure(code)) {
+    // OpenSSL's own text (its source file and line) says nothing an operator can act on.
+    return `cannot reach DynamoDB (${where}): the TLS connection failed (${code}; an http endpoint written as https?): ${checkHint(place)}`;
+  }
   const answered = (error as { $response?: unknown }).$response !== undefined;
   if (answered && (name === 'SyntaxError' || DESERIALIZATION.test(message) || name === 'Unknown' || message === 'UnknownError')) {
     // An HTTP answer that is not DynamoDB's JSON (a web server's page, a JSON error without a type).

@@ -293,6 +293,14 @@ describe('npm run import', () => {
     expect(noTable.code).toBe(1);
     expect(noTable.stderr).toContain('cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ECONNREFUSED');
   });
+
+  it('says a TLS failure in one line naming the endpoint, without OpenSSL\'s internals (https to a plain HTTP endpoint)', () => {
+    const endpoint = table.endpoint.replace(/^http:/, 'https:');
+    const { code, stderr } = run('commands/token.ts', ['list', '--user', '50'], { env: { DYNAMODB_ENDPOINT: endpoint } });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^cannot reach DynamoDB \\(DYNAMODB_ENDPOINT=${endpoint.replace(/[.]/g, '\\.')}, table [^)]+\\): the TLS connection failed \\(EPROTO; an http endpoint written as https\\?\\): check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatible endpoint\n$`));
+    expect(stderr).not.toMatch(/openssl|SSL routines/i);
+  });
 });
 
 describe('npm run token', () => {
@@ -346,15 +354,19 @@ describe('npm run token', () => {
     expect(stdout).toContain('x\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\u202eevil');
   });
 
-  it('lines its columns up whatever the status, inactive (written by an unfinished import) too', async () => {
+  it('lines its columns up whatever the status (inactive, written by an unfinished import, too), the name and the abilities', async () => {
     const names = ['first', 'made-inactive', 'revoked-one'];
-    const secrets = names.map((name) => run('commands/token.ts', ['create', '--user', '52', '--abilities', '*', '--name', name]).stdout.trim());
+    const abilities = ['*', 'projects:read,daemons:read', 'finances:read'];
+    const secrets = names.map((name, i) => run('commands/token.ts', ['create', '--user', '52', '--abilities', abilities[i]!, '--name', name]).stdout.trim());
     await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
     expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
     const lines = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
     expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
     // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
     for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
+    // And so do the abilities and the dates after names and abilities of different lengths.
+    for (const column of ['created ', 'expires ']) expect(new Set(lines.map((line) => line.indexOf(column))).size, lines.join('\n')).toBe(1);
+    expect(new Set(lines.map((line) => line.search(/\*|projects:read|finances:read/))).size, lines.join('\n')).toBe(1);
   });
 
   it('revokes by secret and by id; a revoked token no longer authenticates', async () => {
