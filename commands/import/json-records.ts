@@ -308,8 +308,9 @@ class TokenWalker {
 const isContinuationByte = (byte: number) => (byte & 0xc0) === 0x80;
 
 /**
- * Where the first invalid UTF-8 sequence is: the offset in the file of the byte at which the
- * strict decoder gives up, so that a bad byte deep in a large file is found where it is. `chunk`
+ * Where the first invalid UTF-8 sequence is: the offset in the file where it begins (the bad byte,
+ * or the first byte of a character it breaks), so that a bad byte deep in a large file is found
+ * where it is. `chunk`
  * starts at file offset `start`; `before` is the end of the chunk before it, which may hold the
  * start of a character (at most 3 bytes: the decoder keeps no more). Decoding from the first
  * byte of `before` that starts a character, the prefixes that decode grow until the bad byte:
@@ -334,7 +335,20 @@ function invalidUtf8Offset(before: Buffer, chunk: Buffer, start: number): number
     if (decodes(middle)) low = middle;
     else high = middle;
   }
-  return start - (before.length - from) + low;
+  // The byte at `low` breaks the text; if a character began before it and is not finished, the
+  // broken sequence begins where that character does.
+  const prefix = bytes.subarray(0, low);
+  const broken = isWhole(prefix) ? low : low - unfinishedCharacterLength(prefix.subarray(-3));
+  return start - (before.length - from) + broken;
+}
+
+function isWhole(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The bytes at the end of the file that begin a character but do not finish it. */

@@ -1,4 +1,3 @@
-import { count, counted } from '../cli/text.ts';
 /**
  * The import's words: every problem a snapshot can have, said one way, and the list that keeps
  * at most 50 of them (docs/contract.md, section 7). Data echoed into a message (a key, a slug) is quoted
@@ -6,7 +5,7 @@ import { count, counted } from '../cli/text.ts';
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */
 
-import { escapeText } from '../cli/text.ts';
+import { count, counted, escapeText } from '../cli/text.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
@@ -63,7 +62,7 @@ export function locate(collection: string, index: number, id?: unknown): string 
 export const say = {
   notAnObject: 'the snapshot must be a JSON object',
   notJson: (line: number, column: number) => `the file is not valid JSON: syntax error at line ${line}, column ${column}`,
-  notUtf8: (offset: number) => `the file is not UTF-8 text: an invalid byte sequence near byte ${offset}`,
+  notUtf8: (offset: number) => `the file is not UTF-8 text: an invalid byte sequence at byte ${count(offset)} (counted from 0)`,
   empty: 'the file is empty: a snapshot is one JSON object',
   unknownCollection: (key: string, closest: string) => `unknown collection ${quote(key)} (did you mean ${quote(closest)}?)`,
   unknownField: (where: string, key: string, closest: string) => `${where}: unknown field ${quote(key)} (did you mean ${quote(closest)}?)`,

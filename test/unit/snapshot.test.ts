@@ -216,7 +216,7 @@ describe('pass 1: a file that is not UTF-8', () => {
     const result = await validateSnapshotFile(path);
     return result.ok ? [] : result.problems;
   };
-  const notUtf8 = (offset: number) => [`the file is not UTF-8 text: an invalid byte sequence near byte ${offset}`];
+  const notUtf8 = (offset: number) => [`the file is not UTF-8 text: an invalid byte sequence at byte ${offset.toLocaleString('en')} (counted from 0)`];
 
   it.each([50_020, 200_000, 1_000_003])('names the offset of an invalid byte at %i, not where its chunk starts', async (at) => {
     expect(await problemsOf(await fileWith(Buffer.from([0xff]), at))).toEqual(notUtf8(at));
@@ -227,8 +227,9 @@ describe('pass 1: a file that is not UTF-8', () => {
     expect(await problemsOf(await fileWith(Buffer.from('€', 'utf8'), 65_535, Buffer.concat([Buffer.alloc(100, 0x20), Buffer.from([0xc0])])))).toEqual(notUtf8(65_535 + 3 + 100));
   });
 
-  it('names the byte that breaks a character begun at the end of a chunk', async () => {
-    expect(await problemsOf(await fileWith(Buffer.from([0xe2, 0x41]), 65_535))).toEqual(notUtf8(65_536));
+  it('names where a character broken by the next byte begins, at the end of a chunk or inside one', async () => {
+    expect(await problemsOf(await fileWith(Buffer.from([0xe2, 0x41]), 65_535))).toEqual(notUtf8(65_535));
+    expect(await problemsOf(await fileWith(Buffer.from([0xf0, 0x9f, 0x41]), 200_095))).toEqual(notUtf8(200_095));
   });
 
   it('names where an unfinished character at the end of the file begins', async () => {
