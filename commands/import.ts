@@ -1,5 +1,5 @@
 import type { CommandSpec } from './cli/args.ts';
-import { fail } from './cli/errors.ts';
+import { describeDatabaseError, fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
@@ -21,6 +21,9 @@ const IMPORT: CommandSpec = {
   },
 };
 
+/** What an import stopped while writing leaves (docs/contract.md, section 7). */
+const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it';
+
 await runCommand(IMPORT, async ({ positionals }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
@@ -41,8 +44,7 @@ await runCommand(IMPORT, async ({ positionals }) => {
   // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
   let writing = false;
   whileInterruptible((signal) => writing
-    ? `import into ${tableName} interrupted (${signal}): every team is whole, as it was or as the snapshot has it; `
-      + 'run the same import again to complete it'
+    ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
     : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
   const snapshot = (await readSnapshotFile(file, { report: reportLine, progress })) ?? fail();
   writing = true;
@@ -56,6 +58,9 @@ await runCommand(IMPORT, async ({ positionals }) => {
     if (error instanceof ImportRejected) {
       fail([`the snapshot cannot be imported into ${escapeText(tableName)}; nothing was written:`, ...error.problems.map((p) => `  ${escapeText(p)}`)].join('\n'));
     }
+    // The database failed under the import: say what that leaves, as an interruption does.
+    const database = describeDatabaseError(error);
+    if (database) fail(`${escapeText(database)}\n${LEFT_WHOLE}`);
     throw error;
   }
 });
