@@ -2,13 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../infra/functions.ts';
-import { hashToken } from '../shared/auth/token.ts';
-import { SERVED_ROUTES } from '../shared/routes.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
-import { resourcePartition, ordinalKey, teamKeyForSegment, tokenKey } from '../shared/store/keys.ts';
 import { ensureTable } from '../commands/store/table.ts';
-import { TeamReader } from '../shared/store/team-reader.ts';
-import { routeRequest } from '../commands/local/api-gateway-event.ts';
 import { benchTeam, type BenchTeam } from './data.ts';
 import { measureDepth, type DepthCell } from './depth.ts';
 import { benchEnvironment, loadAverage } from './environment.ts';
@@ -17,6 +12,7 @@ import { importTeam, type ImportRun } from './import.ts';
 import { importGigabyte, type GigabyteRun } from './gigabyte.ts';
 import { int, kb, markdownTable, median, ms, quantile, ratio, ratio3, spread } from './stats.ts';
 import { measureFloor, type FloorRow } from './floor.ts';
+import { benchEvents } from './events.ts';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 
 /**
@@ -131,27 +127,9 @@ try {
 
   // 3 and 4 need the events each function and the bare handler answer.
   const small = teams[0]!;
-  const head = (await new TeamReader(doc, { tableName: TABLE }).readAccess(hashToken(small.secret), small.slug)).head!;
-  const accessKeys = [tokenKey(hashToken(small.secret)), teamKeyForSegment(small.slug, 'head')!];
-  const pageQuery = (resource: 'projects' | 'daemons') => ({
-    pk: resourcePartition(head.teamId, head.generation, resource), first: ordinalKey(PER_PAGE + 1), last: ordinalKey(2 * PER_PAGE),
-  });
-  const functionEvent = (name: string) => {
-    const route = SERVED_ROUTES.find((r) => r.name === name)!;
-    const query = name === 'projects' || name === 'daemons' ? `?per_page=${PER_PAGE}&page=2` : '';
-    const routed = routeRequest({
-      method: route.method, target: `${route.path.replace('{team}', small.slug)}${query}`, sourceIp: '127.0.0.1',
-      rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${small.secret}`, 'Accept', 'application/json', 'User-Agent', 'bench'],
-    });
-    if (!routed.route) throw new Error(`no route for ${name}`);
-    return routed.event;
-  };
-  /** The bare handler making the same DynamoDB calls as a function (none for the document). */
   // A function's first request (cold) sends its calls one after the other; a warm one, for the
   // token it just saw, sends them together.
-  const bareTwin = (name: string, together: boolean) =>
-    name === 'projects' || name === 'daemons' ? { batchGet: accessKeys, query: pageQuery(name), together } : name === 'finances' ? { batchGet: accessKeys } : undefined;
-  const bareOneQuery = { query: pageQuery('projects') };
+  const { functionEvent, bareTwin, bareOneQuery } = await benchEvents(doc, TABLE, small, PER_PAGE);
   const envOf = (bundle: Bundle, name: string) => lambdaEnvironment(name, dynamo.endpoint, TABLE, bundle.environment);
   const projectsBundle = bundles.functions.find((f) => f.name === 'projects')!;
   const dataEnvironment = projectsBundle.environment;

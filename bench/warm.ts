@@ -2,15 +2,11 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../infra/functions.ts';
-import { hashToken } from '../shared/auth/token.ts';
-import { SERVED_ROUTES } from '../shared/routes.ts';
 import { createDocumentClient } from '../commands/store/document-client.ts';
-import { resourcePartition, ordinalKey, teamKeyForSegment, tokenKey } from '../shared/store/keys.ts';
 import { ensureTable } from '../commands/store/table.ts';
-import { TeamReader } from '../shared/store/team-reader.ts';
-import { routeRequest } from '../commands/local/api-gateway-event.ts';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { benchTeam } from './data.ts';
+import { benchEvents } from './events.ts';
 import { lambdaEnvironment, stopChildren, synthBundles, warmRequests, type WarmSamples } from './functions.ts';
 import { importTeam } from './import.ts';
 import { loadAverage } from './environment.ts';
@@ -50,28 +46,14 @@ try {
   await ensureTable(doc, TABLE);
   const small = benchTeam(1, 1_000);
   await importTeam(doc, TABLE, small);
-  const head = (await new TeamReader(doc, { tableName: TABLE }).readAccess(hashToken(small.secret), small.slug)).head!;
-  const accessKeys = [tokenKey(hashToken(small.secret)), teamKeyForSegment(small.slug, 'head')!];
-  const pageQuery = (resource: 'projects' | 'daemons') => ({
-    pk: resourcePartition(head.teamId, head.generation, resource), first: ordinalKey(PER_PAGE + 1), last: ordinalKey(2 * PER_PAGE),
-  });
-  const functionEvent = (name: string) => {
-    const route = SERVED_ROUTES.find((r) => r.name === name)!;
-    const query = name === 'projects' || name === 'daemons' ? `?per_page=${PER_PAGE}&page=2` : '';
-    return (routeRequest({
-      method: route.method, target: `${route.path.replace('{team}', small.slug)}${query}`, sourceIp: '127.0.0.1',
-      rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${small.secret}`, 'Accept', 'application/json', 'User-Agent', 'bench'],
-    }) as { event: unknown }).event;
-  };
-  const bareTwin = (name: string) =>
-    name === 'projects' || name === 'daemons' ? { batchGet: accessKeys, query: pageQuery(name), together: true } : { batchGet: accessKeys };
+  const { functionEvent, bareTwin } = await benchEvents(doc, TABLE, small, PER_PAGE);
   const wanted = args.functions!.split(',');
   const warm = bundles.functions.filter((b) => wanted.includes(b.name)).map((bundle) => ({ bundle, runs: [] as WarmSamples[] }));
   print(`[${elapsed()}] ${RUNS} runs of ${warm.map((w) => w.bundle.name).join(', ')}, ${WARM.samples} requests after ${WARM.warmup}`);
   for (let run = 0; run < RUNS; run++) {
     for (let k = 0; k < warm.length; k++) {
       const w = warm[(run + k) % warm.length]!;
-      const r = await warmRequests(w.bundle, functionEvent(w.bundle.name), bundles.bare, bareTwin(w.bundle.name), lambdaEnvironment(w.bundle.name, dynamo.endpoint, TABLE, w.bundle.environment), WARM);
+      const r = await warmRequests(w.bundle, functionEvent(w.bundle.name), bundles.bare, bareTwin(w.bundle.name, true), lambdaEnvironment(w.bundle.name, dynamo.endpoint, TABLE, w.bundle.environment), WARM);
       w.runs.push(r);
       print(`  run ${run + 1} ${w.bundle.name}: ${(median(r.fn) / median(r.bare)).toFixed(3)}× p50, CPU ${(r.cpu.fn * 1000).toFixed(0)} / ${(r.cpu.bare * 1000).toFixed(0)} µs, silent ${(median(r.silent) / median(r.bare)).toFixed(3)}×`);
     }
