@@ -60,15 +60,16 @@ function apiFunction() {
  */
 export function listHandler(resource: ListResource, { reader, config }: Runtime) {
   const recent = new RecentAccess();
+  const { ability, path: routePath } = route(resource);
   return apiFunction()
     .use(readPageQuery())
-    .use(authorize({ reader, ability: route(resource).ability, resource, recent }))
+    .use(authorize({ reader, ability, resource, recent }))
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
       const { head, teamSegment, prefetched } = context.access;
       const { page, perPage, perPageGiven } = context.page;
       const window = pageWindow(head.counts[resource], page, perPage);
-      const path = listPath(baseUrl(event, config.publicBaseUrl, route(resource).path), teamSegment, resource);
+      const path = listPath(baseUrl(event, config.publicBaseUrl, routePath), teamSegment, resource);
       const etag = listEntityTag(head, resource, window, perPageGiven, path);
       if (isNotModified(event, etag)) return notModified(etag);
       const items = window.ordinals

@@ -7,7 +7,7 @@ import { runImportCli, snapshotFiles } from '../support/import-process.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * An import killed part-way (SIGKILL while it validates, and while it writes a 30,000-project
+ * An import killed part-way (SIGKILL while it validates, and while it writes a 20,000-project
  * team) leaves readers on the team as it was, with its own members, and no token the snapshot
  * brings valid; rerun at once, it takes over the dead import's lock at once (same machine, its
  * process is gone) and completes; the team is as the snapshot says, and the killed generation's
