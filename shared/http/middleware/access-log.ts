@@ -1,36 +1,60 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Logger } from '../../log.ts';
+import type { RequestLogger } from '../../log.ts';
 import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
 
 type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
 type Request = { event: APIGatewayProxyEventV2 | null | undefined; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
+/** What the access line says of a request, fixed when its response is. */
+type AccessFields = {
+  apiRequestId: string | undefined;
+  route: string | undefined;
+  team: number | null;
+  status: number;
+  durationMs: number | null;
+};
+
 /**
  * One log line per request, success or failure: route, team id, status, duration, and the API
- * Gateway request id (the Lambda request id and cold start come from injectLambdaContext).
- * It runs outermost, so it sees the status the client gets.
+ * Gateway request id (the Lambda request id and cold start come with the request's context,
+ * shared/log.ts). It runs outermost, so it sees the status the client gets.
+ *
+ * The fields are taken when the response is final; the line is written just after the handler
+ * has returned, in the event loop's next check phase (setImmediate). On Lambda the runtime posts
+ * the handler's result to the Runtime API as soon as its promise settles, before that phase, so
+ * the client does not wait on the line: Powertools' formatting and the write to stdout cost a
+ * warm request about a tenth of its time (bench/README.md, part 4). The line still belongs to the
+ * invocation: the runtime has not yet received the next event when it is written.
  */
-export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
-  const write = (request: Request) => {
-    log.info('request', {
-      // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
-      apiRequestId: request.event?.requestContext?.requestId,
-      route: request.event?.routeKey,
-      // The team the request resolved to, never the raw segment: a caller can put anything
-      // (a token pasted in the wrong place) in the path.
-      team: teamOf(request.context.access),
-      status: request.response?.statusCode ?? 500,
-      durationMs: request.context.startedAt === undefined ? null : Math.round((performance.now() - request.context.startedAt) * 100) / 100,
-    });
+export function accessLog(lines: RequestLogger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
+  const record = (request: Request) => {
+    setImmediate(writeLine, lines, request.context, accessFields(request));
   };
-  const teamOf = (access: LogContext['access']) => (access ? ('head' in access ? access.head : access.finance).teamId : null);
   return {
     after: function logRequest(request) {
-      write(request);
+      record(request);
     },
     onError: function logFailedRequest(request) {
-      write(request);
+      record(request);
     },
+  };
+}
+
+function writeLine(lines: RequestLogger, context: Context, fields: AccessFields): void {
+  lines.of(context).info('request', fields);
+}
+
+function accessFields(request: Request): AccessFields {
+  const { startedAt, access } = request.context;
+  return {
+    // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
+    apiRequestId: request.event?.requestContext?.requestId,
+    route: request.event?.routeKey,
+    // The team the request resolved to, never the raw segment: a caller can put anything
+    // (a token pasted in the wrong place) in the path.
+    team: access ? ('head' in access ? access.head : access.finance).teamId : null,
+    status: request.response?.statusCode ?? 500,
+    durationMs: startedAt === undefined ? null : Math.round((performance.now() - startedAt) * 100) / 100,
   };
 }

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
-import type { Logger } from '../../log.ts';
+import type { RequestLogger } from '../../log.ts';
 import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.ts';
 
 /**
@@ -14,18 +14,18 @@ import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.t
  *   headers. Its own logging is off (the access log records every request), and its fallback,
  *   should anything else reach it, is the bare 500 too.
  */
-export function contractErrors(log: Logger): MiddlewareObj[] {
-  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(log)];
+export function contractErrors(lines: RequestLogger): MiddlewareObj[] {
+  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(lines)];
 }
 
-function classifyErrors(log: Logger): MiddlewareObj {
+function classifyErrors(lines: RequestLogger): MiddlewareObj {
   return {
     onError: function classifyError(request) {
       const { error } = request;
       // An `after` step that failed leaves the handler's response behind: the error answers instead.
       request.response = undefined;
       if (isContractError(error) && error.statusCode < 500) return;
-      log.error('request failed', { error: error?.name, detail: error?.message });
+      lines.of(request.context).error('request failed', { error: error?.name, detail: error?.message });
       request.error = toContractError(error);
     },
   };
