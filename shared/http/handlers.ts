@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { ROUTES, type Route } from '../routes.ts';
-import { createLogger, RequestLogger } from '../log.ts';
+import { RequestLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize, authorizeFinances } from './middleware/authorize.ts';
@@ -29,8 +29,8 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 /**
  * What every function does around its own work: one access log line, the contract's error
  * bodies, the request's clock and deadline. A logger per function, as each has its own container
- * in AWS: its cold start is its own. Log lines carry the request's Lambda context through
- * RequestLogger (shared/log.ts), added when a request writes its first line.
+ * in AWS: its cold start is its own. Its lines are written after the response, with the
+ * request's Lambda context (RequestLogger, shared/log.ts).
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
@@ -39,7 +39,7 @@ const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
  * Nothing logs the event: it holds the bearer token.
  */
 function apiFunction() {
-  const lines = new RequestLogger(createLogger());
+  const lines = new RequestLogger();
   return middy<Event, Result, Error, Context>(MIDDY_OPTIONS)
     .use(accessLog(lines))
     .use(headWithoutBody())

@@ -21,7 +21,7 @@ import { createLogger, RequestLogger } from '../../shared/log.ts';
  * @middy/http-error-handler), on its own: a handler that throws, and the response the chain
  * makes of it. The bodies are the contract's, byte for byte.
  */
-const log = new RequestLogger(createLogger({ LOG_LEVEL: 'SILENT' }));
+const log = new RequestLogger(() => createLogger('SILENT'));
 const context = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 async function respond(thrown: unknown): Promise<APIGatewayProxyStructuredResultV2> {

@@ -1,11 +1,12 @@
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger, RequestLogger } from '../../shared/log.ts';
+import { createLogger, RequestLogger, type Logger } from '../../shared/log.ts';
 
 /**
- * RequestLogger (shared/log.ts) with Powertools' real Logger: each line carries the Lambda
- * context of the request that wrote it, and `cold_start` is true on the lines of a function's
- * first request only, however many lines each request writes.
+ * RequestLogger (shared/log.ts) with Powertools' real Logger: a request's lines are written after
+ * the response, in order, each with the Lambda context of the request that wrote it, and
+ * `cold_start` is true on the lines of a function's first request only.
  */
 function lambdaContext(awsRequestId: string): Context {
   return {
@@ -25,9 +26,16 @@ function captureLines(): Record<string, unknown>[] {
   };
   vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  return lines;
+}
+
+/** A request log whose logger is Powertools', made the way a function makes it. */
+async function requestLog(): Promise<{ log: RequestLogger; loads: () => number }> {
   // Powertools reports a cold start only in an on-demand environment, as Lambda says it is one.
   vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
-  return lines;
+  let loads = 0;
+  const logger = await createLogger('INFO');
+  return { log: new RequestLogger(async () => (loads++, logger)), loads: () => loads };
 }
 
 afterEach(() => {
@@ -36,39 +44,80 @@ afterEach(() => {
 });
 
 describe('RequestLogger', () => {
-  it('puts the request id and function of the request on each of its lines', () => {
+  it('writes nothing, and loads no logger, until the request is over: the line comes in the next turn of the event loop', async () => {
+    const { log, loads } = await requestLog();
     const lines = captureLines();
-    const log = new RequestLogger(createLogger({ LOG_LEVEL: 'INFO' }));
-    log.of(lambdaContext('request-1')).info('one');
-    log.of(lambdaContext('request-2')).info('two');
+    log.afterResponse(lambdaContext('request-1'), 'info', 'request', { status: 200 });
+    expect([lines.length, loads()]).toEqual([0, 0]);
+    await eventLoopTurn();
+    expect(lines.map((l) => [l.message, l.status])).toEqual([['request', 200]]);
+    expect(loads()).toBe(1);
+  });
+
+  it('puts the request id and function of the request on each of its lines', async () => {
+    const { log } = await requestLog();
+    const lines = captureLines();
+    log.afterResponse(lambdaContext('request-1'), 'info', 'one', {});
+    await eventLoopTurn();
+    log.afterResponse(lambdaContext('request-2'), 'info', 'two', {});
+    await eventLoopTurn();
     expect(lines.map((l) => [l.message, l.function_request_id, l.function_name])).toEqual([
       ['one', 'request-1', 'unit-function'],
       ['two', 'request-2', 'unit-function'],
     ]);
   });
 
-  it('says cold start on every line of the first request, and on no later one', () => {
+  it('says cold start on every line of the first request, and on no later one; lines keep their order', async () => {
+    const { log } = await requestLog();
     const lines = captureLines();
-    const log = new RequestLogger(createLogger({ LOG_LEVEL: 'INFO' }));
     const first = lambdaContext('request-1');
     const second = lambdaContext('request-2');
-    log.of(first).error('request failed');
-    log.of(first).info('request');
-    log.of(second).error('request failed');
-    log.of(second).info('request');
-    expect(lines.map((l) => [l.function_request_id, l.cold_start])).toEqual([
-      ['request-1', true], ['request-1', true], ['request-2', false], ['request-2', false],
+    log.afterResponse(first, 'error', 'request failed', {});
+    log.afterResponse(first, 'info', 'request', {});
+    await eventLoopTurn();
+    log.afterResponse(second, 'error', 'request failed', {});
+    log.afterResponse(second, 'info', 'request', {});
+    await eventLoopTurn();
+    expect(lines.map((l) => [l.message, l.function_request_id, l.cold_start])).toEqual([
+      ['request failed', 'request-1', true], ['request', 'request-1', true], ['request failed', 'request-2', false], ['request', 'request-2', false],
     ]);
   });
 
-  it('gives a line the context of the request that writes it when two requests interleave (the local server)', () => {
+  it('keeps the lines in order while the logger is still loading', async () => {
+    const lines: string[] = [];
+    let resolveLoad!: (logger: Logger) => void;
+    const log = new RequestLogger(() => new Promise((resolve) => (resolveLoad = resolve)));
+    log.afterResponse(lambdaContext('request-1'), 'error', 'first', {});
+    log.afterResponse(lambdaContext('request-1'), 'info', 'second', {});
+    await eventLoopTurn();
+    log.afterResponse(lambdaContext('request-2'), 'info', 'third', {});
+    await eventLoopTurn();
+    expect(lines).toEqual([]);
+    resolveLoad({ addContext: () => {}, info: (message: string) => void lines.push(message), error: (message: string) => void lines.push(message) } as unknown as Logger);
+    await eventLoopTurn();
+    expect(lines).toEqual(['first', 'second', 'third']);
+  });
+
+  it('writes at the level the environment named when the function was built, whatever it says later', async () => {
     const lines = captureLines();
-    const log = new RequestLogger(createLogger({ LOG_LEVEL: 'INFO' }));
+    vi.stubEnv('LOG_LEVEL', 'error');
+    const log = new RequestLogger();
+    vi.stubEnv('LOG_LEVEL', 'INFO');
+    log.afterResponse(lambdaContext('request-1'), 'info', 'an info line', {});
+    log.afterResponse(lambdaContext('request-1'), 'error', 'an error line', {});
+    await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0));
+    expect(lines.map((l) => l.message)).toEqual(['an error line']);
+  });
+
+  it('gives a line the context of the request that wrote it when two requests interleave (the local server)', async () => {
+    const { log } = await requestLog();
+    const lines = captureLines();
     const a = lambdaContext('request-a');
     const b = lambdaContext('request-b');
-    log.of(a).info('a starts');
-    log.of(b).info('b');
-    log.of(a).info('a ends');
+    log.afterResponse(a, 'info', 'a starts', {});
+    log.afterResponse(b, 'info', 'b', {});
+    log.afterResponse(a, 'info', 'a ends', {});
+    await eventLoopTurn();
     expect(lines.map((l) => [l.message, l.function_request_id])).toEqual([['a starts', 'request-a'], ['b', 'request-b'], ['a ends', 'request-a']]);
   });
 });

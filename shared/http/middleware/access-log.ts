@@ -18,19 +18,11 @@ type AccessFields = {
 /**
  * One log line per request, success or failure: route, team id, status, duration, and the API
  * Gateway request id (the Lambda request id and cold start come with the request's context,
- * shared/log.ts). It runs outermost, so it sees the status the client gets.
- *
- * The fields are taken when the response is final; the line is written just after the handler
- * has returned, in the event loop's next check phase (setImmediate). On Lambda the runtime posts
- * the handler's result to the Runtime API as soon as its promise settles, before that phase, so
- * the client does not wait on the line: Powertools' formatting and the write to stdout cost a
- * warm request about a tenth of its time (bench/README.md, part 4). The line still belongs to the
- * invocation: the runtime has not yet received the next event when it is written.
+ * shared/log.ts). It runs outermost, so it sees the status the client gets. The fields are taken
+ * when the response is final; the line is written after the response has gone (RequestLogger).
  */
 export function accessLog(lines: RequestLogger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
-  const record = (request: Request) => {
-    setImmediate(writeLine, lines, request.context, accessFields(request));
-  };
+  const record = (request: Request) => lines.afterResponse(request.context, 'info', 'request', accessFields(request));
   return {
     after: function logRequest(request) {
       record(request);
@@ -39,10 +31,6 @@ export function accessLog(lines: RequestLogger): MiddlewareObj<APIGatewayProxyEv
       record(request);
     },
   };
-}
-
-function writeLine(lines: RequestLogger, context: Context, fields: AccessFields): void {
-  lines.of(context).info('request', fields);
 }
 
 function accessFields(request: Request): AccessFields {

@@ -9,7 +9,7 @@ import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.t
  * - classifyErrors runs first (middy runs onError hooks last-used first) and hands on only
  *   contract errors: DynamoDB throttled, unreachable or too slow becomes the 503, anything else
  *   the bare 500. It logs the cause of every 5xx by name and message only (SDK errors carry no
- *   request headers, and the event is never logged).
+ *   request headers, and the event is never logged), after the response, as every line is.
  * - @middy/http-error-handler then turns the contract error into the response: status, body,
  *   headers. Its own logging is off (the access log records every request), and its fallback,
  *   should anything else reach it, is the bare 500 too.
@@ -25,7 +25,7 @@ function classifyErrors(lines: RequestLogger): MiddlewareObj {
       // An `after` step that failed leaves the handler's response behind: the error answers instead.
       request.response = undefined;
       if (isContractError(error) && error.statusCode < 500) return;
-      lines.of(request.context).error('request failed', { error: error?.name, detail: error?.message });
+      lines.afterResponse(request.context, 'error', 'request failed', { error: error?.name, detail: error?.message });
       request.error = toContractError(error);
     },
   };

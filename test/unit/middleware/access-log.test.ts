@@ -24,7 +24,7 @@ function setUp() {
     info: (message: unknown, ...extra: unknown[]) => void lines.push({ message: String(message), fields: extra[0] as Record<string, unknown> }),
     addContext: (context) => void contexts.push(context),
   };
-  return { lines, contexts, middleware: accessLog(new RequestLogger(log as Logger)) };
+  return { lines, contexts, middleware: accessLog(new RequestLogger(async () => log as Logger)) };
 }
 
 /** The access line is written in the event loop's next check phase, after the handler returned. */
