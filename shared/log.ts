@@ -34,6 +34,17 @@ export async function createLogger(level: Level = logLevelOf(process.env)): Prom
   return new Logger({ serviceName: SERVICE_NAME, logLevel: level });
 }
 
+/** Lines asked for and not yet written, by every RequestLogger of the process. */
+let unwritten = 0;
+
+/**
+ * Resolves once every line asked for so far is written: for a host that ends its process right
+ * after a request (`npm run invoke`), where the first line may still be loading the logger.
+ */
+export async function linesWritten(): Promise<void> {
+  while (unwritten > 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
 /**
  * A function's request log: each line carries the Lambda context of the request that wrote it
  * (Powertools' own `addContext`: request id, cold start, function name, version, ARN, memory),
@@ -62,17 +73,22 @@ export class RequestLogger {
 
   /** Writes the line after the response, with this request's context. */
   afterResponse(context: Context, level: 'info' | 'error', message: string, fields: LogAttributes): void {
+    unwritten++;
     setImmediate(() => this.write(context, level, message, fields));
   }
 
   private write(context: Context, level: 'info' | 'error', message: string, fields: LogAttributes): void {
     this.logger ??= this.load().then((loaded) => (this.logger = loaded));
     const emit = (log: Logger) => {
-      if (context !== this.current) {
-        this.current = context;
-        log.addContext(context);
+      try {
+        if (context !== this.current) {
+          this.current = context;
+          log.addContext(context);
+        }
+        log[level](message, fields);
+      } finally {
+        unwritten--;
       }
-      log[level](message, fields);
     };
     if (this.logger instanceof Promise) void this.logger.then(emit);
     else emit(this.logger);

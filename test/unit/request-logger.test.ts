@@ -1,7 +1,7 @@
 import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger, RequestLogger, type Logger } from '../../shared/log.ts';
+import { createLogger, linesWritten, RequestLogger, type Logger } from '../../shared/log.ts';
 
 /**
  * RequestLogger (shared/log.ts) with Powertools' real Logger: a request's lines are written after
@@ -107,6 +107,21 @@ describe('RequestLogger', () => {
     log.afterResponse(lambdaContext('request-1'), 'error', 'an error line', {});
     await vi.waitFor(() => expect(lines.length).toBeGreaterThan(0));
     expect(lines.map((l) => l.message)).toEqual(['an error line']);
+  });
+
+  it('tells a host that ends its process after a request when every line is out (linesWritten), the logger loading or not', async () => {
+    const lines: string[] = [];
+    let resolveLoad!: (logger: Logger) => void;
+    const log = new RequestLogger(() => new Promise((resolve) => (resolveLoad = resolve)));
+    log.afterResponse(lambdaContext('request-1'), 'info', 'the line', {});
+    let done = false;
+    const written = linesWritten().then(() => (done = true));
+    await eventLoopTurn();
+    await eventLoopTurn();
+    expect(done).toBe(false);
+    resolveLoad({ addContext: () => {}, info: (message: string) => void lines.push(message) } as unknown as Logger);
+    await written;
+    expect(lines).toEqual(['the line']);
   });
 
   it('gives a line the context of the request that wrote it when two requests interleave (the local server)', async () => {
