@@ -330,7 +330,7 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
   const bare = cold.get('bare: 1 Query')!;
   const bareReady = median(bare.map((s) => s.ready));
   out.push('## 3. Cold start', '');
-  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request, measured from the process's start; it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). **CPU** = the process's user + system time at that moment, the judged figure: on a shared machine it moves far less than wall time. *After the turn* = the same once the event loop has turned after the answer, as Lambda's runtime lets it before the next event: the function's access line, written after its answer, is in it. Medians of ${COLD_ROUNDS} starts per row: each round starts every row once, in a shuffled order, after a discarded first round. The **bare twin** rows (bench/bare-handler.ts) make a function's own first-request calls with the same plain client; **bare: 1 Query** is the floor of any DynamoDB handler, for information. The *${SOURCE_MAPS_LABEL}* row is the projects bundle run as the stack deployed it before this issue.`, '');
+  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request, measured from the process's start; it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). **CPU** = the process's user + system time at that moment, the judged figure: on a shared machine it moves far less than wall time. Medians of ${COLD_ROUNDS} starts per row: each round starts every row once, in a shuffled order, after a discarded first round. The **bare twin** rows (bench/bare-handler.ts) make a function's own first-request calls with the same plain client; **bare: 1 Query** is the floor of any DynamoDB handler, for information. The *${SOURCE_MAPS_LABEL}* row is the projects bundle run as the stack deployed it before this issue.`, '');
   out.push(markdownTable(
     ['bundle', 'DynamoDB calls', 'index.mjs', 'index.mjs.map', 'zip ≈', 'Node start ms', 'import ms', 'first request ms', 'ready ms (p50)', 'ready p90', 'CPU ms (p50)', 'ready ÷ bare: 1 Query'],
     coldConfigs.map((c) => {
@@ -345,11 +345,10 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
     'llrrrrrrrrrr',
   ), '');
   out.push('Per round, each function against its bare twin (the two started in the same round), min / median / max (n rounds):', '');
-  out.push(markdownTable(['function', 'twin', 'CPU to first answer', 'CPU after the turn', 'ready (wall)'], bundles.functions.filter((fn) => coldTwin(fn.name)).map((fn) => {
+  out.push(markdownTable(['function', 'twin', 'CPU to first answer', 'ready (wall)'], bundles.functions.filter((fn) => coldTwin(fn.name)).map((fn) => {
     const twin = coldTwin(fn.name)!;
-    const ratios = (value: (x: ColdSample) => number) => spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, value));
-    return [fn.name, twin, ratios((x) => x.cpu), ratios((x) => x.cpuAfterTurn), ratios((x) => x.ready)];
-  }), 'lllll'), '');
+    return [fn.name, twin, spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.cpu)), spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.ready))];
+  }), 'llll'), '');
   const withMaps = pairRatios(cold.get(SOURCE_MAPS_LABEL)!, cold.get('projects')!, (x) => x.cpu);
   const withMapsMs = cold.get(SOURCE_MAPS_LABEL)!.map((x, i) => x.cpu - cold.get('projects')![i]!.cpu);
   out.push(`Source maps: the projects bundle with \`--enable-source-maps\` ÷ as deployed, CPU to first answer per round: ${spread(withMaps)}; the difference per round, median ${ms(median(withMapsMs))} ms (min ${ms(Math.min(...withMapsMs))}, max ${ms(Math.max(...withMapsMs))}).`, '');
@@ -362,7 +361,7 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
 
   // 4. Warm overhead.
   out.push('## 4. Warm overhead', '');
-  out.push(`${WARM_RUNS} runs per function, the functions in rotating order; each run is a fresh process holding the production bundle, the same bundle imported again with LOG_LEVEL=SILENT, and the bare twin making the same DynamoDB calls (same keys, same Query, same consistency; sent together, as the warm function sends them for a token it has seen). Each iteration times one request of each in rotating order, ${WARM.samples} iterations after ${WARM.warmup} of warm-up. Time per request is the handler call; after each call the event loop turns once, as Lambda's runtime lets it before the next event, and CPU per request is counted to the end of that turn, so the access line a function writes after its answer is in its CPU but not in its time. The function's log lines go to a pipe, as on Lambda. Ratios are per run (p50 ÷ p50, CPU ÷ CPU), given as min / median / max (n runs); the other figures are medians over the runs.`, '');
+  out.push(`${WARM_RUNS} runs per function, the functions in rotating order; each run is a fresh process holding the production bundle, the same bundle imported again with LOG_LEVEL=SILENT, and the bare twin making the same DynamoDB calls (same keys, same Query, same consistency; sent together, as the warm function sends them for a token it has seen). Each iteration times one request of each in rotating order, ${WARM.samples} iterations after ${WARM.warmup} of warm-up. Time per request is the handler call; the function's log lines go to a pipe, as on Lambda. Ratios are per run (p50 ÷ p50, CPU ÷ CPU), given as min / median / max (n runs); the other figures are medians over the runs.`, '');
   const us = (msValue: number) => (msValue * 1000).toFixed(0);
   out.push(markdownTable(
     ['function', 'DynamoDB calls', 'handler p50 ms', 'bare p50 ms', 'ratio of p50s', 'overhead µs (p50)', 'CPU µs per request: handler / bare', 'ratio of CPU', 'LOG_LEVEL=SILENT: ratio of p50s', 'log lines per request'],

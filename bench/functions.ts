@@ -133,6 +133,11 @@ const CONTEXT_SOURCE = `(name, id) => ({
 })`;
 
 /**
+ * Both kinds of measurement end when Lambda would post the answer: its Node.js runtime turns the
+ * event loop once (a setImmediate) after the handler's promise settles and before it posts the
+ * answer to the Runtime API (aws-lambda-nodejs-runtime-interface-client, src/runtime/
+ * lifecycle-manager.ts, succeed()), so anything a function leaves for that turn delays the answer.
+ *
  * Cold start, in a fresh process: "ready" is when the handler has answered its first request,
  * timed from the process's own time origin (its start). The bundle's import is the Lambda init
  * phase; the first request pays what the SDK defers (credentials, endpoint, connection, signing).
@@ -145,13 +150,11 @@ const event = JSON.parse(process.env.BENCH_EVENT);
 const { handler } = await import(process.env.BENCH_BUNDLE);
 const imported = performance.now();
 const result = await handler(event, context);
+// The answer is posted after one turn of the event loop, as Lambda's runtime posts it.
+await new Promise((resolve) => setImmediate(resolve));
 const ready = performance.now();
 const used = process.cpuUsage();
-// Lambda's runtime has posted the answer by now; the event loop then turns once more before the
-// next event can arrive, and what a function deferred to that turn (its access line) runs then.
-await new Promise((resolve) => setImmediate(resolve));
-const usedAfter = process.cpuUsage();
-writeSync(3, JSON.stringify({ booted, imported, ready, cpu: (used.user + used.system) / 1000, cpuAfterTurn: (usedAfter.user + usedAfter.system) / 1000, status: result.statusCode }));
+writeSync(3, JSON.stringify({ booted, imported, ready, cpu: (used.user + used.system) / 1000, status: result.statusCode }));
 process.exit(0);
 `;
 
@@ -161,8 +164,6 @@ export interface ColdSample {
   ready: number;
   /** CPU time (ms, user + system, all threads) from the process's start to its first answer. */
   cpu: number;
-  /** The same, once the event loop has turned after the answer (the deferred access line written). */
-  cpuAfterTurn: number;
   status: number;
   logLines: number;
 }
@@ -211,11 +212,9 @@ for (let i = 0; i < warmup + samples; i++) {
     const cpuStarted = process.cpuUsage();
     const started = performance.now();
     const result = await handler(event, context);
-    const elapsed = performance.now() - started;
-    // As Lambda's runtime: the answer is posted when the handler's promise settles, then the event
-    // loop turns before the next event arrives; work deferred to that turn (the access line) is
-    // not in the request's time, but it is in its CPU.
+    // The answer is posted after one turn of the event loop, as Lambda's runtime posts it.
     await new Promise((resolve) => setImmediate(resolve));
+    const elapsed = performance.now() - started;
     const used = process.cpuUsage(cpuStarted);
     if (result.statusCode !== 200) throw new Error(name + ': status ' + result.statusCode + ' ' + result.body);
     if (i >= warmup) {

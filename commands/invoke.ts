@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { linesWritten } from '../shared/log.ts';
 import { ROUTES, type Route } from '../shared/routes.ts';
 import { lambdaContext } from './local/api-gateway-event.ts';
 import { FUNCTION_TIMEOUT_MS, loadFunctionHandlers } from './local/server.ts';
@@ -78,8 +77,6 @@ await runCommand(INVOKE, async (line) => {
   } catch (error) {
     fail(`the ${name} function threw: ${escapeText(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`);
   }
-  // The function writes its log lines after its answer: they go out before the process ends.
-  await linesWritten();
   await printResult(JSON.stringify(result ?? null, null, 2) + '\n');
 });
 

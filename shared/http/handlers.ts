@@ -1,9 +1,10 @@
 import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { ROUTES, type Route } from '../routes.ts';
-import { RequestLogger } from '../log.ts';
+import { createLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize, authorizeFinances } from './middleware/authorize.ts';
@@ -27,23 +28,25 @@ function route(name: Route['name']): Route {
 const MIDDY_OPTIONS = { timeoutEarlyInMillis: 0 };
 
 /**
- * What every function does around its own work: one access log line, the contract's error
- * bodies, the request's clock and deadline. A logger per function, as each has its own container
- * in AWS: its cold start is its own. Its lines are written after the response, with the
- * request's Lambda context (RequestLogger, shared/log.ts).
+ * What every function does around its own work: the Lambda context on its log lines, one access
+ * log line, the contract's error bodies, the request's clock and deadline. A logger
+ * per function, as each has its own container in AWS: its cold start is its own.
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
  * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first);
  * requestEvent checks the event and lower-cases header names before anything reads them.
- * Nothing logs the event: it holds the bearer token.
  */
 function apiFunction() {
-  const lines = new RequestLogger();
+  const log = createLogger();
   return middy<Event, Result, Error, Context>(MIDDY_OPTIONS)
-    .use(accessLog(lines))
+    // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
+    // No resetKeys: nothing adds keys to the logger per request (the access log passes its fields
+    // with its one line), so there is nothing to reset, and its clean-up step cost every request.
+    .use(injectLambdaContext(log, { logEvent: false }))
+    .use(accessLog(log))
     .use(headWithoutBody())
-    .use(contractErrors(lines))
+    .use(contractErrors(log))
     .use(requestDeadline())
     .use(requestEvent());
 }

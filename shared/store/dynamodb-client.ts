@@ -59,4 +59,3 @@ export function createDynamoDbClient(options: ClientOptions = {}): DynamoDBClien
   client.middlewareStack.remove(SDK_LOGGER_STEP);
   return client;
 }
-

@@ -14,14 +14,14 @@ import {
   validationFailed,
 } from '../../shared/http/errors.ts';
 import { contractErrors } from '../../shared/http/middleware/contract-errors.ts';
-import { createLogger, RequestLogger } from '../../shared/log.ts';
+import { createLogger } from '../../shared/log.ts';
 
 /**
  * The error handling (shared/http/middleware/contract-errors.ts: a classifier and
  * @middy/http-error-handler), on its own: a handler that throws, and the response the chain
  * makes of it. The bodies are the contract's, byte for byte.
  */
-const log = new RequestLogger(() => createLogger('SILENT'));
+const log = createLogger({ LOG_LEVEL: 'SILENT' });
 const context = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 async function respond(thrown: unknown): Promise<APIGatewayProxyStructuredResultV2> {

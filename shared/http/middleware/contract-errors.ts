@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
-import type { RequestLogger } from '../../log.ts';
+import type { Logger } from '../../log.ts';
 import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.ts';
 
 /**
@@ -9,23 +9,23 @@ import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.t
  * - classifyErrors runs first (middy runs onError hooks last-used first) and hands on only
  *   contract errors: DynamoDB throttled, unreachable or too slow becomes the 503, anything else
  *   the bare 500. It logs the cause of every 5xx by name and message only (SDK errors carry no
- *   request headers, and the event is never logged), after the response, as every line is.
+ *   request headers, and the event is never logged).
  * - @middy/http-error-handler then turns the contract error into the response: status, body,
  *   headers. Its own logging is off (the access log records every request), and its fallback,
  *   should anything else reach it, is the bare 500 too.
  */
-export function contractErrors(lines: RequestLogger): MiddlewareObj[] {
-  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(lines)];
+export function contractErrors(log: Logger): MiddlewareObj[] {
+  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(log)];
 }
 
-function classifyErrors(lines: RequestLogger): MiddlewareObj {
+function classifyErrors(log: Logger): MiddlewareObj {
   return {
     onError: function classifyError(request) {
       const { error } = request;
       // An `after` step that failed leaves the handler's response behind: the error answers instead.
       request.response = undefined;
       if (isContractError(error) && error.statusCode < 500) return;
-      lines.afterResponse(request.context, 'error', 'request failed', { error: error?.name, detail: error?.message });
+      log.error('request failed', { error: error?.name, detail: error?.message });
       request.error = toContractError(error);
     },
   };
