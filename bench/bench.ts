@@ -2,18 +2,17 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../infra/functions.ts';
-import { createDocumentClient } from '../commands/store/document-client.ts';
-import { ensureTable } from '../commands/store/table.ts';
 import { benchTeam, type BenchTeam } from './data.ts';
 import { measureDepth, type DepthCell } from './depth.ts';
 import { benchEnvironment, loadAverage } from './environment.ts';
-import { coldStart, lambdaEnvironment, stopChildren, synthBundles, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './functions.ts';
+import { coldStart, lambdaEnvironment, synthBundles, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './functions.ts';
 import { importTeam, type ImportRun } from './import.ts';
 import { importGigabyte, type GigabyteRun } from './gigabyte.ts';
 import { int, kb, markdownTable, median, ms, quantile, ratio, ratio3, spread } from './stats.ts';
 import { measureFloor, type FloorRow } from './floor.ts';
 import { benchEvents } from './events.ts';
-import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
+import { ensureTable } from '../commands/store/table.ts';
+import { startBenchDynamo } from './dynamo.ts';
 
 /**
  * npm run bench: the storage and start-up guarantees, measured on this machine against DynamoDB
@@ -88,18 +87,11 @@ rmSync(ASSEMBLY, { recursive: true, force: true });
 const bundles = synthBundles(ASSEMBLY);
 
 print(`[${elapsed()}] starting DynamoDB Local...`);
-const dynamo = await startDynamoDbLocal();
-const stopOnSignal = () => {
-  stopChildren();
-  void dynamo.stop().finally(() => process.exit(130));
-};
-process.once('SIGINT', stopOnSignal);
-process.once('SIGTERM', stopOnSignal);
+const dynamo = await startBenchDynamo(TABLE);
 
 let report = '';
 try {
-  const doc = createDocumentClient({ endpoint: dynamo.endpoint, maxAttempts: 8, connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000 });
-  await ensureTable(doc, TABLE);
+  const { doc } = dynamo;
 
   // 2. Import (first: parts 1, 3 and 4 read these teams). Smaller teams first: they also warm
   // up the JVM behind DynamoDB Local before the large one is timed.
@@ -194,8 +186,6 @@ try {
 
   report = renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte });
 } finally {
-  process.off('SIGINT', stopOnSignal);
-  process.off('SIGTERM', stopOnSignal);
   await dynamo.stop();
   rmSync(ASSEMBLY, { recursive: true, force: true });
 }

@@ -2,12 +2,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../infra/functions.ts';
-import { createDocumentClient } from '../commands/store/document-client.ts';
-import { ensureTable } from '../commands/store/table.ts';
-import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
+import { startBenchDynamo } from './dynamo.ts';
 import { benchTeam } from './data.ts';
 import { benchEvents } from './events.ts';
-import { lambdaEnvironment, stopChildren, synthBundles, warmRequests, type WarmSamples } from './functions.ts';
+import { lambdaEnvironment, synthBundles, warmRequests, type WarmSamples } from './functions.ts';
 import { importTeam } from './import.ts';
 import { loadAverage } from './environment.ts';
 import { median, spread } from './stats.ts';
@@ -34,16 +32,9 @@ print(`load average at start: ${loadAverage()}`);
 const assembly = join(PROJECT_ROOT, 'cdk.out', 'bench-warm');
 rmSync(assembly, { recursive: true, force: true });
 const bundles = synthBundles(assembly);
-const dynamo = await startDynamoDbLocal();
-const stopOnSignal = () => {
-  stopChildren();
-  void dynamo.stop().finally(() => process.exit(130));
-};
-process.once('SIGINT', stopOnSignal);
-process.once('SIGTERM', stopOnSignal);
+const dynamo = await startBenchDynamo(TABLE);
 try {
-  const doc = createDocumentClient({ endpoint: dynamo.endpoint, maxAttempts: 8, connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000 });
-  await ensureTable(doc, TABLE);
+  const { doc } = dynamo;
   const small = benchTeam(1, 1_000);
   await importTeam(doc, TABLE, small);
   const { functionEvent, bareTwin } = await benchEvents(doc, TABLE, small, PER_PAGE);
@@ -63,6 +54,5 @@ try {
     print(`${bundle.name}: ratio of p50s ${spread(runs.map((r) => median(r.fn) / median(r.bare)))}; CPU ${spread(runs.map((r) => r.cpu.fn / r.cpu.bare))} (medians ${(median(runs.map((r) => r.cpu.fn)) * 1000).toFixed(0)} / ${(median(runs.map((r) => r.cpu.bare)) * 1000).toFixed(0)} µs); LOG_LEVEL=SILENT ${spread(runs.map((r) => median(r.silent) / median(r.bare)))}; p50 ${median(runs.map((r) => median(r.fn))).toFixed(3)} / ${median(runs.map((r) => median(r.bare))).toFixed(3)} ms`);
   }
 } finally {
-  stopChildren();
   await dynamo.stop();
 }
