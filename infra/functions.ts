@@ -16,7 +16,6 @@ export function functionEntry(name: FunctionName): string {
 /** The time budget the local server and the handlers assume too (shared/function-settings.ts). */
 const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
 import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
-export { FUNCTION_MEMORY_MB };
 
 /**
  * How every function is bundled: one minified ES module per route with a source map, built by

@@ -101,6 +101,12 @@ function orderFields(errors: Record<string, string[]>): Record<string, string[]>
   return ordered;
 }
 
+/** 1-based ordinals of stored items, inclusive. */
+export interface Ordinals {
+  first: number;
+  last: number;
+}
+
 /** Which stored ordinals a page covers, and the numbers `meta` reports. */
 export interface PageWindow {
   currentPage: number;
@@ -108,7 +114,7 @@ export interface PageWindow {
   total: number;
   lastPage: number;
   /** 1-based ordinals to read, inclusive; null when the page is empty (no read needed). */
-  ordinals: { first: number; last: number } | null;
+  ordinals: Ordinals | null;
 }
 
 export function pageWindow(total: number, page: number, perPage: number): PageWindow {

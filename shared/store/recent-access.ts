@@ -26,25 +26,18 @@ const CAPACITY = 4_096;
 export class RecentAccess {
   private readonly passes = new Map<string, number>();
   private readonly heads = new Map<string, TeamHead>();
-  private readonly now: () => number;
-  private readonly capacity: number;
-
-  constructor(options: { now?: () => number; capacity?: number } = {}) {
-    this.now = options.now ?? (() => performance.now());
-    this.capacity = options.capacity ?? CAPACITY;
-  }
 
   /** The head to speculate on when this token recently passed for this team, else undefined. */
   speculation(tokenHash: string, teamSegment: string): TeamHead | undefined {
     const seenAt = this.passes.get(pairKey(tokenHash, teamSegment));
-    if (seenAt === undefined || this.now() - seenAt > FRESH_MS) return undefined;
+    if (seenAt === undefined || performance.now() - seenAt > FRESH_MS) return undefined;
     return this.heads.get(teamSegment);
   }
 
   /** The pair passed every check, with this head. */
   passed(tokenHash: string, teamSegment: string, head: TeamHead): void {
-    touch(this.passes, pairKey(tokenHash, teamSegment), this.now(), this.capacity);
-    touch(this.heads, teamSegment, head, this.capacity);
+    touch(this.passes, pairKey(tokenHash, teamSegment), performance.now());
+    touch(this.heads, teamSegment, head);
   }
 
   /** The pair failed a check (401, 403 or 404): it speculates no more. */
@@ -57,8 +50,8 @@ export class RecentAccess {
 const pairKey = (tokenHash: string, teamSegment: string) => `${tokenHash}${teamSegment}`;
 
 /** Sets a key as the most recently used (a Map iterates in insertion order) and drops the oldest past capacity. */
-function touch<V>(map: Map<string, V>, key: string, value: V, capacity: number): void {
+function touch<V>(map: Map<string, V>, key: string, value: V): void {
   map.delete(key);
   map.set(key, value);
-  if (map.size > capacity) map.delete(map.keys().next().value!);
+  if (map.size > CAPACITY) map.delete(map.keys().next().value!);
 }

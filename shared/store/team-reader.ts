@@ -1,4 +1,5 @@
 import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Ordinals } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { membershipEntry, ordinalKey, resourcePartition, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
 import type { Deadline } from '../deadline.ts';
@@ -73,12 +74,6 @@ export interface ReadOptions {
   /** A strongly consistent read: twice the capacity, and always the latest write. */
   consistent?: boolean;
   deadline?: Deadline;
-}
-
-/** The ordinals a page covers, inclusive (shared/domain/pagination.ts pageWindow). */
-export interface Ordinals {
-  first: number;
-  last: number;
 }
 
 /**

@@ -38,12 +38,12 @@ export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, u
     before: async function authorizeRequest(request) {
       const { tokenHash, teamSegment } = credentials(request.event);
       const deadline = request.context.deadline;
-      const read = (consistent: boolean) => options.reader.readAccess(tokenHash, teamSegment, { consistent, deadline });
+      const read = async (consistent: boolean) => {
+        const { token, head } = await options.reader.readAccess(tokenHash, teamSegment, { consistent, deadline });
+        return { token, team: head };
+      };
       const [access, prefetched] = await Promise.all([read(false), speculate(options, request, tokenHash, teamSegment)]);
-      const { token, team: head } = await checked(options, { token: access.token, team: access.head }, async (consistent) => {
-        const again = await read(consistent);
-        return { token: again.token, team: again.head };
-      }, () => options.recent.failed(tokenHash, teamSegment));
+      const { token, team: head } = await checked(options, access, () => read(true), () => options.recent.failed(tokenHash, teamSegment));
       options.recent.passed(tokenHash, teamSegment, head);
       request.context.access = { head, token, teamSegment, prefetched };
     },
@@ -59,7 +59,7 @@ export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Even
         const { token, finance } = await options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, deadline: request.context.deadline });
         return { token, team: finance };
       };
-      const { token, team: finance } = await checked(options, await read(false), read);
+      const { token, team: finance } = await checked(options, await read(false), () => read(true));
       request.context.access = { finance, token, teamSegment };
     },
   };
@@ -94,11 +94,11 @@ type Failure = 'token' | 'ability' | 'team';
  * unknown token still costs exactly one.
  */
 async function checked<T extends TeamState>(
-  options: AuthorizeOptions, access: Access<T>, reread: (consistent: boolean) => Promise<Access<T>>, onFailure?: () => void,
+  options: AuthorizeOptions, access: Access<T>, rereadStrongly: () => Promise<Access<T>>, onFailure?: () => void,
 ): Promise<{ token: StoredToken; team: T }> {
   let failure = failureOf(options, access);
   if (failure === 'team') {
-    access = await reread(true);
+    access = await rereadStrongly();
     failure = failureOf(options, access);
   }
   if (failure) {

@@ -7,7 +7,7 @@ type Request = { event: APIGatewayProxyEventV2 | null | undefined; response?: Re
 /**
  * HEAD answers exactly as GET would, without a body (RFC 9110 9.3.2; docs/contract.md, section 1): the same
  * status and headers, the ETag included, for a 200, a 304 and every error alike. The request runs
- * as a GET; only the body is dropped at the end, once the ETag has been computed over it and the
+ * as a GET; only the body is dropped at the end, once the handler has tagged its answer and the
  * error handler has written its body. Content-Length is left out, as RFC 9110 allows and as for a
  * 304: the function never sets one, and the local server sends none on a HEAD.
  */

@@ -4,7 +4,8 @@ import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
 import type { Deadline } from '../../../shared/deadline.ts';
 import { RecentAccess } from '../../../shared/store/recent-access.ts';
-import type { Ordinals, Prefetched, ReadOptions, StoredToken, TeamFinance, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
+import type { Ordinals } from '../../../shared/domain/pagination.ts';
+import type { Prefetched, ReadOptions, StoredToken, TeamFinance, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
 import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
