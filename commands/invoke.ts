@@ -43,8 +43,8 @@ await runCommand(INVOKE, async (line) => {
   const eventOption = line.option('event') ?? usageError('--event <event.json> is required');
   const eventFile = await inputFile(eventOption, '--event');
   const dataOption = line.option('data');
-  endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
-  if (dataOption !== undefined && process.env.DYNAMODB_ENDPOINT?.trim()) usageError('--data imports into a DynamoDB Local of its own; it does not apply with DYNAMODB_ENDPOINT');
+  const endpoint = endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
+  if (dataOption !== undefined && endpoint) usageError('--data imports into a DynamoDB Local of its own; it does not apply with DYNAMODB_ENDPOINT');
   const dataFile = dataOption === undefined ? DEMO_SNAPSHOT : await inputFile(dataOption, '--data');
   let event: unknown;
   try {
@@ -59,7 +59,7 @@ await runCommand(INVOKE, async (line) => {
   const { DEFAULT_TABLE } = await import('./cli/table.ts');
 
   // With DYNAMODB_ENDPOINT the function reads that table as it is; otherwise it gets fresh local data.
-  if (!process.env.DYNAMODB_ENDPOINT?.trim()) {
+  if (!endpoint) {
     const plan = (await readSnapshotFile(dataFile, reportLine)) ?? fail();
     const local = await prepareLocalData(plan);
     onExit(() => local.stop());

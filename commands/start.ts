@@ -40,7 +40,7 @@ await runCommand(START, async (line) => {
   const userId = user === undefined ? undefined : idValue('--user', user);
   const data = line.option('data');
   const dataFile = data === undefined ? DEMO_SNAPSHOT : await inputFile(data, '--data');
-  endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
+  const givenEndpoint = endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
   const bundled = line.flag('bundled');
   if (bundled) {
     try {
@@ -69,7 +69,7 @@ await runCommand(START, async (line) => {
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
 
   // A DynamoDB Local started here is in memory: stopped part-way, nothing of the import is left. DYNAMODB_ENDPOINT's table stays.
-  if (process.env.DYNAMODB_ENDPOINT?.trim()) {
+  if (givenEndpoint) {
     whileInterruptible(() => 'the import into DYNAMODB_ENDPOINT\'s table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it');
   }
   const local = await prepareLocalData(plan);

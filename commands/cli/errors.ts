@@ -118,6 +118,6 @@ export function describeDatabaseError(error: unknown): string | undefined {
 /** What the SDK appends to an error whose response it could not read: of no use to an operator. */
 const DESERIALIZATION = /\s*Deserialization error: to see the raw response, inspect the hidden field[\s\S]*$/;
 
-export function withoutSdkNote(message: string): string {
+function withoutSdkNote(message: string): string {
   return message.replace(DESERIALIZATION, '');
 }

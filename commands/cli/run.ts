@@ -58,29 +58,22 @@ function releaseTerminal(): void {
 }
 
 /**
- * Until the returned function is called, SIGINT, SIGTERM and SIGHUP end the command with the
- * terminal given back, one line on stderr (`note`: what was interrupted and the state it leaves),
- * and the signal's own status (the signal re-raised: 130, 143, 129 in a shell). Without it a
- * signal ends a command at once, as Node does by default. In npm start (serve), the note is added
- * to what it says when a signal stops it before the API is ready.
+ * From now on, SIGINT, SIGTERM and SIGHUP end the command with the terminal given back, one line
+ * on stderr (`note`: what was interrupted and the state it leaves), and the signal's own status
+ * (the signal re-raised: 130, 143, 129 in a shell). Without it a signal ends a command at once, as
+ * Node does by default. In npm start (serve), the note is added to what it says when a signal
+ * stops it before the API is ready.
  */
-export function whileInterruptible(note: (signal: StopSignal) => string): () => void {
+export function whileInterruptible(note: (signal: StopSignal) => string): void {
   interruptNote = note;
-  const handlers = serveMode
-    ? []
-    : STOP_SIGNALS.map((signal) => {
-      const handler = () => {
-        releaseTerminal();
-        process.stderr.write(`${escapeText(note(signal))}\n`);
-        endBy(signal);
-      };
-      process.on(signal, handler);
-      return [signal, handler] as const;
+  if (serveMode) return;
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      releaseTerminal();
+      process.stderr.write(`${escapeText(note(signal))}\n`);
+      endBy(signal);
     });
-  return () => {
-    if (interruptNote === note) interruptNote = undefined;
-    for (const [signal, handler] of handlers) process.removeListener(signal, handler);
-  };
+  }
 }
 
 /** Ends the process by `signal` itself (its default action, so the parent sees the signal), or with 128 + its number. */

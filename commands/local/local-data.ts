@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ValidSnapshot } from '../import/validation.ts';
 import { commandTable } from '../cli/table.ts';
+import { endpointSetting } from '../cli/values.ts';
 import { importSnapshot, type ImportSummary } from '../import/importer.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
@@ -25,7 +26,7 @@ export interface LocalData {
  */
 export async function prepareLocalData(snapshot: ValidSnapshot, log = (line: string) => process.stderr.write(line + '\n')): Promise<LocalData> {
   let dynamo: DynamoDbLocal | undefined;
-  let endpoint = process.env.DYNAMODB_ENDPOINT?.trim();
+  let endpoint = endpointSetting();
   if (!endpoint) {
     log('starting DynamoDB Local (in memory)...');
     dynamo = await startDynamoDbLocal();
