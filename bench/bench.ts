@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '../infra/functions.ts';
 import { benchTeam, type BenchTeam } from './data.ts';
 import { measureDepth, type DepthCell } from './depth.ts';
 import { benchEnvironment, loadAverage } from './environment.ts';
-import { coldStart, lambdaEnvironment, synthBundles, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './functions.ts';
+import { coldStart, cpuRatio, lambdaEnvironment, rotatingWarmRuns, silentRatio, synthBundles, warmRatio, warmRequests, type Bundle, type ColdSample, type WarmSamples } from './functions.ts';
 import { importTeam, type ImportRun } from './import.ts';
 import { importGigabyte, type GigabyteRun } from './gigabyte.ts';
 import { int, kb, markdownTable, median, ms, quantile, ratio, ratio3, spread } from './stats.ts';
@@ -63,7 +63,8 @@ const SOURCE_MAPS_LABEL = 'projects, NODE_OPTIONS=--enable-source-maps';
 const coldTwin = (name: string) => (name === 'projects' || name === 'daemons' ? TWIN_LIST : name === 'finances' ? TWIN_FINANCES : undefined);
 /** Round i of a and round i of b ran in the same round: the ratio of each pair. */
 const pairRatios = (a: ColdSample[], b: ColdSample[], of: (s: ColdSample) => number) => a.map((x, i) => of(x) / of(b[i]!));
-const warmRatio = (r: WarmSamples) => median(r.fn) / median(r.bare);
+/** A function's cold-start CPU against its bare twin's, round by round. */
+const coldCpuRatios = (cold: Map<string, ColdSample[]>, name: string) => pairRatios(cold.get(name)!, cold.get(coldTwin(name)!)!, (x) => x.cpu);
 interface WarmResult {
   bundle: Bundle;
   runs: WarmSamples[];
@@ -129,15 +130,10 @@ try {
   // 4. Warm overhead: WARM_RUNS fresh processes per function, functions in rotating order.
   print(`\n[${elapsed()}] warm requests: ${WARM_RUNS} runs per function, each ${WARM.samples} requests after ${WARM.warmup}, alternating with the bare twin...`);
   const warmFunctions = bundles.functions.filter((bundle) => bareTwin(bundle.name, true));
-  const warm: WarmResult[] = warmFunctions.map((bundle) => ({ bundle, runs: [], calls: bareTwin(bundle.name, true)!.query ? 'BatchGetItem + Query (together)' : 'BatchGetItem' }));
-  for (let run = 0; run < WARM_RUNS; run++) {
-    for (let k = 0; k < warm.length; k++) {
-      const w = warm[(run + k) % warm.length]!;
-      w.runs.push(await warmRequests(w.bundle, functionEvent(w.bundle.name), bundles.bare, bareTwin(w.bundle.name, true), envOf(w.bundle, w.bundle.name), WARM));
-    }
-  }
+  const warmRuns = await rotatingWarmRuns(warmFunctions, WARM_RUNS, (bundle) => warmRequests(bundle, functionEvent(bundle.name), bundles.bare, bareTwin(bundle.name, true), envOf(bundle, bundle.name), WARM));
+  const warm: WarmResult[] = warmFunctions.map((bundle) => ({ bundle, runs: warmRuns.get(bundle)!, calls: bareTwin(bundle.name, true)!.query ? 'BatchGetItem + Query (together)' : 'BatchGetItem' }));
   for (const w of warm) {
-    print(`  ${w.bundle.name}: ratio of p50s per run ${spread(w.runs.map(warmRatio))}; CPU ${spread(w.runs.map((r) => r.cpu.fn / r.cpu.bare))}; LOG_LEVEL=SILENT ${spread(w.runs.map((r) => median(r.silent) / median(r.bare)))}`);
+    print(`  ${w.bundle.name}: ratio of p50s per run ${spread(w.runs.map(warmRatio))}; CPU ${spread(w.runs.map(cpuRatio))}; LOG_LEVEL=SILENT ${spread(w.runs.map(silentRatio))}`);
   }
 
   // 3. Cold start: every configuration once per round, rounds interleaved; round 0 is discarded.
@@ -172,7 +168,7 @@ try {
   }
   for (const fn of bundles.functions) {
     const twin = coldTwin(fn.name);
-    if (twin) print(`  ${fn.name} ÷ ${twin}, CPU to first answer per round: ${spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.cpu))}`);
+    if (twin) print(`  ${fn.name} ÷ ${twin}, CPU to first answer per round: ${spread(coldCpuRatios(cold, fn.name))}`);
   }
 
   // 5. A 1 GB snapshot, last: its millions of items must not weigh on the other parts.
@@ -237,7 +233,6 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
   const smallFinances = byLabel('finances, small');
   const revalidation = byLabel('list revalidation');
   const warmRatios = (name: string) => warm.find((w) => w.bundle.name === name)?.runs.map(warmRatio) ?? [];
-  const coldRatios = (name: string) => pairRatios(cold.get(name)!, cold.get(coldTwin(name)!)!, (x) => x.cpu);
   out.push('## The read path at its floor', '');
   out.push(`Each row is ${FLOOR_SAMPLES} requests through the real handler chain (shared/http/handlers.ts) in one process, with a DynamoDB client built as the functions build theirs; every call is counted at the client's middleware stack (bench/calls.ts: calls in flight together are one round trip) and priced with DynamoDB Local's ConsumedCapacity, which bills as DynamoDB does (0.5 per 4 KB eventually consistent, 1 strongly consistent). A row's counts were the same on each of its requests. *First sight*: a fresh handler per request (a new container); *warm*: one handler, the same token again.`, '');
   out.push(markdownTable(
@@ -256,7 +251,7 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
     ['revalidation with a matching If-None-Match', '2 round trips, the whole page read', '1 round trip, no Query', `${revalidation.roundTrips} round trip, ${revalidation.calls}, ${revalidation.status}`, yes(revalidation.roundTrips === 1 && !revalidation.calls.includes('Query'))],
     ['warm per-request time vs the bare twin: lists', '1.16×', `≤ ${RATIO_TARGET.toFixed(2)}×`, `projects ${spread(warmRatios('projects'))}; daemons ${spread(warmRatios('daemons'))}`, `${ratioMet(warmRatios('projects'))} / ${ratioMet(warmRatios('daemons'))}`],
     ['warm per-request time vs the bare twin: finances', '1.23×', `≤ ${RATIO_TARGET.toFixed(2)}×`, spread(warmRatios('finances')), ratioMet(warmRatios('finances'))],
-    ['cold start, CPU to first answer vs the bare twin', '1.07–1.08×', `≤ ${RATIO_TARGET.toFixed(2)}×`, ['projects', 'daemons', 'finances'].map((n) => `${n} ${spread(coldRatios(n))}`).join('; '), ['projects', 'daemons', 'finances'].map((n) => ratioMet(coldRatios(n))).join(' / ')],
+    ['cold start, CPU to first answer vs the bare twin', '1.07–1.08×', `≤ ${RATIO_TARGET.toFixed(2)}×`, ['projects', 'daemons', 'finances'].map((n) => `${n} ${spread(coldCpuRatios(cold, n))}`).join('; '), ['projects', 'daemons', 'finances'].map((n) => ratioMet(coldCpuRatios(cold, n))).join(' / ')],
   ], 'lllll'), '');
   const perMillion = (rcu: number) => `${int(rcu * 1e6)} RRU, US$${((rcu * 1e6 * PRICE_PER_MILLION_RRU) / 1e6).toFixed(4)}`;
   out.push('### Read cost per million list requests', '');
@@ -337,15 +332,14 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
   out.push('Per round, each function against its bare twin (the two started in the same round), min / median / max (n rounds):', '');
   out.push(markdownTable(['function', 'twin', 'CPU to first answer', 'ready (wall)'], bundles.functions.filter((fn) => coldTwin(fn.name)).map((fn) => {
     const twin = coldTwin(fn.name)!;
-    return [fn.name, twin, spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.cpu)), spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.ready))];
+    return [fn.name, twin, spread(coldCpuRatios(cold, fn.name)), spread(pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.ready))];
   }), 'llll'), '');
   const withMaps = pairRatios(cold.get(SOURCE_MAPS_LABEL)!, cold.get('projects')!, (x) => x.cpu);
   const withMapsMs = cold.get(SOURCE_MAPS_LABEL)!.map((x, i) => x.cpu - cold.get('projects')![i]!.cpu);
   out.push(`Source maps: the projects bundle with \`--enable-source-maps\` ÷ as deployed, CPU to first answer per round: ${spread(withMaps)}; the difference per round, median ${ms(median(withMapsMs))} ms (min ${ms(Math.min(...withMapsMs))}, max ${ms(Math.max(...withMapsMs))}).`, '');
   for (const fn of bundles.functions) {
-    const twin = coldTwin(fn.name);
-    if (!twin) continue;
-    const ratios = pairRatios(cold.get(fn.name)!, cold.get(twin)!, (x) => x.cpu);
+    if (!coldTwin(fn.name)) continue;
+    const ratios = coldCpuRatios(cold, fn.name);
     targets.push([`Cold start of ${fn.name} ≤ ${RATIO_TARGET.toFixed(2)} × its bare twin (CPU to first answer, median of per-round ratios)`, spread(ratios), ratioMet(ratios)]);
   }
 
@@ -360,8 +354,8 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
       const b = median(runs.map((r) => median(r.bare)));
       return [
         bundle.name, calls, ms(fn), ms(b), spread(runs.map(warmRatio)), us(median(runs.map((r) => median(r.fn) - median(r.bare)))),
-        `${us(median(runs.map((r) => r.cpu.fn)))} / ${us(median(runs.map((r) => r.cpu.bare)))}`, spread(runs.map((r) => r.cpu.fn / r.cpu.bare)),
-        spread(runs.map((r) => median(r.silent) / median(r.bare))), median(runs.map((r) => r.logLinesPerRequest)).toFixed(2),
+        `${us(median(runs.map((r) => r.cpu.fn)))} / ${us(median(runs.map((r) => r.cpu.bare)))}`, spread(runs.map(cpuRatio)),
+        spread(runs.map(silentRatio)), median(runs.map((r) => r.logLinesPerRequest)).toFixed(2),
       ];
     }),
     'llrrrrrrrr',

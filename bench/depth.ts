@@ -8,7 +8,7 @@ import { createDocumentClient } from '../commands/store/document-client.ts';
 import { resourcePartition } from '../shared/store/keys.ts';
 import type { Deadline } from '../shared/deadline.ts';
 import type { Ordinals } from '../shared/domain/pagination.ts';
-import { TeamReader, type CallReport, type Prefetched, type TeamHead, type TeamState } from '../shared/store/team-reader.ts';
+import { samePage, TeamReader, type CallReport, type Prefetched, type TeamHead, type TeamState } from '../shared/store/team-reader.ts';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
 import { callRecorder, type CallTrace } from './calls.ts';
 import type { BenchTeam } from './data.ts';
@@ -81,7 +81,7 @@ class WholeTeamReader {
 
   async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { deadline?: Deadline; prefetched?: Prefetched } = {}): Promise<string[]> {
     const p = options.prefetched;
-    if (p && p.team.generation === head.generation && p.resource === resource && p.ordinals.first === ordinals.first && p.ordinals.last === ordinals.last) {
+    if (p && samePage(p, head, resource, ordinals)) {
       if ('error' in p.result) throw p.result.error;
       return p.result.items;
     }

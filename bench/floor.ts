@@ -27,7 +27,6 @@ export interface FloorRow {
   rcu: number;
   consistent: string;
   p50Ms: number;
-  n: number;
 }
 
 type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -62,8 +61,8 @@ export async function measureFloor(options: { endpoint: string; tableName: strin
     const latency = performance.now() - started;
     return {
       result, latency, roundTrips: trace.sequentialRoundTrips,
-      calls: [...calls],
-      shape: `${[...trace.operations].sort().join(' + ')}`,
+      calls,
+      operations: [...trace.operations].sort(),
     };
   };
 
@@ -74,10 +73,10 @@ export async function measureFloor(options: { endpoint: string; tableName: strin
       const r = await request();
       if (r.result.statusCode !== expectStatus) throw new Error(`${label}: status ${r.result.statusCode} ${r.result.body ?? ''}`);
       const current: FloorRow = {
-        label, status: r.result.statusCode!, calls: together(r.shape, r.roundTrips), roundTrips: r.roundTrips,
+        label, status: r.result.statusCode!, calls: together(r.operations, r.roundTrips), roundTrips: r.roundTrips,
         rcu: r.calls.reduce((sum, c) => sum + c.readCapacity, 0),
         consistent: r.calls.map((c) => (c.consistent ? 'strong' : 'eventual')).join(', '),
-        p50Ms: 0, n: samples,
+        p50Ms: 0,
       };
       if (first && (first.calls !== current.calls || first.rcu !== current.rcu || first.roundTrips !== current.roundTrips)) {
         throw new Error(`${label}: the cost changed between requests (${first.calls}, ${first.rcu} RCU → ${current.calls}, ${current.rcu} RCU)`);
@@ -112,8 +111,8 @@ export async function measureFloor(options: { endpoint: string; tableName: strin
 }
 
 /** "BatchGetItem + Query" and whether they went together (one round trip) or one after the other. */
-function together(shape: string, roundTrips: number): string {
-  const count = shape.split(' + ').length;
-  if (count === 1) return shape;
+function together(operations: string[], roundTrips: number): string {
+  const shape = operations.join(' + ');
+  if (operations.length === 1) return shape;
   return roundTrips === 1 ? `${shape} (together)` : `${shape} (${roundTrips} round trips)`;
 }

@@ -9,6 +9,7 @@ import { functionBasics, PROJECT_ROOT } from '../infra/functions.ts';
 import { TeamResourcesStack } from '../infra/stack.ts';
 import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
 import { findBundledFunctions } from '../commands/local/bundled-handlers.ts';
+import { median } from './stats.ts';
 
 /**
  * Parts 3 and 4: the functions as deployed. `synthBundles` synthesizes the stack as `npm run synth`
@@ -31,9 +32,9 @@ export interface Bundle {
 
 export interface Bundles {
   functions: Bundle[];
-  /** The document client and one Query (bare-query.ts): the cold-start floor. */
+  /** The plain client and one Query (bare-query.ts): the cold-start floor. */
   bareQuery: Bundle;
-  /** The document client making a function's calls (bare-handler.ts). */
+  /** The plain client making a function's calls (bare-handler.ts). */
   bare: Bundle;
 }
 
@@ -235,6 +236,31 @@ export interface WarmSamples {
   cpu: { fn: number; silent: number; bare: number };
   /** Lines the function wrote on stdout (its access log) per request, as deployed. */
   logLinesPerRequest: number;
+}
+
+/** A warm run against its bare twin: p50 ÷ p50, CPU ÷ CPU, and the LOG_LEVEL=SILENT copy's p50 ÷ the twin's. */
+export const warmRatio = (r: WarmSamples) => median(r.fn) / median(r.bare);
+export const cpuRatio = (r: WarmSamples) => r.cpu.fn / r.cpu.bare;
+export const silentRatio = (r: WarmSamples) => median(r.silent) / median(r.bare);
+
+/**
+ * `runs` warm runs of each bundle, the bundles in rotating order (run i starts with bundle i mod
+ * n), so drift in the machine's load hits all alike; `onRun` sees each run as it ends.
+ */
+export async function rotatingWarmRuns(
+  bundles: Bundle[], runs: number, measure: (bundle: Bundle) => Promise<WarmSamples>,
+  onRun: (bundle: Bundle, samples: WarmSamples, run: number) => void = () => {},
+): Promise<Map<Bundle, WarmSamples[]>> {
+  const results = new Map<Bundle, WarmSamples[]>(bundles.map((bundle) => [bundle, []]));
+  for (let run = 0; run < runs; run++) {
+    for (let k = 0; k < bundles.length; k++) {
+      const bundle = bundles[(run + k) % bundles.length]!;
+      const samples = await measure(bundle);
+      results.get(bundle)!.push(samples);
+      onRun(bundle, samples, run);
+    }
+  }
+  return results;
 }
 
 export async function warmRequests(

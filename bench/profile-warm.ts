@@ -2,11 +2,11 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
-import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
-import { createDocumentClient } from '../commands/store/document-client.ts';
-import { ensureTable } from '../commands/store/table.ts';
+import { PROJECT_ROOT } from '../infra/functions.ts';
+import { lambdaContext } from '../commands/local/api-gateway-event.ts';
 import { benchTeam } from './data.ts';
+import { startBenchDynamo } from './dynamo.ts';
+import { benchEvents } from './events.ts';
 import { importTeam } from './import.ts';
 
 /**
@@ -24,20 +24,15 @@ const { values: args } = parseArgs({ options: {
   // A bundle (cdk.out/asset.*/index.mjs after npm run synth) instead of the function's source.
   bundle: { type: 'string' },
 } });
-const dynamo = await startDynamoDbLocal();
+const dynamo = await startBenchDynamo('profile');
 try {
-  const doc = createDocumentClient({ endpoint: dynamo.endpoint });
-  await ensureTable(doc, 'profile');
+  const { doc } = dynamo;
   const team = benchTeam(1, 200);
   await importTeam(doc, 'profile', team);
   Object.assign(process.env, { TABLE_NAME: 'profile', DYNAMODB_ENDPOINT: dynamo.endpoint, AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand' });
   const name = args.function!;
   const { handler } = (await import(args.bundle ? pathToFileURL(args.bundle).href : `../functions/${name}.ts`)) as { handler: (e: unknown, c: unknown) => Promise<{ statusCode?: number }> };
-  const query = name === 'finances' ? '' : '?per_page=20&page=2';
-  const eventText = JSON.stringify(routeRequest({
-    method: 'GET', target: `/api/${team.slug}/${name}${query}`, sourceIp: '127.0.0.1',
-    rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${team.secret}`, 'Accept', 'application/json'],
-  }));
+  const eventText = JSON.stringify((await benchEvents(doc, 'profile', team, 20)).functionEvent(name));
   const { runtime } = await import('../shared/runtime.ts');
   const { hashToken } = await import('../shared/auth/token.ts');
   const reader = runtime().reader;
@@ -50,11 +45,12 @@ try {
   };
   const run = async (n: number) => {
     for (let i = 0; i < n; i++) {
-      const { event } = JSON.parse(eventText) as { event: unknown };
+      const event = JSON.parse(eventText) as unknown;
       const result = args['reader-only'] ? await viaReader() : await handler(event, lambdaContext(name, 10_000, `p-${i}`));
       if (result.statusCode !== 200) throw new Error(`status ${result.statusCode}`);
     }
   };
+  const n = Number(args.requests);
   await run(500);
   const session = new Session();
   session.connect();
@@ -63,10 +59,9 @@ try {
   await session.post('Profiler.start');
   const started = performance.now();
   const cpu = process.cpuUsage();
-  await run(Number(args.requests));
+  await run(n);
   const used = process.cpuUsage(cpu);
   const { profile } = await session.post('Profiler.stop');
-  const n = Number(args.requests);
   process.stderr.write(`${n} requests, ${((performance.now() - started) / n).toFixed(3)} ms each, CPU ${(((used.user + used.system) / 1000) / n * 1000).toFixed(0)} µs each\n`);
   if (args.out) writeFileSync(args.out, JSON.stringify(profile));
   // Self time per node, grouped.
@@ -75,14 +70,15 @@ try {
   const dt = new Map<number, number>();
   (profile.samples ?? []).forEach((id: number, i: number) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)));
   const total = [...dt.values()].reduce((a, b) => a + b, 0);
+  const ownFile = `${pathToFileURL(PROJECT_ROOT).href}/`;
   const groups = new Map<string, number>();
   const fns = new Map<string, number>();
   for (const [id, time] of dt) {
     const { url, functionName, lineNumber } = nodes.get(id)!.callFrame;
     const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-    const group = m ? m[1]! : url.includes('/shared/') ? 'shared/' : url.includes('/functions/') ? 'functions/' : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : url === '' ? `(${functionName || 'native'})` : url.replace(/.*\/wt-cost\//, '');
+    const group = m ? m[1]! : url.includes('/shared/') ? 'shared/' : url.includes('/functions/') ? 'functions/' : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : url === '' ? `(${functionName || 'native'})` : url.replace(ownFile, '');
     groups.set(group, (groups.get(group) ?? 0) + time);
-    const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/wt-cost\//, '')}:${lineNumber}`;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(ownFile, '')}:${lineNumber}`;
     fns.set(key, (fns.get(key) ?? 0) + time);
   }
   const pct = (t: number) => `${((t / total) * 100).toFixed(1)}%`;

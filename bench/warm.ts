@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '../infra/functions.ts';
 import { startBenchDynamo } from './dynamo.ts';
 import { benchTeam } from './data.ts';
 import { benchEvents } from './events.ts';
-import { lambdaEnvironment, synthBundles, warmRequests, type WarmSamples } from './functions.ts';
+import { cpuRatio, lambdaEnvironment, rotatingWarmRuns, silentRatio, synthBundles, warmRatio, warmRequests } from './functions.ts';
 import { importTeam } from './import.ts';
 import { loadAverage } from './environment.ts';
 import { median, spread } from './stats.ts';
@@ -39,19 +39,16 @@ try {
   await importTeam(doc, TABLE, small);
   const { functionEvent, bareTwin } = await benchEvents(doc, TABLE, small, PER_PAGE);
   const wanted = args.functions!.split(',');
-  const warm = bundles.functions.filter((b) => wanted.includes(b.name)).map((bundle) => ({ bundle, runs: [] as WarmSamples[] }));
-  print(`[${elapsed()}] ${RUNS} runs of ${warm.map((w) => w.bundle.name).join(', ')}, ${WARM.samples} requests after ${WARM.warmup}`);
-  for (let run = 0; run < RUNS; run++) {
-    for (let k = 0; k < warm.length; k++) {
-      const w = warm[(run + k) % warm.length]!;
-      const r = await warmRequests(w.bundle, functionEvent(w.bundle.name), bundles.bare, bareTwin(w.bundle.name, true), lambdaEnvironment(w.bundle.name, dynamo.endpoint, TABLE, w.bundle.environment), WARM);
-      w.runs.push(r);
-      print(`  run ${run + 1} ${w.bundle.name}: ${(median(r.fn) / median(r.bare)).toFixed(3)}× p50, CPU ${(r.cpu.fn * 1000).toFixed(0)} / ${(r.cpu.bare * 1000).toFixed(0)} µs, silent ${(median(r.silent) / median(r.bare)).toFixed(3)}×`);
-    }
-  }
+  const measured = bundles.functions.filter((b) => wanted.includes(b.name));
+  print(`[${elapsed()}] ${RUNS} runs of ${measured.map((b) => b.name).join(', ')}, ${WARM.samples} requests after ${WARM.warmup}`);
+  const warm = await rotatingWarmRuns(
+    measured, RUNS,
+    (bundle) => warmRequests(bundle, functionEvent(bundle.name), bundles.bare, bareTwin(bundle.name, true), lambdaEnvironment(bundle.name, dynamo.endpoint, TABLE, bundle.environment), WARM),
+    (bundle, r, run) => print(`  run ${run + 1} ${bundle.name}: ${warmRatio(r).toFixed(3)}× p50, CPU ${(r.cpu.fn * 1000).toFixed(0)} / ${(r.cpu.bare * 1000).toFixed(0)} µs, silent ${silentRatio(r).toFixed(3)}×`),
+  );
   print(`[${elapsed()}] load average at end: ${loadAverage()}`);
-  for (const { bundle, runs } of warm) {
-    print(`${bundle.name}: ratio of p50s ${spread(runs.map((r) => median(r.fn) / median(r.bare)))}; CPU ${spread(runs.map((r) => r.cpu.fn / r.cpu.bare))} (medians ${(median(runs.map((r) => r.cpu.fn)) * 1000).toFixed(0)} / ${(median(runs.map((r) => r.cpu.bare)) * 1000).toFixed(0)} µs); LOG_LEVEL=SILENT ${spread(runs.map((r) => median(r.silent) / median(r.bare)))}; p50 ${median(runs.map((r) => median(r.fn))).toFixed(3)} / ${median(runs.map((r) => median(r.bare))).toFixed(3)} ms`);
+  for (const [bundle, runs] of warm) {
+    print(`${bundle.name}: ratio of p50s ${spread(runs.map(warmRatio))}; CPU ${spread(runs.map(cpuRatio))} (medians ${(median(runs.map((r) => r.cpu.fn)) * 1000).toFixed(0)} / ${(median(runs.map((r) => r.cpu.bare)) * 1000).toFixed(0)} µs); LOG_LEVEL=SILENT ${spread(runs.map(silentRatio))}; p50 ${median(runs.map((r) => median(r.fn))).toFixed(3)} / ${median(runs.map((r) => median(r.bare))).toFixed(3)} ms`);
   }
 } finally {
   await dynamo.stop();

@@ -220,7 +220,7 @@ export class TeamReader {
 }
 
 /** Whether a prefetched Query asked for exactly the page this head says to read. */
-function samePage(prefetched: Prefetched, head: TeamHead, resource: ListResource, ordinals: Ordinals): boolean {
+export function samePage(prefetched: Prefetched, head: TeamHead, resource: ListResource, ordinals: Ordinals): boolean {
   return prefetched.team.teamId === head.teamId && prefetched.team.generation === head.generation && prefetched.resource === resource
     && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
 }
