@@ -320,31 +320,24 @@ function invalidUtf8Offset(before: Buffer, chunk: Buffer, start: number): number
   let from = 0;
   while (from < before.length && isContinuationByte(before[from]!)) from++;
   const bytes = Buffer.concat([before.subarray(from), chunk]);
-  const decodes = (length: number) => {
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
-      return true;
-    } catch {
-      return false;
-    }
-  };
   let low = 0; // decodes
   let high = bytes.length; // does not
   while (high - low > 1) {
     const middle = (low + high) >>> 1;
-    if (decodes(middle)) low = middle;
+    if (decodesAsUtf8(bytes.subarray(0, middle), { stream: true })) low = middle;
     else high = middle;
   }
   // The byte at `low` breaks the text; if a character began before it and is not finished, the
   // broken sequence begins where that character does.
   const prefix = bytes.subarray(0, low);
-  const broken = isWhole(prefix) ? low : low - unfinishedCharacterLength(prefix.subarray(-3));
+  const broken = decodesAsUtf8(prefix, { stream: false }) ? low : low - unfinishedCharacterLength(prefix.subarray(-3));
   return start - (before.length - from) + broken;
 }
 
-function isWhole(bytes: Uint8Array): boolean {
+/** Whether `bytes` are valid UTF-8; with `stream`, an unfinished last character still counts as valid. */
+function decodesAsUtf8(bytes: Uint8Array, { stream }: { stream: boolean }): boolean {
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream });
     return true;
   } catch {
     return false;
