@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
+import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
 import type { FunctionName } from '../shared/routes.ts';
 
 /** The repository root: the bundler's project root and where package-lock.json lives. */
@@ -15,14 +15,17 @@ export function functionEntry(name: FunctionName): string {
 
 /** The time budget the local server and the handlers assume too (shared/function-settings.ts). */
 const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
-import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
+
+/** node:http loaded with require() rather than an ES import: see the module's own comment. */
+const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts', import.meta.url));
 
 /**
  * How every function is bundled: one minified ES module per route with a source map, built by
  * the local esbuild (never Docker). `bundleAwsSdk` (default true) puts the AWS SDK into the bundle
  * instead of relying on the copy the nodejs24.x runtime ships: the deployed code then runs the SDK
  * version the tests ran, and the measured cold start is no slower (README.md, Deploy: "Bundle sizes";
- * npm run measure:bundles measures it).
+ * npm run measure:bundles measures it). node:http comes through require(), which keeps undici out
+ * of every cold start (infra/bundling/node-http.ts; bench/README.md, part 3, measures it).
  */
 export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
   return {
@@ -35,6 +38,7 @@ export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
     sourcesContent: false,
     bundleAwsSDK: bundleAwsSdk,
     ...(bundleAwsSdk ? {} : { externalModules: ['@aws-sdk/*', '@smithy/*'] }),
+    esbuildArgs: { '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE },
     forceDockerBundling: false,
     logLevel: LogLevel.WARNING,
   };

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
@@ -266,4 +268,39 @@ describe('a direct invoke with an event that is not an object', () => {
       }
     },
   );
+});
+
+/**
+ * infra/bundling/node-http.ts: the bundles load node:http with require(), so a cold start does not
+ * load undici (an ES import of node:http does, through its WebSocket getter). Each bundle is
+ * started in a fresh Node process that answers one request; the process then imports node:http
+ * as an ES module itself, to show that the probe would see undici if it were loaded.
+ */
+describe('a cold start of each bundle', () => {
+  const CHILD = `
+    const loaded = () => process.moduleLoadList.filter((name) => name.includes('undici'));
+    const { handler } = await import(process.env.BUNDLE_URL);
+    const context = { functionName: 'probe', awsRequestId: 'cold', memoryLimitInMB: '1024', getRemainingTimeInMillis: () => 10000 };
+    const result = await handler(JSON.parse(process.env.EVENT), context);
+    const afterRequest = loaded();
+    await import('node:http');
+    process.stdout.write(JSON.stringify({ status: result.statusCode, afterRequest, afterEsImport: loaded() }));
+  `;
+
+  it.each([
+    ['projects', '/api/acme/projects?per_page=2'],
+    ['daemons', '/api/acme/daemons'],
+    ['finances', '/api/acme/finances'],
+    ['openapi', '/api/openapi.json'],
+  ] as const)('%s answers its first request without loading undici', (name, target) => {
+    const { file } = findBundledFunctions(assemblyDir)[name];
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', CHILD], {
+      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href, EVENT: JSON.stringify(apiGatewayEvent('GET', target, { Authorization: 'Bearer secret-all' })) },
+      encoding: 'utf8',
+    });
+    const probe = JSON.parse(out) as { status: number; afterRequest: string[]; afterEsImport: string[] };
+    expect(probe.status).toBe(200);
+    expect(probe.afterRequest).toEqual([]);
+    expect(probe.afterEsImport.length).toBeGreaterThan(0);
+  });
 });
