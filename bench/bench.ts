@@ -59,6 +59,7 @@ const PRICE_SOURCE = 'US$0.125 per million read request units (on-demand, us-eas
 const TWIN_LIST = 'bare twin: BatchGetItem, then Query';
 const TWIN_FINANCES = 'bare twin: BatchGetItem';
 const SOURCE_MAPS_LABEL = 'projects, NODE_OPTIONS=--enable-source-maps';
+const HTTP_IMPORT_LABEL = 'projects, node:http as an ES import';
 /** The bare twin making a function's own calls at its cold start (its first request). */
 const coldTwin = (name: string) => (name === 'projects' || name === 'daemons' ? TWIN_LIST : name === 'finances' ? TWIN_FINANCES : undefined);
 /** Round i of a and round i of b ran in the same round: the ratio of each pair. */
@@ -147,6 +148,8 @@ try {
     // The source-map decision, measured in every run: the projects bundle as deployed, but with
     // Node applying its source map (NODE_OPTIONS=--enable-source-maps).
     { label: SOURCE_MAPS_LABEL, bundle: projectsBundle, event: functionEvent('projects'), env: { ...envOf(projectsBundle, 'projects'), NODE_OPTIONS: '--enable-source-maps' }, calls: 'BatchGetItem, then Query' },
+    // And the node:http decision (infra/bundling/node-http.ts): the projects bundle built without it.
+    { label: HTTP_IMPORT_LABEL, bundle: bundles.projectsHttpImport, event: functionEvent('projects'), env: envOf(bundles.projectsHttpImport, 'projects'), calls: 'BatchGetItem, then Query' },
     { label: 'bare: 1 Query', bundle: bundles.bareQuery, event: bareOneQuery, env: lambdaEnvironment('bare', dynamo.endpoint, TABLE, dataEnvironment), calls: 'Query' },
     { label: TWIN_LIST, bundle: bundles.bare, event: bareTwin('projects', false), env: lambdaEnvironment('bare', dynamo.endpoint, TABLE, dataEnvironment), calls: 'BatchGetItem, then Query' },
     { label: TWIN_FINANCES, bundle: bundles.bare, event: bareTwin('finances', false), env: lambdaEnvironment('bare', dynamo.endpoint, TABLE, dataEnvironment), calls: 'BatchGetItem' },
@@ -315,7 +318,7 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
   const bare = cold.get('bare: 1 Query')!;
   const bareReady = median(bare.map((s) => s.ready));
   out.push('## 3. Cold start', '');
-  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request (and the event loop has turned once, as Lambda's runtime does before it posts the answer), measured from the process's start; it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). **CPU** = the process's user + system time at that moment, the judged figure: on a shared machine it moves far less than wall time. Medians of ${COLD_ROUNDS} starts per row: each round starts every row once, in a shuffled order, after a discarded first round. The **bare twin** rows (bench/bare-handler.ts) make a function's own first-request calls with the same plain client; **bare: 1 Query** is the floor of any DynamoDB handler, for information. The *${SOURCE_MAPS_LABEL}* row is the projects bundle run as the stack deployed it before this issue.`, '');
+  out.push(`A fresh \`node\` process per start, the function's environment from the synthesized template (NODE_OPTIONS included) and Lambda's variables. **Ready** = the handler has answered its first request (and the event loop has turned once, as Lambda's runtime does before it posts the answer), measured from the process's start; it is import (Lambda's init phase) + first request (what the SDK defers: credentials, endpoint, connection, signing). **CPU** = the process's user + system time at that moment, the judged figure: on a shared machine it moves far less than wall time. Medians of ${COLD_ROUNDS} starts per row: each round starts every row once, in a shuffled order, after a discarded first round. The **bare twin** rows (bench/bare-handler.ts) make a function's own first-request calls with the same plain client; **bare: 1 Query** is the floor of any DynamoDB handler, for information. The *${SOURCE_MAPS_LABEL}* row is the projects bundle run as the stack deployed it before this issue; the *${HTTP_IMPORT_LABEL}* row is the projects bundle built without infra/bundling/node-http.ts, as it was before that change.`, '');
   out.push(markdownTable(
     ['bundle', 'DynamoDB calls', 'index.mjs', 'index.mjs.map', 'zip ≈', 'Node start ms', 'import ms', 'first request ms', 'ready ms (p50)', 'ready p90', 'CPU ms (p50)', 'ready ÷ bare: 1 Query'],
     coldConfigs.map((c) => {
@@ -337,6 +340,9 @@ function renderReport({ imports, depth, floor, warm, cold, coldConfigs, gigabyte
   const withMaps = pairRatios(cold.get(SOURCE_MAPS_LABEL)!, cold.get('projects')!, (x) => x.cpu);
   const withMapsMs = cold.get(SOURCE_MAPS_LABEL)!.map((x, i) => x.cpu - cold.get('projects')![i]!.cpu);
   out.push(`Source maps: the projects bundle with \`--enable-source-maps\` ÷ as deployed, CPU to first answer per round: ${spread(withMaps)}; the difference per round, median ${ms(median(withMapsMs))} ms (min ${ms(Math.min(...withMapsMs))}, max ${ms(Math.max(...withMapsMs))}).`, '');
+  const httpImport = pairRatios(cold.get('projects')!, cold.get(HTTP_IMPORT_LABEL)!, (x) => x.cpu);
+  const httpImportMs = cold.get(HTTP_IMPORT_LABEL)!.map((x, i) => x.cpu - cold.get('projects')![i]!.cpu);
+  out.push(`node:http through require(): the projects bundle as deployed ÷ built with node:http as an ES import (which loads undici), CPU to first answer per round: ${spread(httpImport)}; the CPU saved per round, median ${ms(median(httpImportMs))} ms (min ${ms(Math.min(...httpImportMs))}, max ${ms(Math.max(...httpImportMs))}).`, '');
   for (const fn of bundles.functions) {
     if (!coldTwin(fn.name)) continue;
     const ratios = coldCpuRatios(cold, fn.name);

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import { App, Stack } from 'aws-cdk-lib';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { functionBasics, PROJECT_ROOT } from '../infra/functions.ts';
+import { functionBasics, functionEntry, PROJECT_ROOT } from '../infra/functions.ts';
 import { TeamResourcesStack } from '../infra/stack.ts';
 import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
 import { findBundledFunctions } from '../commands/local/bundled-handlers.ts';
@@ -36,12 +36,15 @@ export interface Bundles {
   bareQuery: Bundle;
   /** The plain client making a function's calls (bare-handler.ts). */
   bare: Bundle;
+  /** The projects function bundled without the esbuild aliases: node:http as an ES import, as before. */
+  projectsHttpImport: Bundle;
 }
 
 const BARE_ENTRIES = {
   BareOneQuery: fileURLToPath(new URL('./bare-query.ts', import.meta.url)),
   BareTwin: fileURLToPath(new URL('./bare-handler.ts', import.meta.url)),
 };
+const PROJECTS_HTTP_IMPORT = 'ProjectsHttpImport';
 
 export function synthBundles(outdir: string): Bundles {
   const context = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
@@ -51,6 +54,8 @@ export function synthBundles(outdir: string): Bundles {
   for (const [id, entry] of Object.entries(BARE_ENTRIES)) {
     new NodejsFunction(bareStack, id, functionBasics(entry));
   }
+  const projects = functionBasics(functionEntry('projects'));
+  new NodejsFunction(bareStack, PROJECTS_HTTP_IMPORT, { ...projects, bundling: { ...projects.bundling, esbuildArgs: {} } });
   app.synth();
 
   const template = readJson<Template>(join(outdir, 'Bench.template.json'));
@@ -59,7 +64,7 @@ export function synthBundles(outdir: string): Bundles {
   );
   const bareTemplate = readJson<Template>(join(outdir, 'BenchBare.template.json'));
   const bareAssets = readJson<{ files?: Record<string, { source: { path: string } }> }>(join(outdir, 'BenchBare.assets.json'));
-  const bareFile = (id: keyof typeof BARE_ENTRIES) => {
+  const bareFile = (id: keyof typeof BARE_ENTRIES | typeof PROJECTS_HTTP_IMPORT) => {
     const [, resource] = Object.entries(bareTemplate.Resources ?? {}).find(([logicalId, r]) => r.Type === 'AWS::Lambda::Function' && logicalId.startsWith(id)) ?? [];
     const s3Key = resource?.Properties?.Code?.S3Key;
     const asset = Object.entries(bareAssets.files ?? {}).find(([hash]) => s3Key === `${hash}.zip`)?.[1];
@@ -71,6 +76,7 @@ export function synthBundles(outdir: string): Bundles {
     functions,
     bareQuery: bundle('bare: 1 Query', bareFile('BareOneQuery'), {}),
     bare: bundle('bare handler', bareFile('BareTwin'), {}),
+    projectsHttpImport: bundle('projects, node:http as an ES import', bareFile(PROJECTS_HTTP_IMPORT), functions.find((fn) => fn.name === 'projects')!.environment),
   };
 }
 
