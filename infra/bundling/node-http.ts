@@ -6,9 +6,10 @@ import { createRequire } from 'node:module';
  *
  * Why: an ES import of a built-in builds an ES module facade over all of its exports, and one of
  * node:http's exports (WebSocket, since Node 22) is a getter that loads the whole of undici, the
- * fetch implementation, which nothing here uses. At a cold start that cost 11 ms of CPU, about a
- * tenth of the start (nodejs/node issues 57649 and 59686). require() reads no export it is not
- * asked for; Lambda's own runtime interface client loads node:http the same way.
+ * fetch implementation, which nothing here uses. That cost about 15 ms of CPU, a tenth of a cold
+ * start (npm run bench measures it in every run, part 3; nodejs/node issues 57649 and 59686).
+ * require() reads no export it is not asked for; Lambda's own runtime interface client loads
+ * node:http the same way.
  *
  * Export only what the bundled code imports: esbuild stops the build ("No matching export") if a
  * dependency ever imports another name, so a missing one cannot slip through to run time.
