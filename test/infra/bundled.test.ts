@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
@@ -292,13 +293,14 @@ describe('a cold start of each bundle', () => {
     ['daemons', '/api/acme/daemons'],
     ['finances', '/api/acme/finances'],
     ['openapi', '/api/openapi.json'],
-  ] as const)('%s answers its first request without loading undici', (name, target) => {
+  ] as const)('%s answers its first request without loading undici', async (name, target) => {
     const { file } = findBundledFunctions(assemblyDir)[name];
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', CHILD], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', CHILD], {
       env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href, EVENT: JSON.stringify(apiGatewayEvent('GET', target, { Authorization: 'Bearer secret-all' })) },
       encoding: 'utf8',
+      timeout: 30_000,
     });
-    const probe = JSON.parse(out) as { status: number; afterRequest: string[]; afterEsImport: string[] };
+    const probe = JSON.parse(stdout) as { status: number; afterRequest: string[]; afterEsImport: string[] };
     expect(probe.status).toBe(200);
     expect(probe.afterRequest).toEqual([]);
     expect(probe.afterEsImport.length).toBeGreaterThan(0);
