@@ -24,23 +24,20 @@ const snapshotFile = join(dir, 'small.json');
 writeFileSync(snapshotFile, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])] })));
 
 const sockets = new Set<Socket>();
-const silentServer = createServer((socket) => {
+/** A TCP server that does `serve` with each connection and keeps it, to destroy at the end. */
+const tcpServer = (serve: (socket: Socket) => void = () => {}) => createServer((socket) => {
   sockets.add(socket);
   socket.on('error', () => {});
   socket.on('close', () => sockets.delete(socket));
+  serve(socket);
 });
+const silentServer = tcpServer();
 /** Headers for a 1,000-byte body, 5 bytes of it, then silence. */
-const stallingServer = createServer((socket) => {
-  sockets.add(socket);
-  socket.on('error', () => {});
-  socket.on('close', () => sockets.delete(socket));
+const stallingServer = tcpServer((socket) => {
   socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{"Ite'));
 });
 /** The whole of an empty answer (`{   }`: no such item), one byte every 3 s: slow, never silent for 10 s. */
-const tricklingServer = createServer((socket) => {
-  sockets.add(socket);
-  socket.on('error', () => {});
-  socket.on('close', () => sockets.delete(socket));
+const tricklingServer = tcpServer((socket) => {
   socket.once('data', () => {
     socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 5\r\n\r\n');
     const bytes = [...'{   }'];
@@ -51,10 +48,10 @@ const tricklingServer = createServer((socket) => {
     }, 3_000);
   });
 });
-/** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
 /** What the import adds to a database failure once it has begun (commands/import.ts). */
 const IMPORT_LEAVES = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it\n';
 
+/** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
 const webServer = createHttpServer((request, response) => {
   request.resume();
   request.on('end', () => {
@@ -77,8 +74,7 @@ let table: TestTable;
 let slow: FaultProxy;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', () => resolve()));
-  silent = `http://127.0.0.1:${(silentServer.address() as { port: number }).port}`;
+  silent = await listen(silentServer);
   stalling = await listen(stallingServer);
   trickling = await listen(tricklingServer);
   web = await listen(webServer);
