@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { helpText, parseCommandLine, usageLines, type CommandLine, type CommandSpec } from './args.ts';
 import { describeDatabaseError, EXIT, Failure, SettingError, UsageError } from './errors.ts';
 import { escapeText } from './text.ts';
@@ -34,8 +35,8 @@ const terminalHolds = new Set<() => void>();
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type StopSignal = (typeof STOP_SIGNALS)[number];
-/** The conventional exit status of a process a signal ended is 128 + the signal's number. */
-const SIGNAL_NUMBER: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+/** The conventional exit status of a process a signal ended: 128 + the signal's number (130, 143, 129). */
+const signalStatus = (signal: StopSignal) => 128 + constants.signals[signal];
 
 /**
  * Registers what gives the terminal back (shows the cursor, wraps lines again) while a display
@@ -81,7 +82,7 @@ function endBy(signal: StopSignal): never {
   for (const s of STOP_SIGNALS) process.removeAllListeners(s);
   process.kill(process.pid, signal);
   // The default action ends the process before this runs; should it be ignored here, the same status.
-  process.exit(128 + SIGNAL_NUMBER[signal]);
+  process.exit(signalStatus(signal));
 }
 
 /** Cleanups get this long, then the command exits anyway (DynamoDB Local's keeper still stops Java). */
@@ -117,7 +118,7 @@ export async function runCommand(spec: CommandSpec, main: (line: CommandLine) =>
         if (serving) return void exit(EXIT.done, `${signal}: stopping`);
         // Still starting (DynamoDB Local, the import): the API never served, so this is no success.
         const note = interruptNote ? `; ${interruptNote(signal)}` : '';
-        void exit(128 + SIGNAL_NUMBER[signal], escapeText(`${signal}: stopped before the API was ready${note}`), signal);
+        void exit(signalStatus(signal), escapeText(`${signal}: stopped before the API was ready${note}`), signal);
       });
     }
     watchLauncher(() => void exit(EXIT.done, 'the process that started this one is gone: stopping'));
