@@ -126,9 +126,14 @@ async function list(line: CommandLine) {
     `created ${t.createdAt ?? '-'}`,
     `expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}`,
   ].map(escapeText));
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => [...row[column]!].length), column === 1 ? Math.max(...TOKEN_STATUSES.map((s) => s.length)) : 0)) ?? [];
+  const shownLength = (cell: string) => [...cell].length;
+  const widths = (rows[0] ?? []).map((_, column) => Math.max(
+    ...rows.map((row) => shownLength(row[column]!)),
+    // The status column (the second) is as wide as the longest status, whichever ones are listed.
+    column === 1 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
+  ));
   for (const row of rows) {
-    const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - [...cell].length)));
+    const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - shownLength(cell))));
     process.stdout.write(`${cells.join('  ')}\n`);
   }
 }
