@@ -1,11 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../../commands/import/snapshot.ts';
-import type { SnapshotTeam, ValidSnapshot } from '../../commands/import/validation.ts';
 import { writeFile } from 'node:fs/promises';
-import { validateSnapshotFile } from '../../commands/import/validation.ts';
+import { describe, expect, it } from 'vitest';
+import { checkRecord, LIMITS } from '../../commands/import/snapshot.ts';
+import { validateSnapshotFile, type SnapshotTeam, type ValidSnapshot } from '../../commands/import/validation.ts';
 import { snapshotFile, validateDocument } from '../support/validate.ts';
 import { hashToken } from '../../shared/auth/token.ts';
-import { checkRecord } from '../../commands/import/snapshot.ts';
 import { daemons, environment, server, team, token, user } from '../support/snapshots.ts';
 
 // Small factories for the records the shared ones do not cover.
