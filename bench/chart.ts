@@ -5,67 +5,53 @@
 export interface Series {
   label: string;
   color: string;
-  dashed?: boolean;
+  dashed: boolean;
   points: [x: number, y: number][];
 }
 
-export interface Panel {
-  title: string;
-  series: Series[];
-}
+const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [460, 340, 60, 70, 40, 50];
 
-const WIDTH = 460;
-const HEIGHT = 340;
-const MARGIN = { left: 60, right: 70, top: 40, bottom: 50 };
+const text = (x: number, y: number, content: string, attributes = '') => `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${content.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
+const line = (x1: number, y1: number, x2: number, y2: number, style: string) => `<line x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" ${style}/>`;
+const stroke = (color: string, dashed: boolean) => `stroke="${color}" stroke-width="2" fill="none"${dashed ? ' stroke-dasharray="6 4"' : ''}`;
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-const text = (x: number, y: number, content: string, attributes = '') => `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${escape(content)}</text>`;
-
-/** Powers of ten from below the smallest value to above the largest. */
-function decades(values: number[]): number[] {
+/** A logarithmic axis from the power of ten below the smallest value to the one above the largest. */
+function logAxis(values: number[], from: number, to: number) {
   const low = Math.floor(Math.log10(Math.min(...values)));
   const high = Math.max(Math.ceil(Math.log10(Math.max(...values))), low + 1);
-  return Array.from({ length: high - low + 1 }, (_, i) => 10 ** (low + i));
+  const ticks = Array.from({ length: high - low + 1 }, (_, i) => 10 ** (low + i));
+  return { ticks, at: (v: number) => from + ((Math.log10(v) - low) / (high - low)) * (to - from) };
 }
 
-function panel(p: Panel, xLabel: string, offsetX: number): string {
-  const xs = decades(p.series.flatMap((s) => s.points.map(([x]) => x)));
-  const ys = decades(p.series.flatMap((s) => s.points.map(([, y]) => y)));
-  const scale = (ticks: number[], from: number, to: number) => (v: number) =>
-    from + ((Math.log10(v) - Math.log10(ticks[0]!)) / (Math.log10(ticks.at(-1)!) - Math.log10(ticks[0]!))) * (to - from);
-  const x = scale(xs, offsetX + MARGIN.left, offsetX + WIDTH - MARGIN.right);
-  const y = scale(ys, HEIGHT - MARGIN.bottom, MARGIN.top);
-  const [left, right, top, bottom] = [x(xs[0]!), x(xs.at(-1)!), y(ys.at(-1)!), y(ys[0]!)];
-  const out = [
-    text(offsetX + WIDTH / 2, 22, p.title, 'text-anchor="middle" font-weight="bold"'),
+function panel(title: string, series: Series[], xLabel: string, offset: number): string {
+  const x = logAxis(series.flatMap((s) => s.points.map((p) => p[0])), offset + LEFT, offset + WIDTH - RIGHT);
+  const y = logAxis(series.flatMap((s) => s.points.map((p) => p[1])), HEIGHT - BOTTOM, TOP);
+  const [left, right] = [offset + LEFT, offset + WIDTH - RIGHT];
+  return [
+    text(offset + WIDTH / 2, 22, title, 'text-anchor="middle" font-weight="bold"'),
     text((left + right) / 2, HEIGHT - 12, xLabel, 'text-anchor="middle"'),
-    ...xs.map((v) => `<line x1="${x(v)}" x2="${x(v)}" y1="${top}" y2="${bottom}" stroke="#ddd"/>${text(x(v), bottom + 16, v.toLocaleString('en'), 'text-anchor="middle"')}`),
-    ...ys.map((v) => `<line x1="${left}" x2="${right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>${text(left - 6, y(v) + 4, v.toLocaleString('en'), 'text-anchor="end"')}`),
-    `<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#888"/>`,
-  ];
-  for (const s of p.series) {
-    const points = s.points.map(([px, py]) => `${x(px).toFixed(1)},${y(py).toFixed(1)}`);
-    out.push(`<polyline points="${points.join(' ')}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
-    out.push(...points.map((pt) => `<circle cx="${pt.split(',')[0]}" cy="${pt.split(',')[1]}" r="3" fill="${s.color}"/>`));
-    const [lx, ly] = s.points.at(-1)!;
-    out.push(text(x(lx) + 6, y(ly) - 6, s.label, `fill="${s.color}"`));
-  }
-  return out.join('\n');
+    ...x.ticks.map((v) => line(x.at(v), TOP, x.at(v), HEIGHT - BOTTOM, 'stroke="#ddd"') + text(x.at(v), HEIGHT - BOTTOM + 16, v.toLocaleString('en'), 'text-anchor="middle"')),
+    ...y.ticks.map((v) => line(left, y.at(v), right, y.at(v), 'stroke="#ddd"') + text(left - 6, y.at(v) + 4, v.toLocaleString('en'), 'text-anchor="end"')),
+    ...series.map((s) => {
+      const points = s.points.map(([px, py]) => [x.at(px), y.at(py)] as const);
+      const [lastX, lastY] = points.at(-1)!;
+      return [
+        `<polyline points="${points.map((p) => p.map((n) => n.toFixed(1)).join(',')).join(' ')}" ${stroke(s.color, s.dashed)}/>`,
+        ...points.map(([px, py]) => `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3" fill="${s.color}"/>`),
+        text(lastX + 6, lastY - 6, s.label, `fill="${s.color}"`),
+      ].join('');
+    }),
+  ].join('\n');
 }
 
-/** The panels side by side, with a legend of the colours below. */
-export function lineCharts(panels: Panel[], xLabel: string, legend: { label: string; color: string; dashed?: boolean }[]): string {
-  const width = WIDTH * panels.length;
-  const height = HEIGHT + 30;
-  const keys = legend.map((l, i) => {
-    const at = 20 + i * 260;
-    return `<line x1="${at}" x2="${at + 30}" y1="${HEIGHT + 12}" y2="${HEIGHT + 12}" stroke="${l.color}" stroke-width="2"${l.dashed ? ' stroke-dasharray="6 4"' : ''}/>${text(at + 36, HEIGHT + 16, l.label)}`;
-  });
+/** The panels side by side, with a legend below. */
+export function lineCharts(panels: { title: string; series: Series[] }[], xLabel: string, legend: Omit<Series, 'points'>[]): string {
+  const [width, height] = [WIDTH * panels.length, HEIGHT + 30];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    ...panels.map((p, i) => panel(p, xLabel, i * WIDTH)),
-    ...keys,
+    ...panels.map((p, i) => panel(p.title, p.series, xLabel, i * WIDTH)),
+    ...legend.map((l, i) => line(20 + i * 330, HEIGHT + 12, 50 + i * 330, HEIGHT + 12, stroke(l.color, l.dashed)) + text(56 + i * 330, HEIGHT + 16, l.label)),
     '</svg>',
     '',
   ].join('\n');

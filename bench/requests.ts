@@ -1,5 +1,4 @@
 import type { DynamoDBClient, QueryCommandOutput } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
 import { readApiConfig } from '../shared/config.ts';
 import { financesHandler, listHandler } from '../shared/http/handlers.ts';
@@ -18,45 +17,37 @@ export interface Answer {
   body: string;
   calls: CallTrace;
   /** Each call's command and input as sent: what the bare twin replays. */
-  sent: SentCall[];
+  sent: TwinEvent['calls'];
 }
-
-export type SentCall = TwinEvent['calls'][number];
 
 export type Send = (target: string, secret: string, ifNoneMatch?: string) => Promise<Answer>;
-type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStructuredResultV2>;
-
-export interface ApiFunctions {
-  /** One warm function of each kind: it remembers what it saw between requests, as a warm container does. */
-  warm: Send;
-  /** A new function per request: a new container, at first sight of every token. */
-  firstSight: Send;
-}
+type Handler = (event: unknown, context: unknown) => Promise<{ statusCode?: number; headers?: Record<string, unknown>; body?: string }>;
 
 /**
- * `wholeTeam` builds the baseline: the same handlers over a client that answers each page Query
- * the common way when keys do not encode positions, reading the team's whole partition.
+ * `warm` sends every request to the same functions, which remember what they saw, as a warm
+ * container does; `firstSight` to new ones, as a new container. `wholeTeam` builds the baseline.
  */
-export function apiFunctions(endpoint: string, tableName: string, options: { wholeTeam?: boolean } = {}): ApiFunctions {
+export function apiFunctions(endpoint: string, tableName: string, options: { wholeTeam?: boolean } = {}): { warm: Send; firstSight: Send } {
   // A patient client: a baseline request on a large team reads for seconds.
   const client = createDynamoDbClient({ endpoint, requestTimeoutMs: 60_000 });
   if (options.wholeTeam) readWholePartition(client);
   const recorder = callRecorder(client);
-  const sent = recordInputs(client);
+  const sent: TwinEvent['calls'] = [];
+  // A copy of each command's input as the code sent it, before the call recorder adds to it.
+  client.middlewareStack.add((next, context) => (args) => {
+    sent.push({ command: String(context.commandName), input: structuredClone(args.input) as Record<string, unknown> });
+    return next(args);
+  }, { step: 'initialize', name: 'benchInputs' });
   const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName }) };
-  const handlers = (): Record<string, Handler> => ({
-    projects: listHandler('projects', runtime) as unknown as Handler,
-    daemons: listHandler('daemons', runtime) as unknown as Handler,
-    finances: financesHandler(runtime) as unknown as Handler,
-  });
-  const sender = (functions: () => Record<string, Handler>): Send => async (target, secret, ifNoneMatch) => {
+  const functions = () => ({ projects: listHandler('projects', runtime), daemons: listHandler('daemons', runtime), finances: financesHandler(runtime) }) as unknown as Record<string, Handler>;
+  const sender = (handlers: () => Record<string, Handler>): Send => async (target, secret, ifNoneMatch) => {
     const { name, event } = apiEvent(target, secret, ifNoneMatch);
     sent.length = 0;
-    const { result, calls } = await recorder.trace(() => functions()[name]!(event, lambdaContext(name, 120_000, 'bench')));
-    return { status: result.statusCode!, etag: result.headers?.ETag as string | undefined, body: result.body ?? '', calls, sent: [...sent] };
+    const { result, calls } = await recorder.trace(() => handlers()[name]!(event, lambdaContext(name, 120_000, 'bench')));
+    return { status: result.statusCode!, etag: result.headers?.ETag as string, body: result.body ?? '', calls, sent: [...sent] };
   };
-  const warm = handlers();
-  return { warm: sender(() => warm), firstSight: sender(handlers) };
+  const warm = functions();
+  return { warm: sender(() => warm), firstSight: sender(functions) };
 }
 
 /** The API Gateway event of a GET with a bearer token, and the function it goes to. */
@@ -67,24 +58,15 @@ export function apiEvent(target: string, secret: string, ifNoneMatch?: string) {
   return { name: routed.route.name, event: routed.event };
 }
 
-/** Keeps a copy of each command's input as the code sent it, before the call recorder adds to it. */
-function recordInputs(client: DynamoDBClient): SentCall[] {
-  const sent: SentCall[] = [];
-  client.middlewareStack.add((next, context) => (args) => {
-    sent.push({ command: String(context.commandName), input: structuredClone(args.input) as SentCall['input'] });
-    return next(args);
-  }, { step: 'initialize', name: 'benchInputs' });
-  return sent;
-}
-
 /**
- * The whole-team baseline: a page Query (`pk = :pk AND sk BETWEEN :first AND :last`) is sent as
- * a Query of the whole partition, following LastEvaluatedKey, and the page sliced in memory by
- * position. Every Query it sends is a real call, counted and priced like any other.
+ * The whole-team baseline, the common way to paginate when keys do not encode positions: a page
+ * Query (`pk = :pk AND sk BETWEEN :first AND :last`) is sent as a Query of the whole partition,
+ * following LastEvaluatedKey, and the page is sliced in memory by position. Everything else is
+ * the API's own code, and every Query is a real call, counted and priced like any other.
  */
 function readWholePartition(client: DynamoDBClient): void {
   client.middlewareStack.add((next, context) => async (args) => {
-    const input = args.input as { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, { S?: string }>; ExclusiveStartKey?: unknown };
+    const input = args.input as { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, { S?: string }> };
     if (context.commandName !== 'QueryCommand') return next(args);
     const { ':first': first, ':last': last, ...values } = input.ExpressionAttributeValues ?? {};
     if (!first?.S || !last?.S || !input.KeyConditionExpression?.endsWith(' AND sk BETWEEN :first AND :last')) {
