@@ -6,7 +6,7 @@ import { Bench } from 'tinybench';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
-import { depthChart, renderResults, spread, type DepthCell, type Pair, type Results } from './report.ts';
+import { depthChart, renderResults, type DepthCell, type Pair, type Results } from './report.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 
 /**
@@ -30,8 +30,8 @@ if (!(IMPORT_GB >= 0)) usageError(`--import-gb takes a size in GB, not "${args['
 
 const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
 const PER_PAGE = 50;
-/** tinybench's time budget per cell for this API; whole-team requests per cell, by team size. */
-const LATENCY_MS = QUICK ? 300 : 2_000;
+/** Requests timed per depth cell: this API's, and the whole-team baseline's by team size. */
+const API_REQUESTS = QUICK ? 30 : 300;
 const baselineRequests = (size: number) => (QUICK ? 3 : size <= 1_000 ? 40 : size <= 10_000 ? 10 : 4);
 const COLD_ROUNDS = QUICK ? 3 : 30;
 const WARM_RUNS = QUICK ? 2 : 8;
@@ -83,7 +83,6 @@ try {
     [`finances, ${crowd.costLines} cost lines`, await warm(path(crowd, 'finances'), crowd.secret)],
     ['list revalidation, matching If-None-Match', await api.warm(path(small, 'projects?page=3'), small.secret, etag)],
   ];
-  for (const [label, a] of readCost) print(`  ${label}: ${a.status}, ${a.calls.sequentialRoundTrips} round trips, ${a.calls.rcu} RCU`);
 
   step(`depth and team size (per_page=${PER_PAGE}): this API against the whole-team baseline...`);
   const baseline = apiFunctions(dynamo.endpoint, TABLE, { wholeTeam: true });
@@ -97,11 +96,10 @@ try {
       if (dataOf(ours) !== dataOf(theirs)) throw new Error(`${target}: the baseline answered other data`);
       const cell = {
         size: team.size, page,
-        ours: { ...ours, p50: await latency(() => api.warm(target, team.secret), { ms: LATENCY_MS }) },
-        theirs: { ...theirs, p50: await latency(() => baseline.warm(target, team.secret), { requests: baselineRequests(team.size) }) },
+        ours: { ...ours, p50: await latency(() => api.warm(target, team.secret), API_REQUESTS) },
+        theirs: { ...theirs, p50: await latency(() => baseline.warm(target, team.secret), baselineRequests(team.size)) },
       };
       depth.push(cell);
-      print(`  ${team.size} projects, page ${page}: ${ours.calls.rcu} RCU, ${cell.ours.p50} ms | whole team: ${theirs.calls.rcu} RCU, ${cell.theirs.p50} ms`);
     }
   }
 
@@ -127,13 +125,11 @@ try {
       if (round > 0) m.cold.push(pair);
     }
   }
-  for (const m of measured) print(`  ${m.fn.name} ÷ bare twin, CPU to first answer per round: ${spread(m.cold)}`);
 
   step(`warm requests: ${WARM_RUNS} runs, each a fresh process timing a function and its twin with tinybench...`);
   for (let run = 0; run < WARM_RUNS; run++) {
     for (const m of measured) m.warm.push(await warmRun(m.fn, twin, { fn: m.event, twin: { calls: m.calls, together: m.together } }, m.env, { ms: WARM_MS, twinFirst: run % 2 === 1 }));
   }
-  for (const m of measured) print(`  ${m.fn.name} ÷ bare twin, p50 per run: ${spread(m.warm)}`);
 
   let gigabyte: Results['gigabyte'];
   if (IMPORT_GB > 0) {
@@ -159,9 +155,9 @@ if (!QUICK) {
   print('wrote bench/RESULTS.md and bench/depth.svg');
 }
 
-/** The p50 of a request timed by tinybench: for `ms` milliseconds, or `requests` times without warm-up. */
-async function latency(request: () => Promise<Answer>, budget: { ms: number } | { requests: number }): Promise<number> {
-  const bench = new Bench('ms' in budget ? { time: budget.ms, warmupTime: budget.ms / 4, throws: true } : { time: 0, iterations: budget.requests, warmup: false, throws: true });
+/** The p50 of a request timed `requests` times by tinybench, after a quarter as many to warm up. */
+async function latency(request: () => Promise<Answer>, requests: number): Promise<number> {
+  const bench = new Bench({ time: 0, iterations: requests, warmupTime: 0, warmupIterations: Math.ceil(requests / 4), throws: true });
   bench.add('request', async () => {
     if ((await request()).status !== 200) throw new Error('a timed request failed');
   });
