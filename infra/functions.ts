@@ -23,9 +23,9 @@ const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts
  * How every function is bundled: one minified ES module per route with a source map, built by
  * the local esbuild (never Docker). `bundleAwsSdk` (default true) puts the AWS SDK into the bundle
  * instead of relying on the copy the nodejs24.x runtime ships: the deployed code then runs the SDK
- * version the tests ran, and the measured cold start is no slower (README.md, Deploy: "Bundle sizes";
- * npm run measure:bundles measures it). node:http comes through require(), which keeps undici out
- * of every cold start (infra/bundling/node-http.ts; bench/README.md, part 3, measures it).
+ * version the tests ran, and the measured cold start is no slower (README.md, Deploy: "Bundle
+ * sizes"). node:http comes through require(), which keeps undici out of every cold start
+ * (infra/bundling/node-http.ts; docs/performance.md).
  */
 export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
   return {
