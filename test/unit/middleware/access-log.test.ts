@@ -23,7 +23,7 @@ function setUp() {
   return { lines, middleware: accessLog(log as Logger) };
 }
 
-const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g1', counts: { projects: 0, daemons: 0 } };
+const ACME: TeamHead = { teamId: 1, generation: 'g1', counts: { projects: 0, daemons: 0 } };
 const TOKEN: StoredToken = { userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g1']) };
 
 /** A request that resolved team 1 through its slug and was answered 200, started `elapsedMs` ago. */
