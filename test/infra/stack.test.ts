@@ -2,11 +2,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext } from '../../infra/context.ts';
 import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
-import { METRICS_NAMESPACE } from '../../infra/alarms.ts';
-import { TABLE_READ_ACTIONS } from '../../infra/api-functions.ts';
-import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
+import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, METRICS_NAMESPACE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
 import { FUNCTION_TIMEOUT_MS } from '../../commands/local/server.ts';
@@ -464,23 +461,5 @@ describe('options', () => {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
     }
-  });
-});
-
-describe('logical ids', () => {
-  // The ids the stack's resources had before it was split into parts (infra/stack-part.ts). A
-  // changed id makes CloudFormation replace the resource: a new empty table, a new API URL.
-  it('keeps the ids of the table, the API, its stage, custom domain and log groups, so a deployed stack updates them in place', () => {
-    const { template } = synthStack({ props: { customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' } } });
-    const ids = (type: string) => Object.keys(resourcesOf(template, type)).sort();
-    expect(ids('AWS::DynamoDB::Table')).toEqual(['TableCD117FA1']);
-    expect(ids('AWS::ApiGatewayV2::Api')).toEqual(['HttpApiF5A9A8A7']);
-    expect(ids('AWS::ApiGatewayV2::Stage')).toEqual(['DefaultStageEE28A986']);
-    expect(ids('AWS::ApiGatewayV2::DomainName')).toEqual(['DomainNameEC95A6E9']);
-    expect(ids('AWS::ApiGatewayV2::ApiMapping')).toEqual([expect.stringMatching(/^DefaultStageTeamResourcesApiDomainNameundefined[0-9A-F]{8}$/)]);
-    expect(ids('AWS::Logs::LogGroup')).toEqual([
-      'AccessLogs8B620ECA', 'DaemonsFunctionLogs87F110A6', 'FinancesFunctionLogs4D4EB594', 'OpenapiFunctionLogs57C59687', 'ProjectsFunctionLogsE8897C33',
-    ]);
-    expect(ids('AWS::Lambda::Function')).toEqual(['DaemonsFunction770FBC6B', 'FinancesFunction1E17E7AD', 'OpenapiFunctionF85064DF', 'ProjectsFunction10797EC9']);
   });
 });
