@@ -3,27 +3,29 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { CorsHttpMethod, DomainName, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type CorsPreflightOptions } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { Alarm, ComparisonOperator, MathExpression, Metric, Stats, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Dashboard, GraphWidget, LogQueryWidget, MathExpression, Metric, Stats, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, BillingMode, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, Operation, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { LoggingFormat, Tracing, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct, Node } from 'constructs';
 import { readApiConfig } from '../shared/config.ts';
+import { METRICS_NAMESPACE, OUTCOMES } from '../shared/http/middleware/access-log.ts';
 import { functionMemoryMb } from '../shared/function-settings.ts';
-import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
+import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, ROUTES, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/keys.ts';
 import { functionBasics, functionEntry } from './functions.ts';
 
 /** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
-/** Namespace of the metrics the stack counts itself (HTTP APIs publish no throttle metric). */
-export const METRICS_NAMESPACE = 'TeamResourcesApi';
+export { METRICS_NAMESPACE };
 const PERIOD = Duration.minutes(5);
+/** The table operations the functions call. */
+const READS = { operations: [Operation.BATCH_GET_ITEM, Operation.QUERY], period: PERIOD };
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
 
 /** API Gateway's access line: only `$context` variables, so no header, query or token is ever logged. */
@@ -61,6 +63,8 @@ export interface TeamResourcesStackProps extends StackProps {
   cors?: CorsPreflightOptions;
   /** An SNS topic every alarm notifies, on ALARM and on OK. Default: alarms without actions. */
   alarmTopicArn?: string;
+  /** Lambda active tracing (X-Ray) for the functions; no tracing SDK is bundled. Default: off. */
+  tracing?: boolean;
   /** Bundle the AWS SDK into each function (default) or use the runtime's copy. */
   bundleAwsSdk?: boolean;
   /** For `sam local start-api` only: an empty DYNAMODB_ENDPOINT on each function for --env-vars to fill. Never deploy it. */
@@ -72,10 +76,10 @@ export interface TeamResourcesStackProps extends StackProps {
  * front of them, and the alarms that say when it misbehaves.
  */
 export class TeamResourcesStack extends Stack {
-  readonly table: ITable;
-  readonly api: HttpApi;
+  table: ITable;
+  api: HttpApi;
   readonly functions = {} as Record<FunctionName, NodejsFunction>;
-  readonly accessLogs: LogGroup;
+  accessLogs: LogGroup;
   readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
@@ -85,7 +89,7 @@ export class TeamResourcesStack extends Stack {
     const logLevel = props.logLevel?.trim().toUpperCase();
     if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) throw new Error(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${props.logLevel}"`);
     const { rateLimit, burstLimit } = props.throttle ?? DEFAULT_THROTTLE;
-    if (!(rateLimit > 0)) throw new Error(`throttle rate limit must be a positive number of requests per second, not ${rateLimit}`);
+    if (!(rateLimit > 0)) throw new Error(`throttle rate limit must be positive, not ${rateLimit}`);
     if (!(Number.isInteger(burstLimit) && burstLimit >= 1)) throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
 
     // The table: on-demand, point-in-time recovery, deletion protection, kept when the stack goes.
@@ -131,10 +135,7 @@ export class TeamResourcesStack extends Stack {
     for (const route of SERVED_ROUTES) {
       const name = route.name[0]!.toUpperCase() + route.name.slice(1);
       const logGroup = new LogGroup(this, `${name}FunctionLogs`, { retention: RetentionDays.ONE_MONTH });
-      const role = new Role(this, `${name}FunctionRole`, {
-        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-        description: `${route.method} ${route.path}: writes its own logs${readsTable(route) ? ', reads the table by key' : ''}`,
-      });
+      const role = new Role(this, `${name}FunctionRole`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
       role.addToPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
       if (readsTable(route)) role.addToPolicy(new PolicyStatement({ actions: [...TABLE_READ_ACTIONS], resources: [this.table.tableArn] }));
       // No NODE_OPTIONS=--enable-source-maps: Node would index the map at every cold start, for
@@ -145,6 +146,10 @@ export class TeamResourcesStack extends Stack {
         description: `${route.method} ${route.path}`,
         role,
         logGroup,
+        // Text, stated: Lambda forwards what Powertools writes to stdout as it is, one JSON object
+        // per line, which is what the embedded metric format needs (docs/operations.md).
+        loggingFormat: LoggingFormat.TEXT,
+        tracing: props.tracing ? Tracing.ACTIVE : undefined,
         environment: {
           ...(readsTable(route) ? { TABLE_NAME: this.table.tableName } : {}),
           ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
@@ -152,13 +157,15 @@ export class TeamResourcesStack extends Stack {
           ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),
         },
       });
+      // X-Ray's PutTraceSegments takes no resource-level permission: its statement must name `*`.
+      if (props.tracing) Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray\'s PutTraceSegments and PutTelemetryRecords support no resource-level permissions.' });
       // Tools find a route's bundle in the cloud assembly by this (commands/local/bundled-handlers.ts).
       (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);
       this.functions[route.name] = fn;
       this.alarm(`${name}ErrorsAlarm`, fn.metricErrors({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
-        `The ${route.name} function failed (start-up error, crash or timeout); the handler turns every other error into a response, so any failure is a bug: see its log group.`);
+        `The ${route.name} function failed (start-up error, crash or timeout), which is a bug: see its log group.`);
       this.alarm(`${name}ThrottlesAlarm`, fn.metricThrottles({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
-        `Lambda throttled the ${route.name} function: the account's concurrency is exhausted and callers get 500; see ConcurrentExecutions on the dashboard.`);
+        `Lambda throttled the ${route.name} function (callers get 500): see concurrent executions on the dashboard.`);
       for (const httpRoute of this.api.addRoutes({
         path: route.path,
         methods: ROUTE_METHODS.map((method) => HttpMethod[method]),
@@ -173,7 +180,8 @@ export class TeamResourcesStack extends Stack {
       }
     }
 
-    this.addApiAlarms(rateLimit, burstLimit);
+    this.addApiAlarms();
+    const dashboard = this.addDashboard();
     if (props.alarmTopicArn !== undefined) {
       const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
       for (const alarm of this.alarms) {
@@ -183,8 +191,12 @@ export class TeamResourcesStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: stage.url });
-    new CfnOutput(this, 'TableName', { description: 'The table the functions read (TABLE_NAME for npm run import and token)', value: this.table.tableName });
-    if (domainName) new CfnOutput(this, 'CustomDomainTarget', { description: 'Point a CNAME (or alias) of the custom domain here', value: domainName.regionalDomainName });
+    new CfnOutput(this, 'TableName', { description: 'TABLE_NAME for npm run import and npm run token', value: this.table.tableName });
+    new CfnOutput(this, 'DashboardUrl', {
+      description: 'The CloudWatch dashboard',
+      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${dashboard.dashboardName}`,
+    });
+    if (domainName) new CfnOutput(this, 'CustomDomainTarget', { description: 'Where the custom domain\'s CNAME points', value: domainName.regionalDomainName });
   }
 
   private alarm(id: string, metric: IMetric, threshold: number, evaluationPeriods: number, datapointsToAlarm: number, description: string) {
@@ -196,18 +208,11 @@ export class TeamResourcesStack extends Stack {
   }
 
   /** Alarms on what a caller of the API would notice, each saying where to look. */
-  private addApiAlarms(rateLimit: number, burstLimit: number) {
-    const period = PERIOD;
-    // Below 20 requests in 5 minutes a single 5xx is not a rate; the Lambda Errors alarms still see it.
-    const serverErrorRate = new MathExpression({
-      expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
-      usingMetrics: { requests: this.api.metricCount({ period, statistic: Stats.SUM }), errors: this.api.metricServerError({ period, statistic: Stats.SUM }) },
-      period,
-      label: '5xx responses (% of requests)',
-    });
-    this.alarm('Api5xxRateAlarm', serverErrorRate, 5, 3, 2, 'More than 5% of API requests answered 5xx in 2 of the last 3 periods of 5 minutes: 503s mean DynamoDB failing, throttled or slow (see the DynamoDB alarms); 500s a bug (see the functions\' logs).');
-    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ period, statistic: Stats.p(99) }), 2_000, 3, 3,
-      'p99 latency of the API above 2 s for 15 minutes: DynamoDB calls are hitting their timeouts and retrying (see DynamoDB latency on the dashboard).');
+  private addApiAlarms() {
+    const serverErrorRate = this.percentOfRequests('errors', this.api.metricServerError({ period: PERIOD, statistic: Stats.SUM }));
+    this.alarm('Api5xxRateAlarm', serverErrorRate, 5, 3, 2, 'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).');
+    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ period: PERIOD, statistic: Stats.p(99) }), 2_000, 3, 3,
+      'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).');
 
     // Throttled requests are answered 429 by API Gateway and counted with every other 4xx; the
     // functions never answer 429, so the access log's 429s are exactly the throttled requests.
@@ -219,15 +224,73 @@ export class TeamResourcesStack extends Stack {
       metricValue: '1',
       dimensions: { ApiId: '$.apiId' },
     });
-    const throttled = new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ThrottledRequests', dimensionsMap: { ApiId: this.api.apiId }, period, statistic: Stats.SUM });
-    this.alarm('ApiThrottledRequestsAlarm', throttled, 10, 1, 1, `10 or more requests answered 429 by the stage throttle (${rateLimit}/s, burst ${burstLimit}) or the account limit in 5 minutes: raise the throttle or find the caller in the access log.`);
+    this.alarm('ApiThrottledRequestsAlarm', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }), 10, 1, 1, '10 or more 429s in 5 minutes from the stage throttle or the account limit: raise it, or find the caller in the access log.');
+
+    this.alarm('DynamoDBThrottlingAlarm', this.table.metricThrottledRequestsForOperations(READS), 10, 2, 2,
+      'DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: see consumed capacity on the dashboard, and whether one team\'s partition is hot.');
+    this.alarm('DynamoDBSystemErrorsAlarm', this.table.metricSystemErrorsForOperations(READS), 1, 1, 1,
+      'DynamoDB failed reads with its own 500s, answered 503: check the AWS Health Dashboard for DynamoDB in this region.');
+    this.alarm('Api401RiseAlarm', this.unauthenticated(), 100, 3, 3,
+      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; find them in the access log (status 401, ip).');
+  }
+
+  /** A share of the API's requests; below 20 requests in 5 minutes none, as one answer is not a rate. */
+  private percentOfRequests(id: string, part: IMetric) {
+    const requests = this.api.metricCount({ period: PERIOD, statistic: Stats.SUM });
+    return new MathExpression({ expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`, usingMetrics: { [id]: part, requests }, period: PERIOD, label: `${id} %` });
+  }
+
+  /** A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or the stack's count of 429s. */
+  private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {
+    return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap, statistic, period: PERIOD, label: `${name} ${Object.values(dimensionsMap).join(' ')}` });
+  }
+
+  /** The 401s of every data route, summed. */
+  private unauthenticated() {
+    const byRoute = Object.fromEntries(ROUTES.map(({ name }) => [name, this.accessMetric('Requests', { route: name, outcome: '401' })]));
+    return new MathExpression({ expression: Object.keys(byRoute).join(' + '), usingMetrics: byRoute, period: PERIOD, label: '401s' });
+  }
+
+  /** What an on-call engineer asks first: which route fails how, how slow, cold starts, 401s and 429s, and DynamoDB. */
+  private addDashboard(): Dashboard {
+    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left });
+    const routes = SERVED_ROUTES.map((route) => route.name);
+    const functions = Object.values(this.functions);
+    return new Dashboard(this, 'Dashboard', {
+      widgets: [
+        routes.map((route) => graph(`Requests by outcome: ${route}`, OUTCOMES.map((outcome) => this.accessMetric('Requests', { route, outcome })))),
+        ['p50', 'p90', 'p99'].map((p) => graph(`Latency ${p} by route (ms)`, routes.map((route) => this.accessMetric('Latency', { route }, p)))),
+        [
+          graph('Cold starts by route', routes.map((route) => this.accessMetric('ColdStart', { route }))),
+          new LogQueryWidget({
+            title: 'Cold starts and init duration',
+            logGroupNames: functions.map((fn) => fn.logGroup.logGroupName),
+            queryLines: ['filter @type = "REPORT" and ispresent(@initDuration)', 'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs by bin(5m)'],
+          }),
+          graph('401 and 429 (% of requests)', [this.percentOfRequests('unauthenticated', this.unauthenticated()), this.percentOfRequests('throttled', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }))]),
+        ],
+        [
+          graph('Lambda errors and throttles', functions.flatMap((fn) => [fn.metricErrors({ period: PERIOD }), fn.metricThrottles({ period: PERIOD })])),
+          graph('Lambda concurrent executions', functions.map((fn) => fn.metric('ConcurrentExecutions', { period: PERIOD, statistic: Stats.MAXIMUM }))),
+          graph('API Gateway 4xx, 5xx and integration latency (p99)', [
+            this.api.metricClientError({ period: PERIOD }), this.api.metricServerError({ period: PERIOD }), this.api.metricIntegrationLatency({ period: PERIOD, statistic: Stats.p(99) }),
+          ]),
+        ],
+        [
+          graph('DynamoDB consumed read capacity and throttled reads', [this.table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: Stats.SUM }), this.table.metricThrottledRequestsForOperations(READS)]),
+          graph('DynamoDB system errors', [this.table.metricSystemErrorsForOperations(READS)]),
+          graph('DynamoDB latency (ms)', READS.operations.map((operation) => this.table.metricSuccessfulRequestLatency({ dimensionsMap: { TableName: this.table.tableName, Operation: operation }, period: PERIOD }))),
+          graph('DynamoDB per request (average)', ROUTES.flatMap(({ name: route }) => ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) => this.accessMetric(name, { route }, Stats.AVERAGE)))),
+        ],
+      ],
+    });
   }
 }
 
 /**
  * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
  * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
- * certificateArn, corsOrigins (comma-separated), alarmTopicArn, and samLocal=true.
+ * certificateArn, corsOrigins (comma-separated), alarmTopicArn, tracing=true and samLocal=true.
  */
 export function propsFromContext(node: Node): TeamResourcesStackProps {
   const text = (key: string): string | undefined => {
@@ -259,6 +322,7 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
       maxAge: Duration.hours(2),
     },
     alarmTopicArn: text('alarmTopicArn'),
+    tracing: text('tracing') === 'true',
     samLocal: text('samLocal') === 'true',
   };
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
-import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
+import type { DatabaseUsage, Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
 
 /**
  * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
@@ -8,10 +8,11 @@ import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/te
  * middlewares ran before it (a finances handler has no `page`).
  */
 
-/** From requestDeadline, first of all: the request's clock, and the signal that ends its DynamoDB calls. */
+/** From requestDeadline, first of all: the request's clock, the signal that ends its DynamoDB calls, and what they cost. */
 export interface Timed {
   startedAt: number;
   signal: AbortSignal;
+  usage: DatabaseUsage;
 }
 
 /** From authorize, once checks 1 to 3 passed: the caller's token and team, and a page Query sent with them. */

@@ -3,7 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
-import { ROUTES, type Route } from '../routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
@@ -33,12 +33,12 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
  * requestEvent checks the event and lower-cases header names before anything reads them.
  * Middy's own early timeout is off: requestDeadline's covers the middlewares too.
  */
-function apiFunction() {
+function apiFunction(route: ServedRoute) {
   const log = createLogger();
   return middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
     // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
     .use(injectLambdaContext(log, { logEvent: false }))
-    .use(accessLog(log))
+    .use(accessLog(log, route))
     .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
@@ -53,18 +53,18 @@ function apiFunction() {
  * comes from the head: a revalidation that still matches is answered 304 without the Query.
  */
 export function listHandler(resource: ListResource, { reader, config }: Runtime) {
-  const { ability, path: routePath } = routeNamed(resource);
-  return apiFunction()
+  const route = routeNamed(resource);
+  return apiFunction(route)
     .use(readPageQuery())
-    .use(authorize({ reader, ability, resource, recent: new RecentAccess() }))
+    .use(authorize({ reader, ability: route.ability, resource, recent: new RecentAccess() }))
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
       const { head, teamSegment, prefetched } = context.access;
       const { page, perPage, perPageGiven } = context.page;
       const window = pageWindow(head.counts[resource], page, perPage);
-      const path = listPath(baseUrl(event, config.publicBaseUrl, routePath), teamSegment, resource);
+      const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
-        const items = window.ordinals ? await reader.readPage(head, resource, window.ordinals, { signal: context.signal, prefetched }) : [];
+        const items = window.ordinals ? await reader.readPage(head, resource, window.ordinals, { signal: context.signal, usage: context.usage, prefetched }) : [];
         return listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt });
       });
     });
@@ -72,8 +72,9 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
 
 /** GET /api/{team}/finances: the summary computed at import, stored in the team's finance item; its generation fixes the tag. */
 export function financesHandler({ reader }: Runtime) {
-  return apiFunction()
-    .use(authorizeFinances({ reader, ability: routeNamed('finances').ability }))
+  const route = routeNamed('finances');
+  return apiFunction(route)
+    .use(authorizeFinances({ reader, ability: route.ability }))
     .handler(async function financeSummary(event, context) {
       const { finance } = context.access;
       const etag = entityTag('finances', finance.teamId, finance.generation);
@@ -85,7 +86,7 @@ export function financesHandler({ reader }: Runtime) {
 export function documentHandler(document: object) {
   const body = JSON.stringify(document);
   const etag = entityTag('fixed', body);
-  return apiFunction().handler(async function serveDocument(event) {
+  return apiFunction(DOCUMENT_ROUTE).handler(async function serveDocument(event) {
     return conditionalJson(event, etag, () => body);
   });
 }

@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, QueryCommand, type AttributeValue, type ConsumedCapacity, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { membershipEntry, ordinalKey, resourcePartition, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
@@ -53,6 +53,33 @@ export interface ReadOptions {
   /** A strongly consistent read: twice the capacity, and always the latest write. */
   consistent?: boolean;
   signal?: AbortSignal;
+  /** Where the request's access line finds what it cost. */
+  usage?: DatabaseUsage;
+}
+
+/**
+ * What one request asked of DynamoDB, for its access line (the operators' metrics): round trips
+ * it waited on one after another (calls in flight together count once) and the read capacity
+ * DynamoDB reports for each call, asked for on the call itself, so counting adds no request.
+ */
+type Metered = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+const track = <T extends Metered>(usage: DatabaseUsage | undefined, call: Promise<T>) => (usage ? usage.track(call) : call);
+
+export class DatabaseUsage {
+  roundTrips = 0;
+  readCapacity = 0;
+  private inFlight = 0;
+
+  async track<T extends Metered>(call: Promise<T>): Promise<T> {
+    if (this.inFlight++ === 0) this.roundTrips += 1;
+    try {
+      const output = await call;
+      for (const consumed of [output.ConsumedCapacity ?? []].flat()) this.readCapacity += consumed.CapacityUnits ?? 0;
+      return output;
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
 }
 
 /** A page Query sent before the request knew which generation is current (authorize.ts), with its items. */
@@ -100,8 +127,8 @@ export class TeamReader {
    * A page Query on a generation the caller only expects to be current. It never rejects: a
    * speculation that fails is simply not used, and readPage asks again.
    */
-  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched | undefined> {
-    return this.queryPage(team, resource, ordinals, { signal }).then((items) => ({ team, ordinals, items }), () => undefined);
+  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched | undefined> {
+    return this.queryPage(team, resource, ordinals, options).then((items) => ({ team, ordinals, items }), () => undefined);
   }
 
   /**
@@ -111,13 +138,13 @@ export class TeamReader {
    * generation) is read again strongly consistent, once, and still short it is refused
    * (ShortPage: a 503), never served.
    */
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { signal?: AbortSignal; prefetched?: Prefetched } = {}): Promise<string[]> {
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: ReadOptions & { prefetched?: Prefetched } = {}): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
-    const { prefetched, signal } = options;
+    const { prefetched, ...read } = options;
     const samePage = prefetched?.team.teamId === head.teamId && prefetched.team.generation === head.generation
       && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
-    let items = samePage ? prefetched.items : await this.queryPage(head, resource, ordinals, { signal });
-    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { consistent: true, signal });
+    let items = samePage ? prefetched.items : await this.queryPage(head, resource, ordinals, read);
+    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { ...read, consistent: true });
     if (items.length !== expected) throw new ShortPage(expected, items.length);
     return items;
   }
@@ -126,7 +153,7 @@ export class TeamReader {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
-      const result = await this.client.send(
+      const result = await track(options.usage, this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
@@ -138,9 +165,10 @@ export class TeamReader {
           ProjectionExpression: 'j',
           ConsistentRead: options.consistent === true,
           ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
         }),
         { abortSignal: options.signal },
-      );
+      ));
       for (const item of result.Items ?? []) json.push(item.j?.S as string);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
@@ -152,10 +180,10 @@ export class TeamReader {
     const items: RawItem[] = [];
     const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
     await untilProcessed('BatchGetItem', requested, async (pending) => {
-      const result = await this.client.send(
-        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: options.consistent === true } } }),
+      const result = await track(options.usage, this.client.send(
+        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: options.consistent === true } }, ReturnConsumedCapacity: 'TOTAL' }),
         { abortSignal: options.signal },
-      );
+      ));
       items.push(...(result.Responses?.[this.tableName] ?? []));
       return result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
     }, { budget: 'request', signal: options.signal });

@@ -284,7 +284,8 @@ describe('HTTP API', () => {
     expect(resourcesOf(main.template, 'AWS::Logs::LogGroup')[accessLogsId]!.Properties.RetentionInDays).toBe(90);
   });
 
-  it('outputs the API URL and the table name', () => {
+  it('outputs the API URL, the table name and the dashboard\'s URL', () => {
+    main.template.hasOutput('DashboardUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
     main.template.hasOutput('ApiUrl', {
       Value: { 'Fn::Join': ['', ['https://', { Ref: logicalId(main.stack, main.stack.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/']] },
     });
@@ -296,8 +297,23 @@ describe('alarms', () => {
   const alarms = () => Object.values(resourcesOf(main.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
   const apiRef = () => ({ Ref: logicalId(main.stack, main.stack.api) });
 
-  it('are three for the API and two per function', () => {
-    expect(alarms()).toHaveLength(3 + 2 * SERVED_ROUTES.length);
+  it('are six for the API and DynamoDB, and two per function, each saying where to look', () => {
+    expect(alarms()).toHaveLength(6 + 2 * SERVED_ROUTES.length);
+    for (const alarm of alarms()) expect(alarm.AlarmDescription).toMatch(/: .*(see|check|find|raise)/i);
+  });
+
+  it('watch DynamoDB throttling and system errors on the operations the functions call', () => {
+    for (const metric of ['ThrottledRequests', 'SystemErrors']) {
+      const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB' && m.MetricStat.Metric.MetricName === metric))!;
+      const operations = alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
+      expect(operations.sort()).toEqual(['BatchGetItem', 'Query']);
+    }
+  });
+
+  it('watch a sustained rise of 401s, from the access line\'s Requests of every data route', () => {
+    const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions?.some((d: any) => d.Value === '401')))!;
+    expect(alarm).toMatchObject({ Threshold: 100, EvaluationPeriods: 3, DatapointsToAlarm: 3 });
+    expect(alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.MetricName)).toEqual(ROUTES.map(() => 'Requests'));
   });
 
   it('watch the share of 5xx responses, not single ones at low traffic', () => {
@@ -323,8 +339,9 @@ describe('alarms', () => {
       FilterPattern: '{ $.status = "429" }',
       MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: 'ThrottledRequests', MetricValue: '1', Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }] }],
     });
-    const alarm = alarms().find((a) => a.MetricName === 'ThrottledRequests')!;
-    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'ApiId', Value: apiRef() }], Statistic: 'Sum', Period: 300, Threshold: 10 });
+    const alarm = alarms().find((a) => a.Metrics?.[0]?.MetricStat?.Metric.Namespace === METRICS_NAMESPACE && a.Metrics[0].MetricStat.Metric.MetricName === 'ThrottledRequests')!;
+    expect(alarm.Metrics[0].MetricStat).toMatchObject({ Metric: { Dimensions: [{ Name: 'ApiId', Value: apiRef() }] }, Stat: 'Sum', Period: 300 });
+    expect(alarm.Threshold).toBe(10);
     expect(ACCESS_LOG_FIELDS.status).toBe('$context.status');
   });
 
@@ -456,7 +473,7 @@ describe('options', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:team-resources-alarms';
     const { template } = synthStack({ props: { alarmTopicArn: topic } });
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(3 + 2 * SERVED_ROUTES.length);
+    expect(alarms).toHaveLength(6 + 2 * SERVED_ROUTES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

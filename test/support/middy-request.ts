@@ -2,6 +2,7 @@ import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
 import { isContractError } from '../../shared/http/errors.ts';
+import { DatabaseUsage } from '../../shared/store/team-reader.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
@@ -66,6 +67,7 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     succeed: () => {},
     startedAt: performance.now(),
     signal: new AbortController().signal,
+    usage: new DatabaseUsage(),
     // What readPageQuery leaves for a query without per_page or page.
     query: { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } },
     ...parts,

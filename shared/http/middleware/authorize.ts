@@ -38,7 +38,7 @@ export function authorize(options: ListOptions): MiddlewareObj<Event, unknown, E
     before: async function authorizeRequest({ event, context }) {
       const { tokenHash, teamSegment } = credentials(event);
       const read = (consistent: boolean) =>
-        reader.readAccess(tokenHash, teamSegment, { consistent, signal: context.signal }).then(({ token, head }) => ({ token, team: head }));
+        reader.readAccess(tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage }).then(({ token, head }) => ({ token, team: head }));
       const [access, prefetched] = await Promise.all([read(false), speculate(options, event, context, tokenHash, teamSegment)]);
       const { token, team } = await checked(options, access, () => read(true), () => recent.failed(tokenHash, teamSegment));
       recent.passed(tokenHash, teamSegment, team);
@@ -52,7 +52,7 @@ function speculate({ reader, resource, recent }: ListOptions, event: Event, cont
   const head = recent.speculation(tokenHash, teamSegment);
   if (!head || !context.query.ok || event.headers?.['if-none-match'] !== undefined) return undefined;
   const { ordinals } = pageWindow(head.counts[resource], context.query.value.page, context.query.value.perPage);
-  return ordinals ? reader.prefetchPage(head, resource, ordinals, context.signal) : undefined;
+  return ordinals ? reader.prefetchPage(head, resource, ordinals, { signal: context.signal, usage: context.usage }) : undefined;
 }
 
 /** The same checks for finances, on the token and the team's finance item (one round trip). */
@@ -61,7 +61,7 @@ export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Even
     before: async function authorizeFinanceRequest({ event, context }) {
       const { tokenHash, teamSegment } = credentials(event);
       const read = (consistent: boolean) =>
-        options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: context.signal }).then(({ token, finance }) => ({ token, team: finance }));
+        options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage }).then(({ token, finance }) => ({ token, team: finance }));
       const { token, team } = await checked(options, await read(false), () => read(true));
       context.access = { finance: team, token, teamSegment };
     },

@@ -1,11 +1,12 @@
 import type { MiddlewareObj } from '@middy/core';
 import { DATABASE_WAIT_MS } from '../../function-settings.ts';
+import { DatabaseUsage } from '../../store/team-reader.ts';
 import type { Context, Timed } from '../context.ts';
 
 type Internal = { deadline?: NodeJS.Timeout };
 
 /**
- * Starts the request's clock (`served_in`, the access line) and its one deadline: an
+ * Starts the request's clock (`served_in`, the access line), its DynamoDB usage, and its one deadline: an
  * AbortController aborted DATABASE_WAIT_MS after the request began, whose signal every DynamoDB
  * call of the request carries (the SDK and p-retry stop at once), so the caller gets the
  * contract's 503 (contract-errors.ts) instead of waiting on. Middy's own timeoutEarlyInMillis
@@ -17,6 +18,7 @@ export function requestDeadline(): MiddlewareObj<unknown, unknown, Error, Contex
       const controller = new AbortController();
       request.context.startedAt = performance.now();
       request.context.signal = controller.signal;
+      request.context.usage = new DatabaseUsage();
       // A TimeoutError, as AbortSignal.timeout() gives: answered 503 (errors.ts).
       const abort = () => controller.abort(new DOMException('the request waited on the database too long', 'TimeoutError'));
       request.internal.deadline = setTimeout(abort, DATABASE_WAIT_MS).unref();

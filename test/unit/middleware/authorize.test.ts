@@ -59,8 +59,8 @@ class StandInReader implements AccessPort {
     return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
   }
 
-  async prefetchPage(team: TeamState, _resource: 'projects' | 'daemons', ordinals: Ordinals, signal?: AbortSignal): Promise<Prefetched> {
-    this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal });
+  async prefetchPage(team: TeamState, _resource: 'projects' | 'daemons', ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched> {
+    this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal: options.signal });
     return { team, ordinals, items: [] };
   }
 }
