@@ -1,22 +1,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { ConstructorOptions } from '@aws-lambda-powertools/logger/types';
 
 /**
- * Structured logs with Powertools for AWS Lambda's Logger: JSON lines CloudWatch and Logs
- * Insights read as they are, with the Lambda context (request id, cold start) on each line.
- * The level comes from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL / Lambda's own log level setting):
- * DEBUG, INFO (default), WARN, ERROR or SILENT. Callers pass only the fields they mean to log;
- * nothing here reads request headers, so no token can reach a log line.
+ * Structured logs with Powertools for AWS Lambda's Logger: one JSON object per line, with the
+ * Lambda context (request id, cold start) on each. The level comes from LOG_LEVEL (or
+ * POWERTOOLS_LOG_LEVEL, or Lambda's own log level setting), in any case; Powertools upper-cases
+ * it and ignores a name it does not know. Callers pass only the fields they mean to log.
  */
-const SERVICE_NAME = 'team-resources-api';
-
 export type { Logger };
 
-const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
-type Level = (typeof LEVELS)[number];
-
 export function createLogger(env: NodeJS.ProcessEnv = process.env): Logger {
-  // Powertools matches level names case-sensitively; `LOG_LEVEL=silent` should work as well.
-  const wanted = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || 'INFO').toUpperCase();
-  const logLevel: Level = (LEVELS as readonly string[]).includes(wanted) ? (wanted as Level) : 'INFO';
-  return new Logger({ serviceName: SERVICE_NAME, logLevel });
+  const logLevel = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || 'INFO') as ConstructorOptions['logLevel'];
+  return new Logger({ serviceName: 'team-resources-api', logLevel });
 }

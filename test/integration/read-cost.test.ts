@@ -279,16 +279,3 @@ describe('a team with 5,000 members and 300 cost lines', () => {
     expect(r.rcu).toBeGreaterThan(1);
   });
 });
-
-describe('the functions\' DynamoDB client', () => {
-  it('copies no call\'s input or output for a logger: the SDK\'s logger step is not in its stack', async () => {
-    const client = createDynamoDbClient({ endpoint: table.endpoint });
-    const logged: unknown[] = [];
-    // What the SDK's logger step would hand its output to: here a logger that keeps what it gets.
-    client.config.logger = { trace: () => {}, debug: () => {}, info: (entry: unknown) => void logged.push(entry), warn: () => {}, error: () => {} };
-    const reader = new TeamReader(client, { tableName: table.tableName });
-    const { head } = await reader.readAccess('0'.repeat(64), 'big');
-    expect(await reader.readPage(head!, 'projects', { first: 1, last: 50 })).toHaveLength(50);
-    expect(logged).toEqual([]);
-  });
-});
