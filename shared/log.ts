@@ -14,9 +14,16 @@ export type { Logger };
 const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 type Level = (typeof LEVELS)[number];
 
-export function createLogger(env: NodeJS.ProcessEnv = process.env): Logger {
+/** The configured level; an unknown one fails at start, naming the allowed values (no silent `info`). */
+export function readLogLevel(env: NodeJS.ProcessEnv = process.env): Level {
   // Powertools matches level names case-sensitively; `LOG_LEVEL=silent` should work as well.
   const wanted = (env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || 'INFO').toUpperCase();
-  const logLevel: Level = (LEVELS as readonly string[]).includes(wanted) ? (wanted as Level) : 'INFO';
-  return new Logger({ serviceName: SERVICE_NAME, logLevel });
+  if (!(LEVELS as readonly string[]).includes(wanted)) {
+    throw new Error(`LOG_LEVEL must be one of ${LEVELS.map((l) => l.toLowerCase()).join(', ')} (any case), not "${env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL}"`);
+  }
+  return wanted as Level;
+}
+
+export function createLogger(env: NodeJS.ProcessEnv = process.env): Logger {
+  return new Logger({ serviceName: SERVICE_NAME, logLevel: readLogLevel(env) });
 }
