@@ -118,7 +118,7 @@ export async function runCommand<const O extends ParseArgsOptionsConfig>(command
 
 /** Node's own words for what is wrong with the command line, its first sentence: `Unknown option '--frob'`. */
 function parseProblem(error: Error): string {
-  return escapeText(error.message.split(/\.( |$)/)[0]);
+  return escapeText(error.message.split(/\.(\s|$)/)[0]);
 }
 
 function checkPositionals(names: readonly string[], given: string[]): void {
