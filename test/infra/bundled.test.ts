@@ -202,10 +202,10 @@ describe('SAM-shaped events: header names as the client wrote them (sam local st
     expect(again.body).toBeUndefined();
   });
 
-  it('answers the events in events/ (SAM\'s shape, the demo token) with the 401 of a token this table does not know', async () => {
+  it('answers the events in events/ (the demo token) with the 401 of a token this table does not know', async () => {
     for (const name of ['finances', 'daemons', 'projects'] as const) {
       const event = JSON.parse(readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8')) as APIGatewayProxyEventV2;
-      expect(event.headers.Authorization).toMatch(/^Bearer /);
+      expect(event.headers.authorization).toMatch(/^Bearer /);
       expect((await invoke(bundled, name, event)).statusCode).toBe(401);
     }
   });
