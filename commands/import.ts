@@ -1,31 +1,28 @@
 import { describeDatabaseError, fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
-import { runCommand, whileInterruptible } from './cli/run.ts';
+import { command, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT = {
   name: 'npm run import',
   usage: ['npm run import -- <snapshot.json>'],
-  help: `
+  about: `
 Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
-An invalid snapshot is rejected whole, each problem named, and nothing is written.
-
-options:
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources)
-  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS
-  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
+An invalid snapshot is rejected whole, each problem named, and nothing is written.`,
   options: {},
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
   positionals: ['<snapshot.json>'],
 };
 
 /** What an import stopped while writing leaves (docs/contract.md, section 7). */
 const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it';
 
-await runCommand(IMPORT, async ({ positionals }) => {
+export const npmRunImport = command(IMPORT, async ({ positionals }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
   const { commandTable } = await import('./cli/table.ts');
@@ -65,3 +62,5 @@ await runCommand(IMPORT, async ({ positionals }) => {
     throw error;
   }
 });
+
+if (import.meta.main) await runCommand(npmRunImport);
