@@ -32,7 +32,9 @@ export interface CommandSpec<O extends Record<string, Option>> {
 }
 
 export type CommandLine<O extends Record<string, Option>> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
-export type Command<O extends Record<string, Option>> = CommandSpec<O> & { main: (line: CommandLine<O>) => Promise<void> };
+export interface Command<O extends Record<string, Option>> extends CommandSpec<O> {
+  main(line: CommandLine<O>): Promise<void>;
+}
 
 /** What a command line came to: the exit code, what goes to stdout (the help), and the message for stderr. */
 export interface Outcome {
