@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ROUTES, type Route } from '../shared/routes.ts';
@@ -41,7 +42,9 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
   try {
     event = JSON.parse(await readFile(eventFile, 'utf8'));
   } catch (error) {
-    usageError(`--event ${escapeText(values.event)} is not JSON: ${jsonProblem(error as Error)}`);
+    // Where it breaks, never V8's quote of the text: an event holds a token.
+    const where = /line \d+ column \d+/.exec((error as Error).message)?.[0];
+    usageError(`--event ${escapeText(values.event)} is not JSON${where ? `: ${where}` : ''}`);
   }
 
   // Loaded only now, so --help and usage errors answer at once.
@@ -58,23 +61,14 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   const handler = (await loadFunctionHandlers())[name as Route['name']];
-  const requestId = (event as { requestContext?: { requestId?: unknown } } | null)?.requestContext?.requestId;
   let result: unknown;
   try {
     // The event goes in exactly as the file has it, even when it is not an event at all (null, 3, []).
-    result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, typeof requestId === 'string' ? requestId : 'invoke'));
+    result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, randomUUID()));
   } catch (error) {
     fail(`the ${name} function threw: ${escapeText(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`);
   }
   await new Promise((resolve) => write(JSON.stringify(result ?? null, null, 2) + '\n', resolve));
 });
 
-
 if (import.meta.main) await runCommand(npmRunInvoke);
-
-/** Where JSON text breaks, without quoting it (V8's own message may, and an event holds a token). */
-function jsonProblem(error: Error): string {
-  const at = /\(line (\d+) column (\d+)\)/.exec(error.message);
-  if (at) return `line ${at[1]} column ${at[2]}`;
-  return error.message.includes('Unexpected end of JSON input') ? 'it ends before its value does' : 'an unexpected character';
-}

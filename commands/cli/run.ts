@@ -13,7 +13,7 @@ import { escapeText } from './text.ts';
 /** An option as parseArgs takes it, with what `--help` says of it. */
 export type Option = ParseArgsOptionDescriptor & { help: string; /** The value's placeholder, e.g. `<port>`. */ value?: string };
 
-export interface CommandSpec<O extends Record<string, Option>> {
+export interface Command<O extends Record<string, Option>> {
   /** How it is run, e.g. `npm run import`. */
   name: string;
   /** The usage lines, each a complete command line. */
@@ -29,21 +29,12 @@ export interface CommandSpec<O extends Record<string, Option>> {
    * launched it (npm) is gone: exit 0 once serving, the signal's own status (130, 143, 129) before.
    */
   serve?: boolean;
-}
-
-export type CommandLine<O extends Record<string, Option>> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
-export interface Command<O extends Record<string, Option>> extends CommandSpec<O> {
   main(line: CommandLine<O>): Promise<void>;
 }
 
-/** What a command line came to: the exit code, what goes to stdout (the help), and the message for stderr. */
-export interface Outcome {
-  code: number;
-  stdout?: string;
-  message?: string;
-}
+export type CommandLine<O extends Record<string, Option>> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
 
-export function command<const O extends Record<string, Option>>(spec: CommandSpec<O>, main: (line: CommandLine<O>) => Promise<void>): Command<O> {
+export function command<const O extends Record<string, Option>>(spec: Omit<Command<O>, 'main'>, main: Command<O>['main']): Command<O> {
   return { ...spec, main };
 }
 
@@ -76,8 +67,11 @@ export function whileInterruptible(note: (signal: StopSignal) => string): void {
   interruptNote = note;
 }
 
-/** The command run with `args`, without touching the process: its help, a usage error, or its work. */
-export async function execute<O extends Record<string, Option>>(command: Command<O>, args: string[]): Promise<Outcome> {
+/**
+ * The command run with `args`, without touching the process: its help, a usage error, or its work.
+ * Says the exit code, what goes to stdout (the help) and the message for stderr.
+ */
+export async function execute<O extends Record<string, Option>>(command: Command<O>, args: string[]): Promise<{ code: number; stdout?: string; message?: string }> {
   if (args.includes('--help') || args.includes('-h')) return { code: 0, stdout: helpText(command) };
   try {
     let line: CommandLine<O>;
@@ -128,12 +122,12 @@ export async function runCommand<O extends Record<string, Option>>(command: Comm
   else await exit(code, message);
 }
 
-function usageLines(command: CommandSpec<Record<string, Option>>): string[] {
+function usageLines(command: { usage: readonly string[] }): string[] {
   return command.usage.map((line, i) => `${i === 0 ? 'usage:' : '      '} ${line}`);
 }
 
 /** `--help`: the usage, what the command does, its options and environment (from the option table), the exit codes. */
-function helpText(command: CommandSpec<Record<string, Option>>): string {
+function helpText(command: Command<Record<string, Option>>): string {
   const row = (left: string, right: string) => `  ${left.padEnd(27)}${right}`;
   const options = Object.entries(command.options).map(([name, option]) => row(`--${name}${option.value ? ` ${option.value}` : ''}`, option.help));
   const environment = Object.entries(command.environment ?? {}).map(([name, text]) => row(name, text));
