@@ -76,7 +76,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
   const settings = { API: server.url, TOKEN: secret, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: local.dynamo?.region };
   const lines = [
     '',
-    `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
+    `Team Resources API on ${server.url}`,
     ...(values.bundled ? ['serving the bundles in cdk.out'] : []),
     `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',

@@ -93,8 +93,7 @@ export async function execute<O extends Record<string, Option>>(command: Command
 
 /** Runs the command in this process, with its command line, and exits as it ends. */
 export async function runCommand<O extends Record<string, Option>>(command: Command<O>): Promise<void> {
-  process.on('uncaughtException', (error) => void exit(1, messageFor(error)));
-  process.on('unhandledRejection', (error) => void exit(1, messageFor(error)));
+  for (const event of ['uncaughtException', 'unhandledRejection']) process.on(event, (error) => void exit(1, messageFor(error)));
   process.stderr.on('error', () => {}); // a closed stderr must not turn every later message into another error
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (!command.serve) void exit(1, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));

@@ -93,11 +93,10 @@ function safeDecode(text: string): string | undefined {
   }
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** `12/Mar/2020:19:03:58 +0000`, as API Gateway writes requestContext.time. */
 function awsTime(time: Date): string {
-  const [hms] = time.toISOString().slice(11).split('.');
-  return `${String(time.getUTCDate()).padStart(2, '0')}/${MONTHS[time.getUTCMonth()]}/${time.getUTCFullYear()}:${hms} +0000`;
+  const [, day, month, year, hms] = time.toUTCString().split(' ');
+  return `${day}/${month}/${year}:${hms} +0000`;
 }
 
 /** A Lambda context with the remaining-time clock a function of `timeoutMs` would have. */
