@@ -4,6 +4,7 @@ import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
 import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from './snapshot.ts';
+import { jsonNumber } from './decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 
 /**
@@ -176,7 +177,7 @@ class TokenWalker {
           this.scalar(token.value);
           break;
         case 'numberValue':
-          this.scalar(Number(token.value));
+          this.scalar(jsonNumber(token.value as string));
           break;
         case 'nullValue':
         case 'trueValue':

@@ -29,8 +29,6 @@ const PHASES: Record<ImportProgress['phase'] | 'validating', string> = {
   validating: 'validating',
   writing: 'writing items',
   switching: 'switching teams',
-  members: 'checking members',
-  sweeping: 'removing old data',
 };
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;

@@ -2,8 +2,8 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import { hashToken, isExpired } from '../../shared/auth/token.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
-import { addMemberships, listUserTokens } from '../store/memberships.ts';
-import { memberKey, membershipEntry, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
+import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
@@ -37,16 +37,17 @@ export class UnknownUser extends Error {
 }
 
 /**
- * Issues a token: written active, then given the membership entries of the user's teams (a token
- * carries its memberships: shared/store/keys.ts). For each team the user lists, the current
- * generation's entry is added when that generation's member index holds the user; the heads are
- * read again, and if one moved meanwhile (an import switched it), the new generation's entry is
- * added too. An import running meanwhile lists the user's tokens again after its last switch, so
- * either way the token ends up with the entries of the generations readers use.
+ * Issues a token: written active, then given the membership entries of its user's teams (a token
+ * carries its memberships: shared/store/keys.ts). For each team the user lists, and each generation
+ * an import is writing (pending in the ledger), the entry is added when that generation's member
+ * index holds the user; the heads are then read again, and if one moved meanwhile (an import
+ * switched it), the round is repeated. An import lists its members' tokens again before its first
+ * switch, so a token created before that gets the new entries from the import, and one created
+ * after finds the pending generations here: either way it reads every team of its user, in the
+ * old state and in the new (docs/contract.md, section 7).
  */
 export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: NewToken): Promise<string> {
-  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(token.userId), ConsistentRead: true }));
-  if (!user.Item) throw new UnknownUser(token.userId);
+  if (!(await userTeams(doc, tableName, token.userId))) throw new UnknownUser(token.userId);
   const secret = generateToken();
   const hash = hashToken(secret);
   await doc.send(new TransactWriteCommand({
@@ -64,28 +65,32 @@ export async function createToken(doc: DynamoDBDocumentClient, tableName: string
       { Put: { TableName: tableName, Item: userTokenKey(token.userId, hash) } },
     ],
   }));
-  await tagMemberships(doc, tableName, token.userId, (user.Item.teams as number[] | undefined) ?? [], hash);
+  await tagMemberships(doc, tableName, token.userId, hash);
   return secret;
 }
 
-async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, teamIds: number[], hash: string): Promise<void> {
+async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, hash: string): Promise<void> {
   const tagged = new Set<string>();
-  const generations = async () =>
-    new Map((await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)]));
-  let current = await generations();
+  let heads = '';
   for (let round = 0; round < 5; round++) {
-    const candidates = [...current].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
-    const members = await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true });
-    const memberOf = new Set(members.map((item) => String((item as unknown as Key).pk)));
-    const entries = candidates
-      .filter(([teamId, generation]) => memberOf.has(memberKey(teamId, generation, userId).pk))
-      .map(([teamId, generation]) => membershipEntry(teamId, generation));
-    await addMemberships(doc, tableName, hash, entries);
-    for (const [teamId, generation] of candidates) tagged.add(membershipEntry(teamId, generation));
-    const again = await generations();
-    if ([...again].every(([teamId, generation]) => current.get(teamId) === generation)) return;
-    current = again;
+    const teamIds = (await userTeams(doc, tableName, userId)) ?? [];
+    const current = (await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)] as const);
+    const pending = (await ledgerEntries(doc, tableName, pendingRange())).map((entry) => [Number(entry.team_id), String(entry.generation)] as const);
+    const candidates = [...current, ...pending].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
+    const members = new Set((await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true })).map((item) => String(item.pk)));
+    const entries = candidates.map(([teamId, generation]) => membershipEntry(teamId, generation));
+    await changeMemberships(doc, tableName, hash, 'ADD', entries.filter((_, i) => members.has(memberKey(...candidates[i]!, userId).pk)));
+    for (const entry of entries) tagged.add(entry);
+    const seen = JSON.stringify(current.toSorted());
+    if (seen === heads) return;
+    heads = seen;
   }
+}
+
+/** The teams a user lists, or undefined when there is no such user. */
+async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<number[] | undefined> {
+  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
+  return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
 }
 
 /** Revokes by secret or by id (the hash `list` shows). Returns false when no such token exists. */
@@ -130,6 +135,5 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
 
 /** Whether the user exists (the token command reports an unknown user as an error). */
 export async function userExists(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<boolean> {
-  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
-  return user.Item !== undefined;
+  return (await userTeams(doc, tableName, userId)) !== undefined;
 }
