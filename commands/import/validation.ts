@@ -47,6 +47,8 @@ export interface SnapshotToken {
   name?: string;
   abilities: string[];
   expiresAt: string | null;
+  /** Given as a plain-text `token` (development data: its secret is in the file). */
+  plain: boolean;
 }
 
 /** A snapshot file that passed pass 1, and what pass 2 needs to write it. */
@@ -214,7 +216,7 @@ class SnapshotIndex implements RecordVisitor {
     const hash = hashToken(token.token);
     if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
     this.hashes.add(hash);
-    this.tokens.push({ index, userId: token.user_id, hash, name: token.name, abilities: [...new Set(token.abilities)], expiresAt: token.expires_at });
+    this.tokens.push({ index, userId: token.user_id, hash, name: token.name, abilities: [...new Set(token.abilities)], expiresAt: token.expires_at, plain: true });
     this.refer('user', 'tokens', index, NaN, token.user_id, 'user_id');
   }
 

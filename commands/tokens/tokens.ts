@@ -1,5 +1,6 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashToken, isExpired } from '../../shared/auth/token.ts';
+import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
 import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
@@ -14,8 +15,6 @@ export interface NewToken {
   expiresAt: string | null;
 }
 
-/** What `list` says of a token, in its status column (as wide as the longest). */
-export const TOKEN_STATUSES = ['active', 'inactive', 'expired', 'revoked'] as const;
 
 export interface TokenSummary {
   /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
@@ -26,7 +25,7 @@ export interface TokenSummary {
   expiresAt: string | null;
   revokedAt: string | null;
   /** inactive: written by an import that has not finished (not valid until it does). */
-  status: (typeof TOKEN_STATUSES)[number];
+  status: 'active' | 'inactive' | 'expired' | 'revoked';
 }
 
 export class UnknownUser extends Error {
@@ -57,7 +56,7 @@ export async function createToken(doc: DynamoDBDocumentClient, tableName: string
           TableName: tableName,
           Item: {
             ...tokenKey(hash), user_id: token.userId, name: token.name, abilities: token.abilities,
-            expires_at: token.expiresAt, created_at: new Date().toISOString(),
+            expires_at: token.expiresAt, created_at: utcTime(new Date()),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -93,20 +92,25 @@ async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId:
   return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
 }
 
-/** Revokes by secret or by id (the hash `list` shows). Returns false when no such token exists. */
-export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
+/**
+ * Revokes by secret or by id (the hash `list` shows). Revoking a revoked token changes nothing: its
+ * first revocation time stays, and is returned as `already`. Undefined when no such token exists.
+ */
+export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<{ already?: string } | undefined> {
   const hash = 'secret' in by ? hashToken(by.secret) : by.id.toLowerCase();
   try {
-    await doc.send(new UpdateCommand({
+    const { Attributes } = await doc.send(new UpdateCommand({
       TableName: tableName,
       Key: tokenKey(hash),
       UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': new Date().toISOString() },
+      ExpressionAttributeValues: { ':now': utcTime(new Date()) },
+      ReturnValues: 'UPDATED_OLD',
     }));
-    return true;
+    const before = Attributes?.revoked_at as string | undefined;
+    return before ? { already: utcTime(before) } : {};
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
     throw error;
   }
 }
@@ -124,9 +128,9 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
       id: tokenHashOf(item as unknown as Key),
       name: String(item.name ?? ''),
       abilities: (item.abilities as string[]) ?? [],
-      createdAt: (item.created_at as string | undefined) ?? null,
-      expiresAt,
-      revokedAt,
+      createdAt: item.created_at ? utcTime(item.created_at as string) : null,
+      expiresAt: expiresAt && utcTime(expiresAt),
+      revokedAt: revokedAt && utcTime(revokedAt),
       status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : item.inactive === true ? 'inactive' : 'active',
     });
   }
