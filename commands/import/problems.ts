@@ -84,8 +84,6 @@ export const say = {
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
   itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
     `${where}: its ${what} would be ${count(bytes)} bytes in DynamoDB, more than the ${count(limit)} an item may hold`,
-  transactionTooLarge: (where: string, bytes: number, limit: number) =>
-    `${where}: switching it would write ${count(bytes)} bytes in one transaction, more than DynamoDB's ${count(limit)}`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).

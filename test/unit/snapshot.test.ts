@@ -83,7 +83,7 @@ describe('pass 1: valid snapshots', () => {
     const { users, tokens } = await valid(CONTRACT_EXAMPLE);
     expect(users).toEqual([{ id: 10, name: 'Ada', teams: [1] }]);
     expect(tokens).toEqual([
-      { index: 0, userId: 10, hash: hashToken('plain-text-secret'), name: 'ci', abilities: ['projects:read'], expiresAt: '2027-01-01T00:00:00+00:00' },
+      { index: 0, userId: 10, hash: hashToken('plain-text-secret'), name: 'ci', abilities: ['projects:read'], expiresAt: '2027-01-01T00:00:00+00:00', plain: true },
     ]);
   });
 
