@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { daemonJson, projectJson, type Daemon } from '../../shared/domain/resources.ts';
+import { daemonJson, projectJson, type Daemon, type Project } from '../../shared/domain/resources.ts';
 import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { BatchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
@@ -295,32 +295,26 @@ class Import {
       beforeSend: this.beforeWrite,
       onWritten: (count) => this.progress({ phase: 'writing', done: (done += count), total }),
     });
-    const changed = (what: string) => new SnapshotChanged(what);
     // Pass 1 checked every record of this file; its fingerprint is checked again below, before
     // any switch. So records are taken as they are here: a file changed meanwhile can only
     // leave garbage in a generation that is never switched to (and is swept).
     const read = await readSnapshotRecords(this.snapshot.path, {
       record: (collection, _index, fields) => {
-        if (collection === 'projects') {
-          const team = this.teamsById.get(fields.team_id as number);
-          const ordinal = team ? ordinalOf(team.projectIds, fields.id as number) : 0;
-          const createdAt = toUtcTimestamp(String(fields.created_at));
-          if (!team || ordinal === 0 || createdAt === undefined) throw changed('a project that was not validated');
-          const project = { id: fields.id as number, name: fields.name as string, slug: fields.slug as string, client_id: (fields.client_id ?? null) as number | null, created_at: createdAt };
-          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'projects', ordinal, projectJson(project)));
-        }
-        if (collection === 'daemons') {
-          const team = this.teamsById.get(this.snapshot.environmentTeams.get(fields.environment_id as number) ?? 0);
-          const ordinal = team ? ordinalOf(team.daemonIds, fields.id as number) : 0;
-          if (!team || ordinal === 0) throw changed('a daemon that was not validated');
-          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'daemons', ordinal, daemonJson(fields as unknown as Daemon)));
-        }
-        return undefined;
+        if (collection !== 'projects' && collection !== 'daemons') return undefined;
+        const project = collection === 'projects';
+        const team = this.teamsById.get((project ? fields.team_id : this.snapshot.environmentTeams.get(fields.environment_id as number)) as number);
+        const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
+        const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
+        if (!team || ordinal === 0 || createdAt === undefined) throw new SnapshotChanged(`one of its ${collection} was not validated`);
+        const json = project
+          ? projectJson({ ...(fields as unknown as Project), client_id: (fields.client_id ?? null) as number | null, created_at: createdAt })
+          : daemonJson(fields as unknown as Daemon);
+        return writer.put(resourceItem(team.id, this.generations.get(team.id)!, collection, ordinal, json));
       },
     }, new Problems());
     await writer.flush();
-    if (!read.readable || read.sha256 !== this.snapshot.sha256) throw changed('its SHA-256 differs');
-    if (writer.written !== total) throw changed(`${writer.written} items instead of ${total}`);
+    if (!read.readable || read.sha256 !== this.snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');
+    if (writer.written !== total) throw new SnapshotChanged(`${writer.written} items instead of ${total}`);
   }
 
   /** Users as the snapshot says, listing their teams (teamsOf). */

@@ -128,7 +128,7 @@ export class ImportLock {
   private async put(seen: LockItem | undefined): Promise<boolean> {
     const now = this.now();
     const item: LockItem = {
-      lock_owner: this.owner, host: hostname(), boot_id: bootId(), pid: process.pid,
+      lock_owner: this.owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid,
       started_at: now, renewed_at: now, expires_at: now + this.leaseMs,
     };
     try {
@@ -166,22 +166,18 @@ export class ImportLock {
   }
 }
 
-let cachedBootId: string | undefined;
 /** This machine's boot id (Linux), so a pid is only judged on the machine and boot it belongs to. */
-function bootId(): string {
-  if (cachedBootId === undefined) {
-    try {
-      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    } catch {
-      cachedBootId = '';
-    }
+const BOOT_ID = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
   }
-  return cachedBootId;
-}
+})();
 
 /** A lock held by a process of this machine (same host and boot) that no longer exists. */
 function isDeadHere(held: LockItem): boolean {
-  if (!held.boot_id || held.boot_id !== bootId() || held.host !== hostname() || held.pid === process.pid) return false;
+  if (!held.boot_id || held.boot_id !== BOOT_ID || held.host !== hostname() || held.pid === process.pid) return false;
   try {
     process.kill(held.pid, 0);
     return false;
