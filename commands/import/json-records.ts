@@ -23,8 +23,6 @@ export type KeyProblem = (where: string) => string;
 export interface RecordVisitor {
   /** One record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: KeyProblem[]): void | Promise<void>;
-  /** A collection's array has ended: every record of it has been seen. */
-  collectionEnd?(collection: Collection): void;
 }
 
 export interface ReadOptions {
@@ -230,9 +228,6 @@ class TokenWalker {
   private close(): void | Promise<void> {
     const frame = this.stack.pop()!;
     const parent = this.top;
-    if (frame.role === 'collection') {
-      this.visitor.collectionEnd?.(frame.collection!);
-    }
     if (parent?.role === 'collection') parent.index!++;
     if (frame.role === 'record') {
       const where = locate(frame.collection!, frame.index!, frame.fields!.id);
