@@ -102,9 +102,9 @@ async function revoke(line: CommandLine) {
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
   if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}"`);
 
-  const { commandTable, revokeToken } = await load();
+  const { commandTable, revoke } = await load();
   const { doc, tableName } = commandTable();
-  const revoked = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: id! });
+  const revoked = await revoke(doc, tableName, secret !== undefined ? { secret } : { id: id! });
   // Never echo a secret, even a wrong one.
   if (!revoked) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
   process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');

@@ -96,7 +96,7 @@ async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId:
  * Revokes by secret or by id (the hash `list` shows). Revoking a revoked token changes nothing: its
  * first revocation time stays, and is returned as `already`. Undefined when no such token exists.
  */
-export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<{ already?: string } | undefined> {
+export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<{ already?: string } | undefined> {
   const hash = 'secret' in by ? hashToken(by.secret) : by.id.toLowerCase();
   try {
     const { Attributes } = await doc.send(new UpdateCommand({
@@ -113,6 +113,11 @@ export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string
     if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
     throw error;
   }
+}
+
+/** Revokes by secret or by id; false when no such token exists. */
+export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
+  return (await revoke(doc, tableName, by)) !== undefined;
 }
 
 export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number, now = new Date()): Promise<TokenSummary[]> {
