@@ -48,7 +48,7 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void | Promise<void>;
   /** One line per event worth a line (waiting for a lock, a sweep that stopped). */
   log?: (line: string) => void;
-  /** Wall-clock milliseconds: retention and the lock's lease are measured with it. */
+  /** Wall-clock milliseconds: retention is measured with it. */
   clock?: () => number;
   lock?: Pick<LockOptions, 'leaseMs' | 'renewEveryMs'>;
 }
@@ -94,7 +94,7 @@ interface TokenItem {
 export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, options: ImportOptions = {}): Promise<ImportSummary> {
   const clock = options.clock ?? Date.now;
   await assertUnchanged(snapshot);
-  const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, now: clock, onWait: options.log });
+  const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, onWait: options.log });
   try {
     await new Import(doc, tableName, snapshot, lock, options, clock).run();
   } catch (error) {
