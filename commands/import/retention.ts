@@ -1,8 +1,8 @@
 import { DeleteCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
-  LEDGER_PARTITION, memberPartition, membershipEntry, memberUserIdOf, pendingRange, resourcePartition, retiredUntil, type Key,
-} from '../../shared/store/keys.ts';
+  LEDGER_PARTITION, memberPartition, membershipEntry, memberUserIdOf, pendingRange, generationPartition, retiredUntil, type Key,
+} from '../store/keys.ts';
 import { BatchWriter } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { listUserTokens, removeMemberships } from '../store/memberships.ts';
@@ -10,7 +10,7 @@ import { listUserTokens, removeMemberships } from '../store/memberships.ts';
 /**
  * Retention: a replaced generation stays readable for at least 5 minutes after the switch that
  * replaced it, however many imports follow (a request runs for seconds), and is deleted by the
- * first import that runs after that. The ledger (shared/store/keys.ts) records when each
+ * first import that runs after that. The ledger (commands/store/keys.ts) records when each
  * generation was retired, so every import sweeps exactly what has been retired long enough, of
  * any team. Generations still pending when an import holds the lock belong to imports that died
  * before switching them: no reader ever saw them, and they are swept at once.
@@ -66,7 +66,7 @@ async function sweepGeneration(doc: DynamoDBDocumentClient, tableName: string, t
   for (const key of members) await writer.delete(key);
   for (const resource of LIST_RESOURCES) {
     // A page of keys at a time: a generation of millions of items is never held in memory.
-    for await (const page of partitionPages(doc, tableName, resourcePartition(teamId, generation, resource))) {
+    for await (const page of partitionPages(doc, tableName, generationPartition(teamId, generation, resource))) {
       for (const key of page) await writer.delete(key);
     }
   }

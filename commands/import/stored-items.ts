@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
-  importLockKey, memberKey, ordinalKey, pendingKey, resourcePartition, retiredKey, teamFinanceKey, teamHeadKey,
-} from '../../shared/store/keys.ts';
+  importLockKey, memberKey, ordinalKey, pendingKey, generationPartition, retiredKey, teamFinanceKey, teamHeadKey,
+} from '../store/keys.ts';
 import type { ListResource } from '../../shared/domain/resources.ts';
 import { itemSize } from '../store/item-size.ts';
 
@@ -34,7 +34,7 @@ export function financeItem(team: TeamIdentity, fieldsJson: string, ref: string 
 }
 
 export function resourceItem(teamId: number, generation: string, resource: ListResource, ordinal: number, json: string) {
-  return { pk: resourcePartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
+  return { pk: generationPartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
 }
 
 export function memberItem(teamId: number, generation: string, userId: number) {

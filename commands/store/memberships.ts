@@ -1,5 +1,5 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
+import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from './keys.ts';
 
 /**
  * Memberships live on the token items, as `<team id>#<generation>` entries in a string set

@@ -3,7 +3,7 @@ import { hashToken, isExpired } from '../../shared/auth/token.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
 import { addMemberships, listUserTokens } from '../store/memberships.ts';
-import { memberKey, membershipEntry, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { memberKey, membershipEntry, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 

@@ -46,20 +46,10 @@ export const FinanceLineItem = v.object({
 export const LIST_RESOURCES = ['projects', 'daemons'] as const;
 export type ListResource = (typeof LIST_RESOURCES)[number];
 
-/** Serialises a resource with its fields in contract order. */
-export function projectJson(p: Project): string {
-  return JSON.stringify({ id: p.id, name: p.name, slug: p.slug, client_id: p.client_id, created_at: p.created_at });
-}
-
-export function daemonJson(d: Daemon): string {
-  return JSON.stringify({
-    id: d.id,
-    name: d.name,
-    command: d.command,
-    username: d.username,
-    directory: d.directory,
-    processes: d.processes,
-    environment_id: d.environment_id,
-    server_id: d.server_id,
-  });
-}
+/** Serialises a resource with exactly its schema's fields, in contract order (JSON.stringify's key list). */
+const writer = (schema: typeof Project | typeof Daemon) => {
+  const fields = Object.keys(schema.entries);
+  return (resource: object) => JSON.stringify(resource, fields);
+};
+export const projectJson: (p: Project) => string = writer(Project);
+export const daemonJson: (d: Daemon) => string = writer(Daemon);
