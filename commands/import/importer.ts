@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { daemonJson, projectJson, type Daemon } from '../../shared/domain/resources.ts';
+import { daemonJson, projectJson, type Daemon } from '../store/resources.ts';
 import { membershipEntry, pendingKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { BatchWriter, writeAll } from '../store/batch-write.ts';

@@ -1,4 +1,4 @@
-import { createError, type HttpError } from '@middy/util';
+import { createError, HttpError } from '@middy/util';
 import { isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { JSON_CONTENT_TYPE } from './response.ts';
 
@@ -37,9 +37,8 @@ export const serviceUnavailable = () => contractError(503, { message: 'Service U
 /** The bare 500: nothing of the error that caused it. */
 export const serverError = () => contractError(500, { message: 'Server Error' });
 
-export function isContractError(error: unknown): error is ContractError {
-  return (error as Partial<ContractError> | null)?.expose === true && typeof (error as ContractError).headers === 'object';
-}
+/** Only this module makes HTTP errors: any other error is an accident, answered 500 or 503. */
+export const isContractError = (error: unknown): error is ContractError => error instanceof HttpError;
 
 /**
  * Ours besides the SDK's own classification: a call abandoned at the request's deadline, a batch

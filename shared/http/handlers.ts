@@ -44,6 +44,10 @@ function apiFunction(route: ServedRoute) {
     .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
+    // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
+    .before(function checkEvent({ event }) {
+      if (!(event instanceof Object) || Array.isArray(event)) throw new TypeError('the event is not an API Gateway event object');
+    })
     .use(httpHeaderNormalizer());
 }
 
@@ -61,7 +65,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
     .use(authorize({ reader, ability: route.ability, resource, recent: new RecentAccess() }))
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
-      const { head, teamSegment, prefetched } = context.access;
+      const { team: head, teamSegment, prefetched } = context.access;
       const { page, perPage, perPageGiven } = context.page;
       const window = pageWindow(head.counts[resource], page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
@@ -78,7 +82,7 @@ export function financesHandler({ reader }: Runtime) {
   return apiFunction(route)
     .use(authorizeFinances({ reader, ability: route.ability }))
     .handler(async function financeSummary(event, context) {
-      const { finance } = context.access;
+      const { team: finance } = context.access;
       const etag = entityTag('finances', finance.teamId, finance.generation);
       return conditionalJson(event, etag, () => financeJson(finance.fieldsJson, context.startedAt));
     });

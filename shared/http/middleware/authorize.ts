@@ -35,7 +35,7 @@ MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
       try {
         const { token, team } = await checked(ability, access, () => read(true));
         recent.passed(tokenHash, teamSegment, team);
-        context.access = { head: team, token, teamSegment, prefetched };
+        context.access = { team, token, teamSegment, prefetched };
       } catch (error) {
         recent.failed(tokenHash, teamSegment);
         throw error;
@@ -51,7 +51,7 @@ export function authorizeFinances({ reader, ability }: { reader: TeamReader; abi
       const { tokenHash, teamSegment } = credentials(event);
       const read = (consistent: boolean) => reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
       const { token, team } = await checked(ability, await read(false), () => read(true));
-      context.access = { finance: team, token, teamSegment };
+      context.access = { team, token, teamSegment };
     },
   };
 }

@@ -92,7 +92,7 @@ describe('authorize, before the handler', () => {
     const { middleware } = setUp();
     const request = requestWith('Bearer all', '1');
     await middleware.before!(request);
-    expect(request.context.access).toEqual({ head: ACME, token: TOKENS.all, teamSegment: '1' });
+    expect(request.context.access).toEqual({ team: ACME, token: TOKENS.all, teamSegment: '1' });
   });
 
   it('accepts the scheme in any case and spaces around the header value', async () => {
@@ -162,7 +162,7 @@ describe('authorize, before the handler', () => {
     const { middleware } = setUp({ ability });
     const request = requestWith('Bearer all');
     await middleware.before!(request);
-    expect(request.context.access?.head).toEqual(ACME);
+    expect(request.context.access?.team).toEqual(ACME);
   });
 
   it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
@@ -226,7 +226,7 @@ describe('authorizeFinances, before the handler', () => {
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
     expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.signal, consistent: false }]);
-    expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
+    expect(request.context.access).toEqual({ team: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 
   it('checks in the contract\'s order: 401 for an expired token, 403 without finances:read, 404 for a non-member', async () => {
