@@ -56,7 +56,7 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
       route: route.name,
       outcome: outcomeOf(status),
       status,
-      // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
+      // The event may be anything a direct invoke passed (handlers.ts answers it 500): read it warily.
       apiRequestId: event?.requestContext?.requestId,
       team: context.access?.team.teamId ?? null,
       Requests: 1,
