@@ -1,15 +1,15 @@
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
-  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, resourcePartition, retiredUntil, tokenKey, userTokenKey, type Key,
-} from '../../shared/store/keys.ts';
+  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, generationPartition, retiredUntil, tokenKey, userTokenKey, type Key,
+} from '../store/keys.ts';
 import { BatchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { changeMemberships, ledgerEntries, listUserTokens, queryPages } from '../store/memberships.ts';
+import { changeUsersMemberships, ledgerEntries, queryPages } from '../store/memberships.ts';
 
 /**
  * What an import leaves behind, and when it goes (docs/contract.md, section 7; docs/storage.md).
- * The ledger (shared/store/keys.ts) records each generation while it is pending (reserved, not yet
+ * The ledger (commands/store/keys.ts) records each generation while it is pending (reserved, not yet
  * switched to) and once retired (replaced, with the time), and each token written inactive.
  *
  * - Membership entries of a retired generation leave right after the switch (and, for an import
@@ -60,7 +60,7 @@ export class Retention {
         for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
       }
     });
-    await this.removeEntries(entriesByUser);
+    await changeUsersMemberships(this.doc, this.tableName, entriesByUser, 'DELETE', this.beforeWrite);
     await writeAll(this.doc, this.tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: this.beforeWrite });
   }
 
@@ -71,27 +71,18 @@ export class Retention {
     return expired.length;
   }
 
-  private async removeEntries(entriesByUser: Map<number, string[]>): Promise<void> {
-    await forEachConcurrently(entriesByUser, 8, async ([userId, entries]) => {
-      for (const hash of await listUserTokens(this.doc, this.tableName, userId)) {
-        this.beforeWrite();
-        await changeMemberships(this.doc, this.tableName, hash, 'DELETE', entries);
-      }
-    });
-  }
-
   /** One generation: its members' entries, its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
   private async deleteGeneration(entry: Entry): Promise<void> {
     const teamId = Number(entry.team_id);
     const generation = String(entry.generation);
     const members: Key[] = [];
     for await (const page of queryPages(this.doc, this.tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
-    await this.removeEntries(new Map(members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]])));
+    await changeUsersMemberships(this.doc, this.tableName, members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]]), 'DELETE', this.beforeWrite);
     const writer = new BatchWriter(this.doc, this.tableName, { beforeSend: this.beforeWrite });
     for (const key of members) await writer.delete(key);
     for (const resource of LIST_RESOURCES) {
       // A page of keys at a time: a generation of millions of items is never held in memory.
-      for await (const page of queryPages(this.doc, this.tableName, resourcePartition(teamId, generation, resource), { keysOnly: true })) {
+      for await (const page of queryPages(this.doc, this.tableName, generationPartition(teamId, generation, resource), { keysOnly: true })) {
         for (const key of page) await writer.delete(key);
       }
     }

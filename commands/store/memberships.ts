@@ -1,5 +1,6 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
+import { forEachConcurrently } from './concurrently.ts';
+import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from './keys.ts';
 
 /**
  * Memberships live on the token items, as `<team id>#<generation>` entries in a string set
@@ -28,7 +29,7 @@ export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string
   for await (const page of pages) yield (page.Items ?? []) as (Key & Record<string, unknown>)[];
 }
 
-/** Ledger entries (shared/store/keys.ts) in a sort-key range. */
+/** Ledger entries (commands/store/keys.ts) in a sort-key range. */
 export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }, filter?: string) {
   const entries: (Key & Record<string, unknown>)[] = [];
   for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range, filter })) entries.push(...page);
@@ -41,6 +42,16 @@ export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: str
   const hashes: string[] = [];
   for await (const page of queryPages(doc, tableName, pk, { range: { from: skPrefix, to: `${skPrefix}\uffff` }, keysOnly: true })) hashes.push(...page.map(userTokenHashOf));
   return hashes;
+}
+
+/** Adds or removes `entries` on every token of each user (`beforeWrite` may throw to stop: the import lock's check). */
+export async function changeUsersMemberships(doc: DynamoDBDocumentClient, tableName: string, entriesByUser: Iterable<[number, string[]]>, change: 'ADD' | 'DELETE', beforeWrite: () => void, tokensOf = (userId: number) => listUserTokens(doc, tableName, userId)): Promise<void> {
+  await forEachConcurrently(entriesByUser, 16, async ([userId, entries]) => {
+    for (const hash of await tokensOf(userId)) {
+      beforeWrite();
+      await changeMemberships(doc, tableName, hash, change, entries);
+    }
+  });
 }
 
 /** Adds (ADD) or removes (DELETE) membership entries of a token; a token that does not exist is left alone. */
