@@ -1,7 +1,7 @@
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/domain/abilities.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
-import { runCommand } from './cli/run.ts';
+import { command, runCommand } from './cli/run.ts';
 import { escapeText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
@@ -14,7 +14,7 @@ const TOKEN = {
     'npm run token -- revoke --id <id>',
     'npm run token -- list --user <id>',
   ],
-  help: `
+  about: `
 Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,
 on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.
 A user or token that does not exist is an error (exit 1). Revoking a revoked token changes nothing
@@ -23,21 +23,19 @@ and exits 0, saying when it was revoked.
 commands:
   create                     issues a token for a user and prints it once
   revoke                     revokes a token, by its secret or by the id list shows
-  list                       lists a user's tokens: id, status, name, abilities, dates; never a secret
-
-options:
-  --user <id>                the user, by id
-  --abilities <a,b>          comma-separated, of ${TOKEN_ABILITIES.join(' ')}
-  --name <name>              what the token is for: 1 to 255 characters, no control characters
-  --expires-in <90d|12h|30m> lifetime in days, hours or minutes; default: never expires
-  --id <id>                  a token id as list shows it (64 hex characters)
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources)
-  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint; without it, AWS
-  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
-  options: { user: { type: 'string' }, abilities: { type: 'string' }, name: { type: 'string' }, 'expires-in': { type: 'string' }, id: { type: 'string' } },
+  list                       lists a user's tokens: id, status, name, abilities, dates; never a secret`,
+  options: {
+    user: { type: 'string', value: '<id>', help: 'the user, by id' },
+    abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
+    name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
+    'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
+    id: { type: 'string', value: '<id>', help: 'a token id as list shows it (64 hex characters)' },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
   positionals: ['[<command>]', '[<token>]'],
 } as const;
 type Values = { [K in keyof typeof TOKEN.options]?: string };
@@ -48,7 +46,7 @@ const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities
 /** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
 const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
 
-await runCommand(TOKEN, async ({ values, positionals: [command, secret] }) => {
+export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
   const allowed = COMMANDS[command] ?? usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
   for (const name of Object.keys(values)) if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
@@ -57,6 +55,8 @@ await runCommand(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === 'revoke') return revoke(values, secret);
   return list(values);
 });
+
+if (import.meta.main) await runCommand(npmRunToken);
 
 function requiredUser(values: Values, command: string): number {
   if (values.user === undefined) usageError(`${command} needs --user <id>`);

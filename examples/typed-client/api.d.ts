@@ -21,7 +21,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of the team's costs (as GET, no body)
+         * The team's costs: line items, totals per currency and a grand total: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `finances:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404).
          */
         head: operations["listFinancesHead"];
@@ -45,7 +45,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of a page of the team's daemons (as GET, no body)
+         * A page of the team's daemons, ordered by id: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `daemons:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404), query (422).
          */
         head: operations["listDaemonsHead"];
@@ -69,7 +69,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of a page of the team's projects (as GET, no body)
+         * A page of the team's projects, ordered by id: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `projects:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404), query (422).
          */
         head: operations["listProjectsHead"];
@@ -93,8 +93,8 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of this document (as GET, no body)
-         * @description The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.
+         * This document: the headers alone (as GET, no body)
+         * @description Answers exactly as GET would (status, headers, ETag), without a body. The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.
          */
         head: operations["getOpenApiDocumentHead"];
         patch?: never;
@@ -128,37 +128,6 @@ export interface components {
             amount: number;
             currency: string;
         };
-        /** @description Full addresses of pages of the same list; links carry per_page when the request did */
-        Links: {
-            /** Format: uri */
-            first: string;
-            /** Format: uri */
-            last: string;
-            prev: string | null;
-            next: string | null;
-        };
-        PaginationMeta: {
-            current_page: number;
-            from: number | null;
-            last_page: number;
-            per_page: number;
-            to: number | null;
-            total: number;
-            /**
-             * Format: uri
-             * @description Address of the list without a query
-             */
-            path: string;
-        };
-        /** ProjectsPage */
-        ProjectsPage: {
-            data: components["schemas"]["Project"][];
-            links: components["schemas"]["Links"];
-            meta: components["schemas"]["PaginationMeta"];
-            results: number;
-            /** @description Server-side processing time */
-            served_in: string;
-        };
         /** DaemonsPage */
         DaemonsPage: {
             data: components["schemas"]["Daemon"][];
@@ -182,19 +151,62 @@ export interface components {
             /** @description Server-side processing time */
             served_in: string;
         };
-        Unauthenticated: {
-            /** @constant */
-            message: "Unauthenticated.";
-        };
         Forbidden: {
             message: string;
             /** @constant */
             code: "insufficient_permission";
             missing_permissions: ("finances:read" | "daemons:read" | "projects:read")[];
         };
+        /** @description Full addresses of pages of the same list; links carry per_page when the request did */
+        Links: {
+            /** Format: uri */
+            first: string;
+            /** Format: uri */
+            last: string;
+            prev: string | null;
+            next: string | null;
+        };
         NotFound: {
             /** @constant */
             message: "Not Found";
+        };
+        PaginationMeta: {
+            current_page: number;
+            from: number | null;
+            last_page: number;
+            per_page: number;
+            to: number | null;
+            total: number;
+            /**
+             * Format: uri
+             * @description Address of the list without a query
+             */
+            path: string;
+        };
+        /** ProjectsPage */
+        ProjectsPage: {
+            data: components["schemas"]["Project"][];
+            links: components["schemas"]["Links"];
+            meta: components["schemas"]["PaginationMeta"];
+            results: number;
+            /** @description Server-side processing time */
+            served_in: string;
+        };
+        ServerError: {
+            /** @constant */
+            message: "Server Error";
+        };
+        ServiceUnavailable: {
+            /** @constant */
+            message: "Service Unavailable";
+        };
+        TooManyRequests: {
+            /** @constant */
+            message: "Too Many Requests";
+        };
+        Unauthenticated: {
+            /** @constant */
+            message: "Unauthenticated.";
         };
         ValidationFailed: {
             message: string;
@@ -202,18 +214,6 @@ export interface components {
                 per_page?: string[];
                 page?: string[];
             };
-        };
-        TooManyRequests: {
-            /** @constant */
-            message: "Too Many Requests";
-        };
-        ServiceUnavailable: {
-            /** @constant */
-            message: "Service Unavailable";
-        };
-        ServerError: {
-            /** @constant */
-            message: "Server Error";
         };
     };
     responses: never;
