@@ -35,6 +35,8 @@ export interface StoredToken {
   inactive: boolean;
   /** `<team id>#<generation>` entries: the generations of teams whose members include the user. */
   memberships: ReadonlySet<string>;
+  /** The id of a token migrated from Laravel Sanctum, which an `<id>|<secret>` bearer must name. */
+  sanctumId?: number;
 }
 
 /** Whether the token's user is a member of the team in the generation the request reads. */
@@ -241,6 +243,7 @@ function toStoredToken(item: RawItem): StoredToken {
     revokedAt: string(item.revoked_at) ?? null,
     inactive: item.inactive?.BOOL === true,
     memberships: item.memberships?.SS ? new Set(item.memberships.SS) : NO_MEMBERSHIPS,
+    sanctumId: number(item.sanctum_id),
   };
 }
 

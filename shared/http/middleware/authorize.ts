@@ -3,7 +3,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { grants, type Ability } from '../../domain/abilities.ts';
 import { pageWindow } from '../../domain/pagination.ts';
 import type { ListResource } from '../../domain/resources.ts';
-import { bearerToken, hashToken, isExpired } from '../../auth/token.ts';
+import { bearerNames, readBearer, type Bearer } from '../../auth/bearer.ts';
+import { isExpired } from '../../auth/token.ts';
 import type { RecentAccess } from '../../store/recent-access.ts';
 import { isMember, type Prefetched, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';
 import type { Authorized, Context, FinanceAuthorized, QueryRead, Timed } from '../context.ts';
@@ -36,15 +37,15 @@ type Request<C> = { event: Event; context: C };
 export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
   return {
     before: async function authorizeRequest(request) {
-      const { tokenHash, teamSegment } = credentials(request.event);
+      const { bearer, passKey, teamSegment } = credentials(request.event);
       const deadline = request.context.deadline;
       const read = async (consistent: boolean) => {
-        const { token, head } = await options.reader.readAccess(tokenHash, teamSegment, { consistent, deadline });
-        return { token, team: head };
+        const { token, head } = await options.reader.readAccess(bearer.tokenHash, teamSegment, { consistent, deadline });
+        return { token: named(bearer, token), team: head };
       };
-      const [access, prefetched] = await Promise.all([read(false), speculate(options, request, tokenHash, teamSegment)]);
-      const { token, team: head } = await checked(options, access, () => read(true), () => options.recent.failed(tokenHash, teamSegment));
-      options.recent.passed(tokenHash, teamSegment, head);
+      const [access, prefetched] = await Promise.all([read(false), speculate(options, request, passKey, teamSegment)]);
+      const { token, team: head } = await checked(options, access, () => read(true), () => options.recent.failed(passKey, teamSegment));
+      options.recent.passed(passKey, teamSegment, head);
       request.context.access = { head, token, teamSegment, prefetched };
     },
   };
@@ -54,10 +55,10 @@ export function authorize(options: ListAuthorizeOptions): MiddlewareObj<Event, u
 export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
   return {
     before: async function authorizeFinanceRequest(request) {
-      const { tokenHash, teamSegment } = credentials(request.event);
+      const { bearer, teamSegment } = credentials(request.event);
       const read = async (consistent: boolean) => {
-        const { token, finance } = await options.reader.readFinanceAccess(tokenHash, teamSegment, { consistent, deadline: request.context.deadline });
-        return { token, team: finance };
+        const { token, finance } = await options.reader.readFinanceAccess(bearer.tokenHash, teamSegment, { consistent, deadline: request.context.deadline });
+        return { token: named(bearer, token), team: finance };
       };
       const { token, team: finance } = await checked(options, await read(false), () => read(true));
       request.context.access = { finance, token, teamSegment };
@@ -65,16 +66,24 @@ export function authorizeFinances(options: AuthorizeOptions): MiddlewareObj<Even
   };
 }
 
-function credentials(event: Event): { tokenHash: string; teamSegment: string } {
-  const secret = bearerToken(event.headers?.authorization);
-  if (secret === undefined) throw unauthenticated();
-  return { tokenHash: hashToken(secret), teamSegment: event.pathParameters?.team ?? '' };
+/**
+ * The bearer and the team segment. `passKey` keys what the function remembers of passes: the
+ * bearer as sent, its Sanctum id included, so a wrong id never speculates on a right one's pass.
+ */
+function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegment: string } {
+  const bearer = readBearer(event.headers?.authorization);
+  if (bearer === undefined) throw unauthenticated();
+  const passKey = bearer.sanctumId === undefined ? bearer.tokenHash : `${bearer.sanctumId}|${bearer.tokenHash}`;
+  return { bearer, passKey, teamSegment: event.pathParameters?.team ?? '' };
 }
 
+/** The token found, when it is the one the bearer names (Sanctum's `<id>|` check); else none, the same 401 as an unknown token. */
+const named = (bearer: Bearer, token: StoredToken | undefined) => (token && bearerNames(bearer, token.sanctumId) ? token : undefined);
+
 /** The page's Query on the remembered generation, when this request may speculate. */
-function speculate(options: ListAuthorizeOptions, request: Request<Context & Timed & QueryRead>, tokenHash: string, teamSegment: string): Promise<Prefetched> | undefined {
+function speculate(options: ListAuthorizeOptions, request: Request<Context & Timed & QueryRead>, passKey: string, teamSegment: string): Promise<Prefetched> | undefined {
   if (request.event.headers?.['if-none-match'] !== undefined || !request.context.query.ok) return undefined;
-  const head = options.recent.speculation(tokenHash, teamSegment);
+  const head = options.recent.speculation(passKey, teamSegment);
   if (!head) return undefined;
   const { page, perPage } = request.context.query.value;
   const { ordinals } = pageWindow(head.counts[options.resource], page, perPage);
