@@ -13,6 +13,7 @@ const TOKEN: CommandSpec = {
     'npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
     'npm run token -- revoke <token>',
     'npm run token -- revoke --id <id>',
+    'npm run token -- revoke --id <sanctum id> --user <id>',
     'npm run token -- list --user <id>',
   ],
   about: [
@@ -22,7 +23,7 @@ const TOKEN: CommandSpec = {
   ].join('\n'),
   subcommands: {
     create: { options: ['user', 'abilities', 'name', 'expires-in'], arguments: [], help: 'issues a token for a user and prints it once' },
-    revoke: { options: ['id'], arguments: ['[<token>]'], help: 'revokes a token, by its secret or by the id list shows' },
+    revoke: { options: ['id', 'user'], arguments: ['[<token>]'], help: "revokes a token, by its secret, by the id list shows, or by a migrated token's Sanctum id and its user" },
     list: { options: ['user'], arguments: [], help: "lists a user's tokens: id, status, name, abilities, dates; never a secret" },
   },
   options: {
@@ -30,7 +31,7 @@ const TOKEN: CommandSpec = {
     abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
     name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
     'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
-    id: { type: 'string', value: '<id>', help: 'a token id as list shows it (64 hex characters)' },
+    id: { type: 'string', value: '<id>', help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id" },
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
@@ -99,13 +100,28 @@ async function revoke(line: CommandLine) {
   const id = line.option('id');
   if (secret !== undefined && id !== undefined) usageError('revoke takes a token or --id <id>, not both');
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
-  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}"`);
+  // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
+  if (line.option('user') !== undefined) return revokeSanctumToken(line, id);
+  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), or a Sanctum id with --user, not "${escapeText(id)}"`);
 
   const { commandTable, revokeToken } = await load();
   const { doc, tableName } = commandTable();
   const found = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: id! });
   // Never echo a secret, even a wrong one.
   if (!found) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
+  process.stdout.write('revoked\n');
+}
+
+async function revokeSanctumToken(line: CommandLine, id: string | undefined) {
+  if (id === undefined) usageError('revoke --user needs --id <sanctum id>');
+  const userId = requiredUser(line);
+  const sanctumId = idValue('--id', id);
+  const { commandTable, sanctumTokenHashes, revokeToken } = await load();
+  const { doc, tableName } = commandTable();
+  const hashes = await sanctumTokenHashes(doc, tableName, userId, sanctumId);
+  if (hashes.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
+  if (hashes.length > 1) fail(`user ${userId} has ${hashes.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
+  if (!(await revokeToken(doc, tableName, { id: hashes[0]! }))) fail(`no token with id ${hashes[0]} in table ${escapeText(tableName)}`);
   process.stdout.write('revoked\n');
 }
 
@@ -120,6 +136,7 @@ async function list(line: CommandLine) {
   // measured as shown, so that every column starts at the same place on every line.
   const rows = tokens.map((t) => [
     t.id,
+    t.sanctumId === null ? '-' : `sanctum ${t.sanctumId}`,
     t.status,
     t.name || '-',
     t.abilities.join(','),
@@ -129,8 +146,8 @@ async function list(line: CommandLine) {
   const shownLength = (cell: string) => [...cell].length;
   const widths = (rows[0] ?? []).map((_, column) => Math.max(
     ...rows.map((row) => shownLength(row[column]!)),
-    // The status column (the second) is as wide as the longest status, whichever ones are listed.
-    column === 1 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
+    // The status column (the third) is as wide as the longest status, whichever ones are listed.
+    column === 2 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
   ));
   for (const row of rows) {
     const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - shownLength(cell))));

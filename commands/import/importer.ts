@@ -350,12 +350,16 @@ class Import {
       await this.doc.send(new UpdateCommand({
         TableName: this.tableName,
         Key: tokenKey(token.hash),
-        UpdateExpression: `SET abilities = :abilities, expires_at = :expires${token.name === undefined ? '' : ', #name = :name'} REMOVE inactive${token.name === undefined ? ', #name' : ''}`,
+        UpdateExpression: [
+          `SET abilities = :abilities, expires_at = :expires${token.name === undefined ? '' : ', #name = :name'}${token.sanctumId === undefined ? '' : ', sanctum_id = :sanctumId'}`,
+          `REMOVE inactive${token.name === undefined ? ', #name' : ''}${token.sanctumId === undefined ? ', sanctum_id' : ''}`,
+        ].join(' '),
         ConditionExpression: 'user_id = :user',
         ExpressionAttributeNames: { '#name': 'name' },
         ExpressionAttributeValues: {
           ':abilities': token.abilities, ':expires': token.expiresAt, ':user': token.userId,
           ...(token.name === undefined ? {} : { ':name': token.name }),
+          ...(token.sanctumId === undefined ? {} : { ':sanctumId': token.sanctumId }),
         },
       }));
     });
@@ -392,6 +396,7 @@ function newTokenItem(token: SnapshotToken, entries: string[], createdAt: string
     abilities: token.abilities,
     expires_at: token.expiresAt,
     ...(token.name === undefined ? {} : { name: token.name }),
+    ...(token.sanctumId === undefined ? {} : { sanctum_id: token.sanctumId }),
     created_at: createdAt,
     inactive: true,
     ...(entries.length > 0 ? { memberships: new Set(entries) } : {}),

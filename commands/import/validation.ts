@@ -44,6 +44,8 @@ export interface SnapshotToken {
   userId: number;
   /** SHA-256 of the secret: the secret itself is not kept past validation. */
   hash: string;
+  /** The Laravel Sanctum token id a migrated token keeps (an `<id>|<secret>` bearer must name it). */
+  sanctumId?: number;
   name?: string;
   abilities: string[];
   expiresAt: string | null;
@@ -149,6 +151,8 @@ class SnapshotIndex implements RecordVisitor {
   private readonly users = new Map<number, SnapshotUser>();
   private readonly tokens: SnapshotToken[] = [];
   private readonly hashes = new Set<string>();
+  /** Sanctum ids of the tokens that give one. */
+  private readonly sanctumIds = new Set<number>();
   private readonly environments = new Map<number, Owned>();
   private readonly servers = new Map<number, Owned>();
   private readonly clients = new Map<number, Owned>();
@@ -211,10 +215,14 @@ class SnapshotIndex implements RecordVisitor {
   }
 
   private token(index: number, where: string, token: RecordOf<'tokens'>): void {
-    const hash = hashToken(token.token);
+    const hash = token.token_sha256 ?? hashToken(token.token!);
     if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
+    if (token.id !== undefined && this.sanctumIds.has(token.id)) return this.problems.addRelation(say.duplicateId(where));
     this.hashes.add(hash);
-    this.tokens.push({ index, userId: token.user_id, hash, name: token.name, abilities: [...new Set(token.abilities)], expiresAt: token.expires_at });
+    if (token.id !== undefined) this.sanctumIds.add(token.id);
+    this.tokens.push({
+      index, userId: token.user_id, hash, sanctumId: token.id, name: token.name, abilities: [...new Set(token.abilities)], expiresAt: token.expires_at,
+    });
     this.refer('user', 'tokens', index, NaN, token.user_id, 'user_id');
   }
 
