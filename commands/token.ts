@@ -136,18 +136,17 @@ async function list(line: CommandLine) {
   // measured as shown, so that every column starts at the same place on every line.
   const rows = tokens.map((t) => [
     t.id,
-    t.sanctumId === null ? '-' : `sanctum ${t.sanctumId}`,
     t.status,
     t.name || '-',
     t.abilities.join(','),
     `created ${t.createdAt ?? '-'}`,
-    `expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}`,
+    `expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}${t.sanctumId === null ? '' : `  sanctum id ${t.sanctumId}`}`,
   ].map(escapeText));
   const shownLength = (cell: string) => [...cell].length;
   const widths = (rows[0] ?? []).map((_, column) => Math.max(
     ...rows.map((row) => shownLength(row[column]!)),
-    // The status column (the third) is as wide as the longest status, whichever ones are listed.
-    column === 2 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
+    // The status column (the second) is as wide as the longest status, whichever ones are listed.
+    column === 1 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
   ));
   for (const row of rows) {
     const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - shownLength(cell))));
