@@ -51,7 +51,9 @@ function functions() {
   };
   return async function request(target: string, bearer: string): Promise<{ status: number; body: string; authenticate?: string; calls: CallTrace }> {
     const routed = routeRequest({ method: 'GET', target, rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${bearer}`], sourceIp: '127.0.0.1' });
-    const { result, calls } = await recorder.trace(() => handlers[routed.route!.name]!(routed.event, lambdaContext(routed.route!.name, 10_000, 'test')));
+    if (!routed.route) throw new Error(`no route for ${target}`);
+    const { route, event } = routed;
+    const { result, calls } = await recorder.trace(() => handlers[route.name]!(event, lambdaContext(route.name, 10_000, 'test')));
     const headers = (result.headers ?? {}) as Record<string, string>;
     return { status: result.statusCode!, body: result.body ?? '', authenticate: headers['WWW-Authenticate'], calls };
   };
