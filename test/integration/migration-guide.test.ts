@@ -47,7 +47,7 @@ const ROWS = [
   { type: USER, user: 11, name: 'other team', plain: random40('other'), abilities: '["projects:read"]', expires: null },
   { type: 'App\\Models\\Team', user: 1, name: 'a team', plain: random40('team'), abilities: '["*"]', expires: null },
   { type: USER, user: 10, name: 'expired', plain: random40('expired'), abilities: '["*"]', expires: '2020-01-01 00:00:00' },
-  { type: USER, user: 10, name: 'rocket', plain: random40('rocket'), abilities: '["projects:read","servers:write"]', expires: '2099-06-30 12:00:00' },
+  { type: USER, user: 10, name: 'rocket', plain: random40('rocket'), abilities: '["projects:read","servers:write"]', expires: '2037-06-30 12:00:00' },
   { type: USER, user: 10, name: '', plain: random40('unnamed'), abilities: null, expires: null },
 ];
 const CREATED_AT = '2026-01-01 10:00:00';
@@ -64,9 +64,13 @@ const EXPECTED = [
   { id: 1, user_id: 10, name: 'ci', token_sha256: sha256(secret(1)), abilities: ['*'] },
   { id: 2, user_id: 11, name: 'other team', token_sha256: sha256(secret(2)), abilities: ['projects:read'] },
   { id: 4, user_id: 10, name: 'expired', token_sha256: sha256(secret(4)), abilities: ['*'], expires_at: '2020-01-01T00:00:00+00:00' },
-  { id: 5, user_id: 10, name: 'rocket', token_sha256: sha256(secret(5)), abilities: ['projects:read', 'servers:write'], expires_at: '2099-06-30T12:00:00+00:00' },
+  { id: 5, user_id: 10, name: 'rocket', token_sha256: sha256(secret(5)), abilities: ['projects:read', 'servers:write'], expires_at: '2037-06-30T12:00:00+00:00' },
   { id: 6, user_id: 10, token_sha256: sha256(secret(6)), abilities: [] },
 ];
+
+/** EXPECTED's expiries with Sanctum's `expiration` at 60 minutes: the earlier of expires_at and an hour after creation. */
+const HOUR_AFTER_CREATION = '2026-01-01T11:00:00+00:00';
+const EXPIRES_WITH_AN_HOUR = [HOUR_AFTER_CREATION, HOUR_AFTER_CREATION, '2020-01-01T00:00:00+00:00', HOUR_AFTER_CREATION, HOUR_AFTER_CREATION];
 
 /** One PostgreSQL for the file (starting one takes seconds): the table, with the rows. */
 let postgres: Promise<PGlite> | undefined;
@@ -92,8 +96,7 @@ describe('the guide\'s PostgreSQL query', () => {
   it('gives each token the earlier of expires_at and Sanctum\'s expiration, when that is set', async () => {
     const query = sqlOf('postgresql').replace('NULL::integer AS expiration_minutes', '60 AS expiration_minutes');
     const tokens = await exportFromPostgres(query) as { expires_at?: string }[];
-    const hourAfterCreation = '2026-01-01T11:00:00+00:00';
-    expect(tokens.map((t) => t.expires_at)).toEqual([hourAfterCreation, hourAfterCreation, '2020-01-01T00:00:00+00:00', hourAfterCreation, hourAfterCreation]);
+    expect(tokens.map((t) => t.expires_at)).toEqual(EXPIRES_WITH_AN_HOUR);
   }, 120_000);
 });
 
@@ -155,8 +158,9 @@ describe('the guide\'s MySQL query', () => {
     };
     const quote = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
     run(`DROP TABLE IF EXISTS personal_access_tokens; ${TABLE.mysql}; SET time_zone = '+00:00';\n${insertSql(quote)}`);
-    const output = run(sqlOf('mysql'));
-    const lines = output.trim().split('\n');
-    expect(JSON.parse(lines.at(-1)!)).toEqual(EXPECTED);
+    const exported = (query: string) => JSON.parse(run(query).trim().split('\n').at(-1)!) as { expires_at?: string }[];
+    expect(exported(sqlOf('mysql'))).toEqual(EXPECTED);
+    const withExpiration = exported(sqlOf('mysql').replace('SET @expiration_minutes = NULL;', 'SET @expiration_minutes = 60;'));
+    expect(withExpiration.map((t) => t.expires_at)).toEqual(EXPIRES_WITH_AN_HOUR);
   });
 });
