@@ -102,7 +102,7 @@ async function revoke(line: CommandLine) {
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
   // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
   if (line.option('user') !== undefined) return revokeSanctumToken(line, id);
-  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), or a Sanctum id with --user, not "${escapeText(id)}"`);
+  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
   const { commandTable, revokeToken } = await load();
   const { doc, tableName } = commandTable();
