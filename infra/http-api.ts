@@ -64,7 +64,7 @@ export function corsPreflight(allowOrigins: string[]): CorsPreflightOptions {
 export interface PublicApiProps {
   functions: Readonly<Record<FunctionName, NodejsFunction>>;
   throttle: { rateLimit: number; burstLimit: number };
-  customDomain?: { domainName: string; certificateArn: string };
+  customDomain?: { domainName: string; certificateArn: string; basePath?: string };
   cors?: CorsPreflightOptions;
 }
 
@@ -121,7 +121,7 @@ export class PublicApi extends StackPart {
         destination: new LogGroupLogDestination(this.accessLogs),
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
-      domainMapping: this.domainName && { domainName: this.domainName },
+      domainMapping: this.domainName && { domainName: this.domainName, mappingKey: props.customDomain?.basePath },
     });
   }
 }

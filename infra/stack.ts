@@ -25,8 +25,12 @@ export interface TeamResourcesStackProps extends StackProps {
   readonly logLevel?: string;
   /** Steady-state requests per second and burst of the default stage. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
-  /** A custom domain for the API, with an ACM certificate of the same region. */
-  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
+  /**
+   * A custom domain for the API, with an ACM certificate of the same region, and the API mapping's
+   * path (`v1`, or `orders/v1`; none: the domain's root). The functions' PUBLIC_BASE_URL is then
+   * `https://<domain>[/<path>]` unless publicBaseUrl says otherwise.
+   */
+  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string; readonly basePath?: string };
   /** CORS answered by API Gateway; `corsPreflight(origins)` (http-api.ts) gives the API's settings. Default: none (the API is for server-side clients). */
   readonly cors?: CorsPreflightOptions;
   /** An SNS topic every alarm notifies (on ALARM and on OK). Default: alarms without actions. */
@@ -55,6 +59,7 @@ export class TeamResourcesStack extends Stack {
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
     super(scope, id, props);
+    props = { ...props, publicBaseUrl: props.publicBaseUrl ?? (props.customDomain && customDomainUrl(props.customDomain)) };
     if (props.publicBaseUrl !== undefined) {
       // The functions' own rule, so a bad URL fails the synth instead of every cold start.
       readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: props.publicBaseUrl });
@@ -82,4 +87,15 @@ export class TeamResourcesStack extends Stack {
     const scopes = element.node.scopes.filter((scope) => !(scope instanceof StackPart));
     return super.allocateLogicalId({ node: { scopes }, stack: this } as unknown as CfnElement);
   }
+}
+
+/**
+ * The base of the links behind a custom domain the stack maps. The request cannot tell it: AWS
+ * documents that payload 2.0's rawPath leaves the API mapping's path out ("If you use an API
+ * mapping to connect your stage to a custom domain name, rawPath won't provide the API mapping
+ * value": "Create AWS Lambda proxy integrations for HTTP APIs",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
+ */
+export function customDomainUrl(domain: { domainName: string; basePath?: string }): string {
+  return `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`;
 }
