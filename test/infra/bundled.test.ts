@@ -235,12 +235,6 @@ describe('links behind a custom domain or a named stage, through the bundles', (
     return JSON.parse(result.body!) as { links: Record<string, string | null>; meta: { path: string } };
   };
 
-  it('keep an API mapping\'s path: api.example.com/v1 mapped to the $default stage', async () => {
-    const body = await linksOf('/v1/api/acme/projects?per_page=2', 'api.example.com', '$default');
-    expect(body.meta.path).toBe('https://api.example.com/v1/api/acme/projects');
-    expect(body.links.next).toBe('https://api.example.com/v1/api/acme/projects?per_page=2&page=2');
-  });
-
   it('add no stage segment for a named stage mapped at the domain root', async () => {
     const body = await linksOf('/api/acme/projects', 'api.example.com', 'prod');
     expect(body.meta.path).toBe('https://api.example.com/api/acme/projects');
