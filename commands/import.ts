@@ -1,24 +1,25 @@
-import type { CommandSpec } from './cli/args.ts';
 import { describeDatabaseError, fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
-const IMPORT: CommandSpec = {
+const IMPORT = {
   name: 'npm run import',
   usage: ['npm run import -- <snapshot.json>'],
-  about: [
-    'Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.',
-    'An invalid snapshot is rejected whole, each problem named, and nothing is written.',
-  ].join('\n'),
-  arguments: ['<snapshot.json>'],
+  help: `
+Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
+An invalid snapshot is rejected whole, each problem named, and nothing is written.
+
+options:
+  -h, --help                 print this help
+
+environment:
+  TABLE_NAME                 the table (default team-resources)
+  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS
+  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
   options: {},
-  environment: {
-    TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
-  },
+  positionals: ['<snapshot.json>'],
 };
 
 /** What an import stopped while writing leaves (docs/contract.md, section 7). */

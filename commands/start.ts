@@ -1,48 +1,45 @@
 import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
-import type { CommandSpec } from './cli/args.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
-import { endpointSetting, idValue, portValue } from './cli/values.ts';
-
-/**
- * npm start: DynamoDB Local in memory (or DYNAMODB_ENDPOINT), the table, a snapshot imported,
- * the functions behind a local API Gateway on 127.0.0.1, and a demo token to call it with.
- * Runs until Ctrl-C, SIGTERM or SIGHUP (to npm or to node), then stops all it started.
- */
-const START: CommandSpec = {
-  name: 'npm start',
-  usage: ['npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]'],
-  about: [
-    'Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,',
-    'serves the API on http://127.0.0.1:<port> and prints a demo token with a curl line to try.',
-    'Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.',
-  ].join('\n'),
-  options: {
-    port: { type: 'string', value: '<port>', help: 'the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000' },
-    data: { type: 'string', value: '<snapshot.json>', help: 'the snapshot to import; default data/demo-snapshot.json' },
-    user: { type: 'string', value: '<id>', help: "the demo token's user; default the snapshot's first user in a team" },
-    bundled: { type: 'boolean', help: 'serve the bundles `npm run synth` wrote to cdk.out (what is deployed)' },
-  },
-  environment: {
-    TABLE_NAME: 'the table (default team-resources), created when missing',
-    DYNAMODB_ENDPOINT: 'a running DynamoDB-compatible endpoint to use instead of starting DynamoDB Local',
-  },
-};
+import { checkLogLevel, endpointSetting, idValue, portValue } from './cli/values.ts';
 
 const CDK_OUT = new URL('../cdk.out', import.meta.url).pathname;
 
-await runCommand(START, async (line) => {
-  const port = portValue('--port', line.option('port') ?? '3000');
-  const user = line.option('user');
-  const userId = user === undefined ? undefined : idValue('--user', user);
-  const data = line.option('data');
-  const dataFile = data === undefined ? DEMO_SNAPSHOT : await inputFile(data, '--data');
-  const givenEndpoint = endpointSetting(); // a malformed DYNAMODB_ENDPOINT is said before anything starts
-  const bundled = line.flag('bundled');
-  if (bundled) {
+/** A value as a shell reads it back: plain when it is safe unquoted, else in single quotes. */
+const shellWord = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+await runCommand({
+  name: 'npm start',
+  usage: ['npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]'],
+  help: `
+Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,
+serves the API on http://127.0.0.1:<port>, and prints a demo token, a curl line and an export line
+for the other commands. Requests that come before the API is ready are answered once it is.
+Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.
+
+options:
+  --port <port>              the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000
+  --data <snapshot.json>     the snapshot to import; default data/demo-snapshot.json
+  --user <id>                the demo token's user; default the snapshot's first user in a team
+  --bundled                  serve the bundles \`npm run synth\` wrote to cdk.out (what is deployed)
+  -h, --help                 print this help
+
+environment:
+  TABLE_NAME                 the table (default team-resources), created when missing
+  DYNAMODB_ENDPOINT          a running DynamoDB-compatible endpoint to use instead of DynamoDB Local
+  LOG_LEVEL                  the functions' log level: trace, debug, info (default), warn, error, critical, silent`,
+  options: { port: { type: 'string', default: '3000' }, data: { type: 'string' }, user: { type: 'string' }, bundled: { type: 'boolean' } },
+  serve: true,
+}, async ({ values }) => {
+  const port = portValue('--port', values.port);
+  const userId = values.user === undefined ? undefined : idValue('--user', values.user);
+  const dataFile = values.data === undefined ? DEMO_SNAPSHOT : await inputFile(values.data, '--data');
+  const givenEndpoint = endpointSetting(); // malformed settings are said before anything starts
+  checkLogLevel();
+  if (values.bundled) {
     try {
       findBundledFunctions(CDK_OUT);
     } catch (error) {
@@ -50,7 +47,7 @@ await runCommand(START, async (line) => {
     }
   }
 
-  // The port first: one in use is said at once, before DynamoDB Local is started in vain.
+  // The port first: one in use is said at once; requests are held until the API is ready.
   const server = await startLocalServer({ port }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') fail(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port`);
     if (error.code === 'EACCES') fail(`port ${port} needs privileges this user does not have: choose one above 1023 with --port`);
@@ -58,33 +55,31 @@ await runCommand(START, async (line) => {
   });
   onExit(() => server.close());
 
-  // The SDK, the import library and the table code load only now: --help and usage errors answer at once.
+  // The SDK and the import library load only now: --help and usage errors answer at once.
   const { progressDisplay, readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const { createToken } = await import('./tokens/tokens.ts');
   const plan = (await readSnapshotFile(dataFile, { report: reportLine, progress: progressDisplay() })) ?? fail();
-  // The demo token: every ability, for the chosen user or the first one who is in a team.
   const demoUser = userId === undefined
     ? plan.users.find((u) => u.teams.length > 0)
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
 
-  // A DynamoDB Local started here is in memory: stopped part-way, nothing of the import is left. DYNAMODB_ENDPOINT's table stays.
-  if (givenEndpoint) {
-    whileInterruptible(() => 'the import into DYNAMODB_ENDPOINT\'s table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it');
-  }
+  // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
+  if (givenEndpoint) whileInterruptible(() => "the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it");
   const local = await prepareLocalData(plan);
   onExit(() => local.stop());
   const { doc, tableName, endpoint, summary } = local;
   const secret = demoUser && (await createToken(doc, tableName, { userId: demoUser.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
 
-  // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT) when loaded: now.
-  server.serve(bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
+  // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) when loaded: now.
+  server.serve(values.bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
 
   const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
+  const settings = { API: server.url, TOKEN: secret, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: local.dynamo?.region };
   const lines = [
     '',
     `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
-    ...(bundled ? ['serving the bundles in cdk.out'] : []),
+    ...(values.bundled ? ['serving the bundles in cdk.out'] : []),
     `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',
   ];
@@ -100,9 +95,15 @@ await runCommand(START, async (line) => {
   } else {
     lines.push('no user of the snapshot is in a team, so no demo token was made');
   }
-  // What a stop stops: DynamoDB Local only when this command started it; DYNAMODB_ENDPOINT's is left as it is.
-  lines.push('', local.startedHere
-    ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
-    : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.', '');
+  lines.push(
+    '',
+    'for the other commands (npm run token, npm run import) and the README examples, in another shell:',
+    `  export ${Object.entries(settings).filter(([, v]) => v).map(([name, value]) => `${name}=${shellWord(escapeText(value))}`).join(' ')}`,
+    '',
+    local.dynamo
+      ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
+      : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.',
+    '',
+  );
   process.stdout.write(lines.join('\n') + '\n');
-}, { serve: true });
+});

@@ -1,13 +1,12 @@
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/domain/abilities.ts';
 import { expiryFrom } from './tokens/expiry.ts';
-import type { CommandLine, CommandSpec } from './cli/args.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { runCommand } from './cli/run.ts';
 import { escapeText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
 /** npm run token -- create | revoke | list: token administration on the table TABLE_NAME names. */
-const TOKEN: CommandSpec = {
+const TOKEN = {
   name: 'npm run token',
   usage: [
     'npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
@@ -16,51 +15,60 @@ const TOKEN: CommandSpec = {
     'npm run token -- revoke --id <sanctum id> --user <id>',
     'npm run token -- list --user <id>',
   ],
-  about: [
-    'Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,',
-    'on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.',
-    'A user or token that does not exist is an error (exit 1).',
-  ].join('\n'),
-  subcommands: {
-    create: { options: ['user', 'abilities', 'name', 'expires-in'], arguments: [], help: 'issues a token for a user and prints it once' },
-    revoke: { options: ['id', 'user'], arguments: ['[<token>]'], help: "revokes a token, by its secret, by the id list shows, or by a migrated token's Sanctum id and its user" },
-    list: { options: ['user'], arguments: [], help: "lists a user's tokens: id, status, name, abilities, dates; never a secret" },
-  },
-  options: {
-    user: { type: 'string', value: '<id>', help: 'the user, by id' },
-    abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
-    name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
-    'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
-    id: { type: 'string', value: '<id>', help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id" },
-  },
-  environment: {
-    TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
-  },
-};
+  help: `
+Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,
+on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.
+A user or token that does not exist is an error (exit 1).
+
+commands:
+  create                     issues a token for a user and prints it once
+  revoke                     revokes a token: by its secret, by the id list shows, or a migrated
+                             token by its Sanctum id with --user
+  list                       lists a user's tokens: id, status, name, abilities, dates; never a secret
+
+options:
+  --user <id>                the user, by id
+  --abilities <a,b>          comma-separated, of ${TOKEN_ABILITIES.join(' ')}
+  --name <name>              what the token is for: 1 to 255 characters, no control characters
+  --expires-in <90d|12h|30m> lifetime in days, hours or minutes; default: never expires
+  --id <id>                  a token id as list shows it (64 hex characters), or with --user
+                             a migrated token's Sanctum id
+  -h, --help                 print this help
+
+environment:
+  TABLE_NAME                 the table (default team-resources)
+  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint; without it, AWS
+  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
+  options: { user: { type: 'string' }, abilities: { type: 'string' }, name: { type: 'string' }, 'expires-in': { type: 'string' }, id: { type: 'string' } },
+  positionals: ['[<command>]', '[<token>]'],
+} as const;
+type Values = { [K in keyof typeof TOKEN.options]?: string };
+
+/** The options each command takes. */
+const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities', 'name', 'expires-in'], revoke: ['id', 'user'], list: ['user'] };
 
 /** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
 const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
 
-await runCommand(TOKEN, async (line) => {
-  switch (line.subcommand) {
-    case 'create': return create(line);
-    case 'revoke': return revoke(line);
-    case 'list': return list(line);
-  }
+await runCommand(TOKEN, async ({ values, positionals: [command, secret] }) => {
+  if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
+  const allowed = COMMANDS[command] ?? usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
+  for (const name of Object.keys(values)) if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
+  if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${escapeText(secret)}"`);
+  if (command === 'create') return create(values);
+  if (command === 'revoke') return revoke(values, secret);
+  return list(values);
 });
 
-function requiredUser(line: CommandLine): number {
-  const user = line.option('user');
-  if (user === undefined) usageError(`${line.subcommand} needs --user <id>`);
-  return idValue('--user', user);
+function requiredUser(values: Values, command: string): number {
+  if (values.user === undefined) usageError(`${command} needs --user <id>`);
+  return idValue('--user', values.user);
 }
 
-async function create(line: CommandLine) {
+async function create(values: Values) {
   // Everything the command line says is checked before the table is touched.
-  const userId = requiredUser(line);
-  const listed = line.option('abilities')?.trim();
+  const userId = requiredUser(values, 'create');
+  const listed = values.abilities?.trim();
   if (!listed) usageError('create needs --abilities <a,b>');
   const entries = listed.split(',').map((a) => a.trim());
   // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
@@ -70,8 +78,8 @@ async function create(line: CommandLine) {
   if (unknown.length > 0) {
     usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
   }
-  const name = line.option('name') === undefined ? '' : nameValue('--name', line.option('name')!);
-  const expiresIn = line.option('expires-in');
+  const name = values.name === undefined ? '' : nameValue('--name', values.name);
+  const expiresIn = values['expires-in'];
   let expiresAt: string | null = null;
   if (expiresIn !== undefined) {
     try {
@@ -95,13 +103,12 @@ async function create(line: CommandLine) {
   process.stdout.write(`${secret}\n`);
 }
 
-async function revoke(line: CommandLine) {
-  const [secret] = line.positionals;
-  const id = line.option('id');
+async function revoke(values: Values, secret: string | undefined) {
+  const { id } = values;
   if (secret !== undefined && id !== undefined) usageError('revoke takes a token or --id <id>, not both');
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
   // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
-  if (line.option('user') !== undefined) return revokeSanctumToken(line, id);
+  if (values.user !== undefined) return revokeSanctumToken(values, id);
   if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
   const { commandTable, revokeToken } = await load();
@@ -112,9 +119,9 @@ async function revoke(line: CommandLine) {
   process.stdout.write('revoked\n');
 }
 
-async function revokeSanctumToken(line: CommandLine, id: string | undefined) {
+async function revokeSanctumToken(values: Values, id: string | undefined) {
   if (id === undefined) usageError('revoke --user needs --id <sanctum id>');
-  const userId = requiredUser(line);
+  const userId = requiredUser(values, 'revoke');
   const sanctumId = idValue('--id', id);
   const { commandTable, sanctumTokenHashes, revokeToken } = await load();
   const { doc, tableName } = commandTable();
@@ -125,8 +132,8 @@ async function revokeSanctumToken(line: CommandLine, id: string | undefined) {
   process.stdout.write('revoked\n');
 }
 
-async function list(line: CommandLine) {
-  const userId = requiredUser(line);
+async function list(values: Values) {
+  const userId = requiredUser(values, 'list');
   const { commandTable, listTokens, userExists, TOKEN_STATUSES } = await load();
   const { doc, tableName } = commandTable();
   if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);

@@ -1,7 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import nag from 'cdk-nag';
-import { DEFAULT_STACK_NAME, propsFromContext } from './context.ts';
-import { TeamResourcesStack } from './stack.ts';
+import { propsFromContext, TeamResourcesStack } from './stack.ts';
 
 /**
  * The CDK app (cdk.json runs `node infra/app.ts`). Environment-agnostic: `cdk synth` needs no
@@ -10,8 +9,7 @@ import { TeamResourcesStack } from './stack.ts';
 const app = new App();
 // The AwsSolutions checks run on every synth: a new finding fails `cdk synth` and `cdk deploy`.
 Validations.of(app).addPlugins(new nag.AwsSolutionsChecks(app));
-const stackName = (app.node.tryGetContext('stackName') as string | undefined) ?? DEFAULT_STACK_NAME;
-new TeamResourcesStack(app, stackName, {
+new TeamResourcesStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'TeamResourcesApi', {
   ...propsFromContext(app.node),
   description: 'Team Resources API: HTTP API, three Lambda functions, one DynamoDB table',
 });

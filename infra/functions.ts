@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
 import type { FunctionName } from '../shared/routes.ts';
 
@@ -13,41 +13,17 @@ export function functionEntry(name: FunctionName): string {
   return fileURLToPath(new URL(`../functions/${name}.ts`, import.meta.url));
 }
 
-/** The time budget the local server and the handlers assume too (shared/function-settings.ts). */
-const FUNCTION_TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_MS / 1000);
-
 /** node:http loaded with require() rather than an ES import: see the module's own comment. */
 const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts', import.meta.url));
 
 /**
- * How every function is bundled: one minified ES module per route with a source map, built by
- * the local esbuild (never Docker). `bundleAwsSdk` (default true) puts the AWS SDK into the bundle
- * instead of relying on the copy the nodejs24.x runtime ships: the deployed code then runs the SDK
- * version the tests ran, and the measured cold start is no slower (README.md, Deploy: "Bundle sizes";
- * npm run measure:bundles measures it). node:http comes through require(), which keeps undici out
- * of every cold start (infra/bundling/node-http.ts; bench/README.md, part 3, measures it).
- */
-export function bundlingOptions(bundleAwsSdk = true): BundlingOptions {
-  return {
-    format: OutputFormat.ESM,
-    target: 'node24',
-    mainFields: ['module', 'main'],
-    minify: true,
-    sourceMap: true,
-    // Stack traces need the mappings only; the sources themselves would triple the map's size.
-    sourcesContent: false,
-    bundleAwsSDK: bundleAwsSdk,
-    ...(bundleAwsSdk ? {} : { externalModules: ['@aws-sdk/*', '@smithy/*'] }),
-    esbuildArgs: { '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE },
-    forceDockerBundling: false,
-    logLevel: LogLevel.WARNING,
-  };
-}
-
-/**
  * What every function of the stack is, apart from its role, logs and environment: the entry, the
- * runtime and architecture, size, time budget and bundling. The benchmark builds its bare
- * handlers from this too, so "bundled the same way" is one definition, not two copies.
+ * runtime and architecture, size, time budget (shared/function-settings.ts), and bundling: one
+ * minified ES module per route with a source map, built by the local esbuild (never Docker).
+ * `bundleAwsSdk` (default true) puts the AWS SDK into the bundle instead of relying on the copy
+ * the runtime ships, so the deployed code runs the SDK version the tests ran. node:http comes
+ * through require(), which keeps undici out of every cold start (infra/bundling/node-http.ts).
+ * The benchmark builds its bare handlers from this too: "bundled the same way" is one definition.
  */
 export function functionBasics(entry: string, bundleAwsSdk = true): NodejsFunctionProps {
   return {
@@ -58,7 +34,20 @@ export function functionBasics(entry: string, bundleAwsSdk = true): NodejsFuncti
     runtime: Runtime.NODEJS_24_X,
     architecture: Architecture.ARM_64,
     memorySize: FUNCTION_MEMORY_MB,
-    timeout: FUNCTION_TIMEOUT,
-    bundling: bundlingOptions(bundleAwsSdk),
+    timeout: Duration.millis(FUNCTION_TIMEOUT_MS),
+    bundling: {
+      format: OutputFormat.ESM,
+      target: 'node24',
+      mainFields: ['module', 'main'],
+      minify: true,
+      sourceMap: true,
+      // Stack traces need the mappings only; the sources themselves would triple the map's size.
+      sourcesContent: false,
+      bundleAwsSDK: bundleAwsSdk,
+      ...(bundleAwsSdk ? {} : { externalModules: ['@aws-sdk/*', '@smithy/*'] }),
+      esbuildArgs: { '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE },
+      forceDockerBundling: false,
+      logLevel: LogLevel.WARNING,
+    },
   };
 }

@@ -1,91 +1,294 @@
-import { CfnOutput, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import type { CorsPreflightOptions, HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { LogGroup } from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { CorsHttpMethod, DomainName, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type CorsPreflightOptions } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { Alarm, ComparisonOperator, Dashboard, GraphWidget, LogQueryWidget, MathExpression, Metric, Stats, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { AttributeType, BillingMode, Operation, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LoggingFormat, Tracing, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { Construct, Node } from 'constructs';
 import { readApiConfig } from '../shared/config.ts';
-import type { FunctionName } from '../shared/routes.ts';
-import { ApiAlarms } from './alarms.ts';
-import { ApiFunctions } from './api-functions.ts';
-import { DEFAULT_THROTTLE, PublicApi } from './http-api.ts';
-import { StackPart } from './stack-part.ts';
-import { DataTable } from './table.ts';
+import { METRICS_NAMESPACE, OUTCOMES } from '../shared/http/middleware/access-log.ts';
+import { functionMemoryMb } from '../shared/function-settings.ts';
+import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, ROUTES, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
+import { KEY_SCHEMA } from '../shared/store/keys.ts';
+import { functionBasics, functionEntry } from './functions.ts';
+
+/** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
+export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
+export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
+export { METRICS_NAMESPACE };
+const PERIOD = Duration.minutes(5);
+/** The table operations the functions call. */
+const READS = { operations: [Operation.BATCH_GET_ITEM, Operation.QUERY], period: PERIOD };
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+
+/** API Gateway's access line: only `$context` variables, so no header, query or token is ever logged. */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  apiId: '$context.apiId',
+  requestTime: '$context.requestTime',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  path: '$context.path',
+  routeKey: '$context.routeKey',
+  protocol: '$context.protocol',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationLatency: '$context.integrationLatency',
+  integrationError: '$context.integrationErrorMessage',
+  error: '$context.error.message',
+} as const;
 
 export interface TeamResourcesStackProps extends StackProps {
-  /**
-   * Serve an existing table (string `pk`/`sk`) instead of creating one. The stack then creates
-   * no table, and the functions' permissions name this table's ARN.
-   */
-  readonly existingTableName?: string;
+  /** Serve this existing table (string `pk`/`sk`) instead of creating one. */
+  existingTableName?: string;
   /** PUBLIC_BASE_URL of the functions: the base of `links` and `meta.path`. Default: derived from each request. */
-  readonly publicBaseUrl?: string;
+  publicBaseUrl?: string;
   /** LOG_LEVEL of the functions (trace, debug, info, warn, error, critical, silent; any case). Default: INFO. */
-  readonly logLevel?: string;
+  logLevel?: string;
   /** Steady-state requests per second and burst of the default stage. */
-  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  throttle?: { rateLimit: number; burstLimit: number };
   /**
    * A custom domain for the API, with an ACM certificate of the same region, and the API mapping's
    * path (`v1`, or `orders/v1`; none: the domain's root). The functions' PUBLIC_BASE_URL is then
    * `https://<domain>[/<path>]` unless publicBaseUrl says otherwise.
    */
-  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string; readonly basePath?: string };
-  /** CORS answered by API Gateway; `corsPreflight(origins)` (http-api.ts) gives the API's settings. Default: none (the API is for server-side clients). */
-  readonly cors?: CorsPreflightOptions;
-  /** An SNS topic every alarm notifies (on ALARM and on OK). Default: alarms without actions. */
-  readonly alarmTopicArn?: string;
+  customDomain?: { domainName: string; certificateArn: string; basePath?: string };
+  /** CORS answered by API Gateway (propsFromContext gives the API's). Default: none; the API is for server-side clients. */
+  cors?: CorsPreflightOptions;
+  /** An SNS topic every alarm notifies, on ALARM and on OK. Default: alarms without actions. */
+  alarmTopicArn?: string;
+  /** Lambda active tracing (X-Ray) for the functions; no tracing SDK is bundled. Default: off. */
+  tracing?: boolean;
   /** Bundle the AWS SDK into each function (default) or use the runtime's copy. */
-  readonly bundleAwsSdk?: boolean;
-  /**
-   * For `sam local start-api` only: declare an empty DYNAMODB_ENDPOINT on each function, because
-   * SAM's --env-vars can only override variables the template declares. Never deploy it.
-   */
-  readonly samLocal?: boolean;
+  bundleAwsSdk?: boolean;
+  /** For `sam local start-api` only: an empty DYNAMODB_ENDPOINT on each function for --env-vars to fill. Never deploy it. */
+  samLocal?: boolean;
 }
 
 /**
- * The whole service, in four parts a reader can find: the table (table.ts), one function per
- * served route (api-functions.ts), the HTTP API in front of them (http-api.ts), and the alarms
- * that say when it misbehaves (alarms.ts).
+ * The whole service: one DynamoDB table, one Lambda function per served route, the HTTP API in
+ * front of them, and the alarms that say when it misbehaves.
  */
 export class TeamResourcesStack extends Stack {
-  readonly table: ITable;
-  readonly api: HttpApi;
-  readonly stage: HttpStage;
-  readonly functions: Readonly<Record<FunctionName, NodejsFunction>>;
-  readonly accessLogs: LogGroup;
-  readonly alarms: Alarm[];
+  table: ITable;
+  api: HttpApi;
+  readonly functions = {} as Record<FunctionName, NodejsFunction>;
+  accessLogs: LogGroup;
+  readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
     super(scope, id, props);
     props = { ...props, publicBaseUrl: props.publicBaseUrl ?? (props.customDomain && customDomainUrl(props.customDomain)) };
-    if (props.publicBaseUrl !== undefined) {
-      // The functions' own rule, so a bad URL fails the synth instead of every cold start.
-      readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: props.publicBaseUrl });
-    }
-    const throttle = props.throttle ?? DEFAULT_THROTTLE;
+    // The functions' own rules, so a bad value fails the synth instead of every cold start.
+    if (props.publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: props.publicBaseUrl });
+    const logLevel = props.logLevel?.trim().toUpperCase();
+    if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) throw new Error(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${props.logLevel}"`);
+    const { rateLimit, burstLimit } = props.throttle ?? DEFAULT_THROTTLE;
+    if (!(rateLimit > 0)) throw new Error(`throttle rate limit must be positive, not ${rateLimit}`);
+    if (!(Number.isInteger(burstLimit) && burstLimit >= 1)) throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
 
-    this.table = new DataTable(this, 'Data', { existingTableName: props.existingTableName }).table;
-    this.functions = new ApiFunctions(this, 'Functions', { ...props, table: this.table }).byRoute;
-    const http = new PublicApi(this, 'Http', { functions: this.functions, throttle, customDomain: props.customDomain, cors: props.cors });
-    ({ api: this.api, stage: this.stage, accessLogs: this.accessLogs } = http);
-    this.alarms = new ApiAlarms(this, 'Alarms', { api: this.api, accessLogs: this.accessLogs, functions: this.functions, throttle, alarmTopicArn: props.alarmTopicArn }).alarms;
-
-    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: this.stage.url });
-    new CfnOutput(this, 'TableName', { description: 'The table the functions read (TABLE_NAME for npm run import and token)', value: this.table.tableName });
-    if (http.domainName) {
-      new CfnOutput(this, 'CustomDomainTarget', { description: 'Point a CNAME (or alias) of the custom domain here', value: http.domainName.regionalDomainName });
+    // The table: on-demand, point-in-time recovery, deletion protection, kept when the stack goes.
+    if (props.existingTableName === undefined) {
+      this.table = new Table(this, 'Table', {
+        partitionKey: { name: KEY_SCHEMA.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: KEY_SCHEMA.sortKey, type: AttributeType.STRING },
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        deletionProtection: true,
+        encryption: TableEncryption.AWS_MANAGED,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    } else if (/^[A-Za-z0-9_.-]{3,255}$/.test(props.existingTableName)) {
+      this.table = Table.fromTableName(this, 'Table', props.existingTableName);
+    } else {
+      throw new Error(`existing table name is not a DynamoDB table name: "${props.existingTableName}"`);
     }
+
+    // The HTTP API: exactly the served routes, GET and HEAD each (any other path or method is
+    // API Gateway's own 404), on one throttled $default stage with a JSON access line per request.
+    this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    this.api = new HttpApi(this, 'HttpApi', {
+      description: 'Team Resources API: read-only finances, daemons and projects of a team',
+      createDefaultStage: false,
+      corsPreflight: props.cors,
+    });
+    const domainName = props.customDomain && new DomainName(this, 'DomainName', {
+      domainName: props.customDomain.domainName,
+      certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+    });
+    const stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit, burstLimit },
+      accessLogSettings: { destination: new LogGroupLogDestination(this.accessLogs), format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)) },
+      domainMapping: domainName && { domainName, mappingKey: props.customDomain?.basePath },
+    });
+
+    // One function per route, each with its own log group and a role that may write those logs
+    // and (data routes only) read the table by key.
+    for (const route of SERVED_ROUTES) {
+      const name = route.name[0]!.toUpperCase() + route.name.slice(1);
+      const logGroup = new LogGroup(this, `${name}FunctionLogs`, { retention: RetentionDays.ONE_MONTH });
+      const role = new Role(this, `${name}FunctionRole`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+      role.addToPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+      if (readsTable(route)) role.addToPolicy(new PolicyStatement({ actions: [...TABLE_READ_ACTIONS], resources: [this.table.tableArn] }));
+      // No NODE_OPTIONS=--enable-source-maps: Node would index the map at every cold start, for
+      // stack traces only a start-up failure prints; the map ships beside the bundle (docs/deploy.md).
+      const fn = new NodejsFunction(this, `${name}Function`, {
+        ...functionBasics(functionEntry(route.name), props.bundleAwsSdk ?? true),
+        memorySize: functionMemoryMb(route.name),
+        description: `${route.method} ${route.path}`,
+        role,
+        logGroup,
+        // Text, stated: Lambda forwards what Powertools writes to stdout as it is, one JSON object
+        // per line, which is what the embedded metric format needs (docs/operations.md).
+        loggingFormat: LoggingFormat.TEXT,
+        tracing: props.tracing ? Tracing.ACTIVE : undefined,
+        environment: {
+          ...(readsTable(route) ? { TABLE_NAME: this.table.tableName } : {}),
+          ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
+          ...(logLevel === undefined ? {} : { LOG_LEVEL: logLevel }),
+          ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),
+        },
+      });
+      // X-Ray's PutTraceSegments takes no resource-level permission: its statement must name `*`.
+      if (props.tracing) Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray\'s PutTraceSegments and PutTelemetryRecords support no resource-level permissions.' });
+      // Tools find a route's bundle in the cloud assembly by this (commands/local/bundled-handlers.ts).
+      (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);
+      this.functions[route.name] = fn;
+      this.alarm(`${name}ErrorsAlarm`, fn.metricErrors({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
+        `The ${route.name} function failed (start-up error, crash or timeout), which is a bug: see its log group.`);
+      this.alarm(`${name}ThrottlesAlarm`, fn.metricThrottles({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
+        `Lambda throttled the ${route.name} function (callers get 500): see concurrent executions on the dashboard.`);
+      for (const httpRoute of this.api.addRoutes({
+        path: route.path,
+        methods: ROUTE_METHODS.map((method) => HttpMethod[method]),
+        integration: new HttpLambdaIntegration(`${name}Integration`, fn),
+      })) {
+        Validations.of(httpRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: readsTable(route)
+            ? 'The function checks the bearer token itself: the contract\'s 401/403/404 bodies and check order are beyond an authorizer.'
+            : 'The OpenAPI document is public by design: client generators fetch it without a token, and it reads no data.',
+        });
+      }
+    }
+
+    this.addApiAlarms();
+    const dashboard = this.addDashboard();
+    if (props.alarmTopicArn !== undefined) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+
+    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: stage.url });
+    new CfnOutput(this, 'TableName', { description: 'TABLE_NAME for npm run import and npm run token', value: this.table.tableName });
+    new CfnOutput(this, 'DashboardUrl', {
+      description: 'The CloudWatch dashboard',
+      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${dashboard.dashboardName}`,
+    });
+    if (domainName) new CfnOutput(this, 'CustomDomainTarget', { description: 'Where the custom domain\'s CNAME points', value: domainName.regionalDomainName });
   }
 
-  /**
-   * Logical ids leave out the parts' own ids (stack-part.ts): resources keep the ids they had
-   * before the stack was split into parts, so a deployed stack updates them in place.
-   */
-  protected override allocateLogicalId(element: CfnElement): string {
-    const scopes = element.node.scopes.filter((scope) => !(scope instanceof StackPart));
-    return super.allocateLogicalId({ node: { scopes }, stack: this } as unknown as CfnElement);
+  private alarm(id: string, metric: IMetric, threshold: number, evaluationPeriods: number, datapointsToAlarm: number, description: string) {
+    this.alarms.push(new Alarm(this, id, {
+      metric, threshold, evaluationPeriods, datapointsToAlarm, alarmDescription: description,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }));
+  }
+
+  /** Alarms on what a caller of the API would notice, each saying where to look. */
+  private addApiAlarms() {
+    const serverErrorRate = this.percentOfRequests('errors', this.api.metricServerError({ period: PERIOD, statistic: Stats.SUM }));
+    this.alarm('Api5xxRateAlarm', serverErrorRate, 5, 3, 2, 'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).');
+    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ period: PERIOD, statistic: Stats.p(99) }), 2_000, 3, 3,
+      'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).');
+
+    // Throttled requests are answered 429 by API Gateway and counted with every other 4xx; the
+    // functions never answer 429, so the access log's 429s are exactly the throttled requests.
+    new MetricFilter(this, 'ThrottledRequestsFilter', {
+      logGroup: this.accessLogs,
+      filterPattern: FilterPattern.stringValue('$.status', '=', '429'),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: 'ThrottledRequests',
+      metricValue: '1',
+      dimensions: { ApiId: '$.apiId' },
+    });
+    this.alarm('ApiThrottledRequestsAlarm', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }), 10, 1, 1, '10 or more 429s in 5 minutes from the stage throttle or the account limit: raise it, or find the caller in the access log.');
+
+    this.alarm('DynamoDBThrottlingAlarm', this.table.metricThrottledRequestsForOperations(READS), 10, 2, 2,
+      'DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: see consumed capacity on the dashboard, and whether one team\'s partition is hot.');
+    this.alarm('DynamoDBSystemErrorsAlarm', this.table.metricSystemErrorsForOperations(READS), 1, 1, 1,
+      'DynamoDB failed reads with its own 500s, answered 503: check the AWS Health Dashboard for DynamoDB in this region.');
+    this.alarm('Api401RiseAlarm', this.unauthenticated(), 100, 3, 3,
+      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; find them in the access log (status 401, ip).');
+  }
+
+  /** A share of the API's requests; below 20 requests in 5 minutes none, as one answer is not a rate. */
+  private percentOfRequests(id: string, part: IMetric) {
+    const requests = this.api.metricCount({ period: PERIOD, statistic: Stats.SUM });
+    return new MathExpression({ expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`, usingMetrics: { [id]: part, requests }, period: PERIOD, label: `${id} %` });
+  }
+
+  /** A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or the stack's count of 429s. */
+  private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {
+    return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap, statistic, period: PERIOD, label: `${name} ${Object.values(dimensionsMap).join(' ')}` });
+  }
+
+  /** The 401s of every data route, summed. */
+  private unauthenticated() {
+    const byRoute = Object.fromEntries(ROUTES.map(({ name }) => [name, this.accessMetric('Requests', { route: name, outcome: '401' })]));
+    return new MathExpression({ expression: Object.keys(byRoute).join(' + '), usingMetrics: byRoute, period: PERIOD, label: '401s' });
+  }
+
+  /** What an on-call engineer asks first: which route fails how, how slow, cold starts, 401s and 429s, and DynamoDB. */
+  private addDashboard(): Dashboard {
+    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left });
+    const routes = SERVED_ROUTES.map((route) => route.name);
+    const functions = Object.values(this.functions);
+    return new Dashboard(this, 'Dashboard', {
+      widgets: [
+        routes.map((route) => graph(`Requests by outcome: ${route}`, OUTCOMES.map((outcome) => this.accessMetric('Requests', { route, outcome })))),
+        ['p50', 'p90', 'p99'].map((p) => graph(`Latency ${p} by route (ms)`, routes.map((route) => this.accessMetric('Latency', { route }, p)))),
+        [
+          graph('Cold starts by route', routes.map((route) => this.accessMetric('ColdStart', { route }))),
+          new LogQueryWidget({
+            title: 'Cold starts and init duration',
+            logGroupNames: functions.map((fn) => fn.logGroup.logGroupName),
+            queryLines: ['filter @type = "REPORT" and ispresent(@initDuration)', 'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs by bin(5m)'],
+          }),
+          graph('401 and 429 (% of requests)', [this.percentOfRequests('unauthenticated', this.unauthenticated()), this.percentOfRequests('throttled', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }))]),
+        ],
+        [
+          graph('Lambda errors and throttles', functions.flatMap((fn) => [fn.metricErrors({ period: PERIOD }), fn.metricThrottles({ period: PERIOD })])),
+          graph('Lambda concurrent executions', functions.map((fn) => fn.metric('ConcurrentExecutions', { period: PERIOD, statistic: Stats.MAXIMUM }))),
+          graph('API Gateway 4xx, 5xx and integration latency (p99)', [
+            this.api.metricClientError({ period: PERIOD }), this.api.metricServerError({ period: PERIOD }), this.api.metricIntegrationLatency({ period: PERIOD, statistic: Stats.p(99) }),
+          ]),
+        ],
+        [
+          graph('DynamoDB consumed read capacity and throttled reads', [this.table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: Stats.SUM }), this.table.metricThrottledRequestsForOperations(READS)]),
+          graph('DynamoDB system errors', [this.table.metricSystemErrorsForOperations(READS)]),
+          graph('DynamoDB latency (ms)', READS.operations.map((operation) => this.table.metricSuccessfulRequestLatency({ dimensionsMap: { TableName: this.table.tableName, Operation: operation }, period: PERIOD }))),
+          graph('DynamoDB per request (average)', ROUTES.flatMap(({ name: route }) => ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) => this.accessMetric(name, { route }, Stats.AVERAGE)))),
+        ],
+      ],
+    });
   }
 }
 
@@ -98,4 +301,62 @@ export class TeamResourcesStack extends Stack {
  */
 export function customDomainUrl(domain: { domainName: string; basePath?: string }): string {
   return `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`;
+}
+
+/**
+ * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
+ * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
+ * certificateArn (and domainBasePath, the API mapping's path), corsOrigins (comma-separated),
+ * alarmTopicArn, tracing=true and samLocal=true.
+ */
+export function propsFromContext(node: Node): TeamResourcesStackProps {
+  const text = (key: string): string | undefined => {
+    const value = node.tryGetContext(key) as unknown;
+    return value === undefined || value === null || value === '' ? undefined : String(value).trim();
+  };
+  const number = (key: string, fallback: number): number => {
+    const value = Number(text(key) ?? fallback);
+    if (!Number.isFinite(value)) throw new Error(`context value ${key} must be a number, not "${text(key)}"`);
+    return value;
+  };
+  const domainName = text('domainName');
+  const certificateArn = text('certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) throw new Error('context values domainName and certificateArn go together');
+  const basePath = domainBasePath(text('domainBasePath'), domainName);
+  const corsOrigins = text('corsOrigins')?.split(',').map((origin) => origin.trim()).filter(Boolean) ?? [];
+  return {
+    existingTableName: text('tableName'),
+    publicBaseUrl: text('publicBaseUrl'),
+    logLevel: text('logLevel'),
+    throttle: { rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit), burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit) },
+    customDomain: domainName && certificateArn ? { domainName, certificateArn, basePath } : undefined,
+    // GET and HEAD with the token and If-None-Match; scripts may read the headers they act on;
+    // preflights cached for 2 hours (Chromium's cap).
+    cors: corsOrigins.length === 0 ? undefined : {
+      allowOrigins: corsOrigins,
+      allowMethods: ROUTE_METHODS.map((method) => CorsHttpMethod[method]),
+      allowHeaders: ['authorization', 'accept', 'if-none-match'],
+      exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
+      maxAge: Duration.hours(2),
+    },
+    alarmTopicArn: text('alarmTopicArn'),
+    tracing: text('tracing') === 'true',
+    samLocal: text('samLocal') === 'true',
+  };
+}
+
+/**
+ * The API mapping's path (`-c domainBasePath=v1`), without surrounding slashes: one or more
+ * segments of characters a URL path carries unescaped, as API Gateway's mappings may have several
+ * levels ("Map API stages to a custom domain name for HTTP APIs",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
+ */
+function domainBasePath(value: string | undefined, domainName: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (domainName === undefined) throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+  const path = value.replace(/^\/+|\/+$/g, '');
+  if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(path)) {
+    throw new Error(`context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${value}"`);
+  }
+  return path;
 }

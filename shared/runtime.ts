@@ -1,5 +1,5 @@
 import { readApiConfig, type ApiConfig } from './config.ts';
-import { API_CALL_BOUND_MS, API_CLIENT_LIMITS, createDynamoDbClient } from './store/dynamodb-client.ts';
+import { API_CLIENT_LIMITS, createDynamoDbClient } from './store/dynamodb-client.ts';
 import { TeamReader } from './store/team-reader.ts';
 
 /** What a function needs at run time, built once per container at module scope. */
@@ -8,14 +8,9 @@ export interface Runtime {
   reader: TeamReader;
 }
 
-let shared: Runtime | undefined;
-
-/** The container's runtime: config read (and checked) once, one DynamoDB client reused warm. */
+/** Config read (and checked) once, and one DynamoDB client that warm invocations reuse. */
 export function runtime(): Runtime {
-  if (!shared) {
-    const config = readApiConfig();
-    const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint, ...API_CLIENT_LIMITS });
-    shared = { config, reader: new TeamReader(client, { tableName: config.tableName, callBoundMs: API_CALL_BOUND_MS }) };
-  }
-  return shared;
+  const config = readApiConfig();
+  const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint, ...API_CLIENT_LIMITS });
+  return { config, reader: new TeamReader(client, { tableName: config.tableName }) };
 }

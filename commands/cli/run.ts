@@ -1,154 +1,152 @@
 import { constants } from 'node:os';
-import { helpText, parseCommandLine, usageLines, type CommandLine, type CommandSpec } from './args.ts';
-import { describeDatabaseError, EXIT, Failure, SettingError, UsageError } from './errors.ts';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { describeDatabaseError, Failure, SettingError, UsageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
 /**
- * How every command starts and ends: the command line read against its spec (`--help` answered,
- * usage errors exit 2), the work done, and whatever goes wrong turned into one line and exit 1,
- * never a stack trace. Work that must be undone however the command ends (a server, DynamoDB
- * Local) is registered with `onExit`.
+ * How every command starts and ends (docs/contract.md, section 8): the command line read by
+ * Node's strict `util.parseArgs`, `--help` answered, a usage error said in one line with the usage
+ * (exit 2), the work done, and whatever goes wrong turned into one line and exit 1, never a stack
+ * trace. Work to undo however the command ends (a server, DynamoDB Local) is registered with `onExit`.
  */
-
-export interface RunOptions {
+export interface Command<O extends ParseArgsOptionsConfig> {
+  /** How it is run, e.g. `npm run import`. */
+  name: string;
+  /** The usage lines, each a complete command line. */
+  usage: readonly string[];
+  /** The rest of `--help`: what the command does, its options and environment. */
+  help: string;
+  options: O;
+  /** Positional arguments: `<file>` required, `[<file>]` optional. */
+  positionals?: readonly string[];
   /**
-   * The command keeps running after `main` returns (npm start), and stops everything it started
-   * on SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone: exit 0 once serving,
-   * the signal's own status (130, 143, 129) when it came before `main` returned.
+   * The command keeps running after `main` returns (npm start) and stops everything it started on
+   * SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone: exit 0 once serving, the
+   * signal's own status (130, 143, 129) before.
    */
   serve?: boolean;
-  // Other commands keep Node's default: a signal ends them at once, and DynamoDB Local's keeper
-  // (commands/local/java-keeper.ts) stops Java when it sees the command gone; while work is under
-  // way that a signal should explain (an import), whileInterruptible says what it leaves first.
 }
 
-const cleanups: (() => unknown)[] = [];
-let exiting = false;
-/** npm start: main has returned, the API is serving. Until then a signal is an interruption (exit 128 + signal). */
-let serving = false;
-/** The command is npm start (RunOptions.serve): runCommand handles the stop signals itself. */
-let serveMode = false;
-/** What the command says of the state it leaves, should a signal stop it now (see whileInterruptible). */
-let interruptNote: ((signal: StopSignal) => string) | undefined;
-/** What undoes a display's hold on the terminal (a progress bar hides the cursor and line wrapping). */
-const terminalHolds = new Set<() => void>();
+export type CommandLine<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type StopSignal = (typeof STOP_SIGNALS)[number];
-/** The conventional exit status of a process a signal ended: 128 + the signal's number (130, 143, 129). */
 const signalStatus = (signal: StopSignal) => 128 + constants.signals[signal];
-
-/**
- * Registers what gives the terminal back (shows the cursor, wraps lines again) while a display
- * holds it; every way the command ends calls it before its last message. Returns the unregister.
- */
-export function holdTerminal(release: () => void): () => void {
-  terminalHolds.add(release);
-  return () => void terminalHolds.delete(release);
-}
-
-function releaseTerminal(): void {
-  for (const release of [...terminalHolds]) {
-    try {
-      release();
-    } catch {
-      // The terminal may be gone (SIGHUP); nothing more to give back.
-    }
-  }
-  terminalHolds.clear();
-}
-
-/**
- * From now on, SIGINT, SIGTERM and SIGHUP end the command with the terminal given back, one line
- * on stderr (`note`: what was interrupted and the state it leaves), and the signal's own status
- * (the signal re-raised: 130, 143, 129 in a shell). Without it a signal ends a command at once, as
- * Node does by default. In npm start (serve), the note is added to what it says when a signal
- * stops it before the API is ready.
- */
-export function whileInterruptible(note: (signal: StopSignal) => string): void {
-  interruptNote = note;
-  if (serveMode) return;
-  for (const signal of STOP_SIGNALS) {
-    process.on(signal, () => {
-      releaseTerminal();
-      process.stderr.write(`${escapeText(note(signal))}\n`);
-      endBy(signal);
-    });
-  }
-}
-
-/** Ends the process by `signal` itself (its default action, so the parent sees the signal), or with 128 + its number. */
-function endBy(signal: StopSignal): never {
-  for (const s of STOP_SIGNALS) process.removeAllListeners(s);
-  process.kill(process.pid, signal);
-  // The default action ends the process before this runs; should it be ignored here, the same status.
-  process.exit(signalStatus(signal));
-}
-
+const EXIT_CODES = 'exit codes: 0 done, 1 failed (the message says why), 2 usage error';
 /** Cleanups get this long, then the command exits anyway (DynamoDB Local's keeper still stops Java). */
 const CLEANUP_LIMIT_MS = 15_000;
+
+const cleanups: (() => unknown)[] = [];
+const terminalHolds = new Set<() => void>();
+let exiting = false;
+let serving = false;
+let serveMode = false;
+/** What the command says of the state it leaves, should a signal stop it now. */
+let interruptNote: ((signal: StopSignal) => string) | undefined;
 
 /** Runs `cleanup` when the command ends, however it ends; the last registered runs first. */
 export function onExit(cleanup: () => unknown): void {
   cleanups.push(cleanup);
 }
 
-export async function runCommand(spec: CommandSpec, main: (line: CommandLine) => Promise<void>, options: RunOptions = {}): Promise<void> {
-  process.on('uncaughtException', (error) => void exit(EXIT.failed, messageFor(error)));
-  process.on('unhandledRejection', (error) => void exit(EXIT.failed, messageFor(error)));
-  // A closed stderr must not turn every later message into another error.
-  process.stderr.on('error', () => {});
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (options.serve) return; // the banner's reader went away; the API keeps serving
-    void exit(EXIT.failed, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
-  });
+/** Registers what gives the terminal back (a progress bar hides the cursor); returns the unregister. */
+export function holdTerminal(release: () => void): () => void {
+  terminalHolds.add(release);
+  return () => void terminalHolds.delete(release);
+}
 
-  if (options.serve) {
-    serveMode = true;
-    let firstSignalAt = 0;
-    for (const signal of STOP_SIGNALS) {
-      process.on(signal, () => {
-        // A Ctrl-C reaches node twice at once (from the terminal, and forwarded by npm): one stop.
-        // A second Ctrl-C later, while stopping, stops at once (DynamoDB Local's keeper sees node go).
-        if (exiting) {
-          if (performance.now() - firstSignalAt > 1_000) process.exit(EXIT.failed);
-          return;
-        }
-        firstSignalAt = performance.now();
-        if (serving) return void exit(EXIT.done, `${signal}: stopping`);
-        // Still starting (DynamoDB Local, the import): the API never served, so this is no success.
-        const note = interruptNote ? `; ${interruptNote(signal)}` : '';
-        void exit(signalStatus(signal), escapeText(`${signal}: stopped before the API was ready${note}`), signal);
-      });
+function releaseTerminal(): void {
+  for (const release of terminalHolds) {
+    try {
+      release();
+    } catch {
+      // The terminal may be gone (SIGHUP).
     }
-    watchLauncher(() => void exit(EXIT.done, 'the process that started this one is gone: stopping'));
+  }
+  terminalHolds.clear();
+}
+
+/**
+ * From now on a signal ends the command with the terminal given back, `note` (what was interrupted
+ * and the state it leaves) on stderr, and the signal's own status. In a serving command the note is
+ * added to what it says when stopped before it is ready.
+ */
+export function whileInterruptible(note: (signal: StopSignal) => string): void {
+  if (!interruptNote && !serveMode) {
+    for (const signal of STOP_SIGNALS) process.on(signal, () => void exit(signalStatus(signal), escapeText(interruptNote!(signal)), signal));
+  }
+  interruptNote = note;
+}
+
+export async function runCommand<const O extends ParseArgsOptionsConfig>(command: Command<O>, main: (line: CommandLine<O>) => Promise<void>): Promise<void> {
+  process.on('uncaughtException', (error) => void exit(1, messageFor(error)));
+  process.on('unhandledRejection', (error) => void exit(1, messageFor(error)));
+  process.stderr.on('error', () => {}); // a closed stderr must not turn every later message into another error
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (!command.serve) void exit(1, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
+  });
+  if (command.serve) {
+    serveMode = true;
+    serveUntilStopped();
   }
 
-  let line: CommandLine | undefined;
-  try {
-    line = parseCommandLine(spec, process.argv.slice(2));
-  } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
-    throw error;
+  const usage = () => [...command.usage.map((line, i) => `${i === 0 ? 'usage:' : '      '} ${line}`)];
+  const usageError = (error: UsageError) => exit(2, error instanceof SettingError
+    ? `${command.name}: ${error.message}` // the usage shows no settings
+    : [`${command.name}: ${error.message}`, ...usage(), `(${command.name} -- --help for more)`].join('\n'));
+
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write([...usage(), '', command.help.trim(), '', EXIT_CODES, ''].join('\n'));
+    return exit(0);
   }
-  if (!line) {
-    process.stdout.write(helpText(spec));
-    return exit(EXIT.done);
+  let line: CommandLine<O>;
+  try {
+    line = parseArgs({ args, options: command.options, allowPositionals: true, strict: true });
+    checkPositionals(command.positionals ?? [], line.positionals);
+  } catch (error) {
+    return usageError(error instanceof UsageError ? error : new UsageError(parseProblem(error as Error)));
   }
   try {
     await main(line);
   } catch (error) {
-    if (error instanceof UsageError) return exit(EXIT.usage, usageMessage(spec, error.message, error));
-    return exit(EXIT.failed, messageFor(error));
+    return error instanceof UsageError ? usageError(error) : exit(1, messageFor(error));
   }
-  if (!options.serve) return exit(EXIT.done);
-  serving = true;
+  if (command.serve) serving = true;
+  else return exit(0);
 }
 
-/** The problem on one line, then how the command is used (not for a setting: the usage does not show them). */
-function usageMessage(spec: CommandSpec, problem: string, error?: unknown): string {
-  if (error instanceof SettingError) return `${spec.name}: ${problem}`;
-  return [`${spec.name}: ${problem}`, ...usageLines(spec), `(${spec.name} -- --help for more)`].join('\n');
+/** Node's own words for what is wrong with the command line, its first sentence: `Unknown option '--frob'`. */
+function parseProblem(error: Error): string {
+  return escapeText(error.message.split(/\.(\s|$)/)[0]);
+}
+
+function checkPositionals(names: readonly string[], given: string[]): void {
+  if (given.length > names.length) throw new UsageError(`unexpected argument "${escapeText(given[names.length])}"`);
+  const missing = names.slice(given.length).find((name) => !name.startsWith('['));
+  if (missing) throw new UsageError(`missing ${missing}`);
+}
+
+/** The stop signals of a serving command (npm start), and its launcher's going. */
+function serveUntilStopped(): void {
+  let firstSignalAt = 0;
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      // A Ctrl-C reaches node twice at once (from the terminal, and forwarded by npm): one stop.
+      // A second one later, while stopping, stops at once (DynamoDB Local's keeper sees node go).
+      if (exiting) return void (performance.now() - firstSignalAt > 1_000 && process.exit(1));
+      firstSignalAt = performance.now();
+      if (serving) return void exit(0, `${signal}: stopping`);
+      const note = interruptNote ? `; ${interruptNote(signal)}` : '';
+      void exit(signalStatus(signal), escapeText(`${signal}: stopped before the API was ready${note}`), signal);
+    });
+  }
+  // A SIGHUP kills npm (which forwards only SIGINT and SIGTERM) and leaves node running: notice it.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent) void exit(0, 'the process that started this one is gone: stopping');
+  }, 250);
+  watch.unref();
 }
 
 /** One line (or the operator's own message) for anything thrown, never a stack trace. */
@@ -156,24 +154,18 @@ function messageFor(error: unknown): string {
   if (error instanceof Failure) return error.message;
   const database = describeDatabaseError(error);
   if (database) return escapeText(database);
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    // The message alone: an error's class name (LockHeld, SnapshotChanged) says nothing to an operator.
-    return escapeText(`failed: ${error.message}${cause}`);
-  }
-  return escapeText(`failed: ${String(error)}`);
+  if (!(error instanceof Error)) return escapeText(`failed: ${String(error)}`);
+  const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+  return escapeText(`failed: ${error.message}${cause}`);
 }
 
-/**
- * Gives the terminal back, says why (if there is something to say), runs the cleanups, and exits
- * with `code`, or by `signal` when one stopped the command. Once.
- */
+/** Gives the terminal back, says why, runs the cleanups, and exits with `code` (or by `signal`). Once. */
 async function exit(code: number, message?: string, signal?: StopSignal): Promise<void> {
   if (exiting) return;
   exiting = true;
   releaseTerminal();
   if (message) process.stderr.write(`${message}\n`);
-  const limit = setTimeout(() => process.exit(code), CLEANUP_LIMIT_MS);
+  setTimeout(() => process.exit(code), CLEANUP_LIMIT_MS);
   for (const cleanup of cleanups.reverse()) {
     try {
       await cleanup();
@@ -181,24 +173,12 @@ async function exit(code: number, message?: string, signal?: StopSignal): Promis
       process.stderr.write(`while stopping: ${messageFor(error)}\n`);
     }
   }
-  clearTimeout(limit);
-  // Output to a pipe may still be queued (not on Linux, but on macOS): let it drain first.
-  await Promise.race([new Promise((resolve) => process.stdout.write('', resolve)), new Promise((resolve) => setTimeout(resolve, 1_000))]);
-  if (signal) endBy(signal);
+  // Output to a pipe may still be queued (on macOS): let it drain first.
+  await Promise.race([new Promise((resolve) => process.stdout.write('', resolve)), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  if (signal) {
+    // Ended by the signal itself, so the parent (a shell) sees it; the same status should it be ignored.
+    for (const s of STOP_SIGNALS) process.removeAllListeners(s);
+    process.kill(process.pid, signal);
+  }
   process.exit(code);
-}
-
-/**
- * Calls `gone` when the process that launched this one ends without a signal reaching this one:
- * a SIGHUP kills npm (which forwards only SIGINT and SIGTERM), leaving its script running.
- * (The npm scripts `exec` node, so node is npm's own child, and gets what npm forwards.)
- */
-function watchLauncher(gone: () => void): void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    gone();
-  }, 250);
-  timer.unref();
 }

@@ -1,8 +1,9 @@
-import { SettingError, usageError } from './errors.ts';
+import { readLogLevel } from '../../shared/log.ts';
 import { NAME_MAX, stringProblem } from '../import/strings.ts';
+import { SettingError, usageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
-/** Option values as the commands take them; a malformed one is a usage error naming the option. */
+/** Option values and settings as the commands take them; a malformed one is a usage error naming it. */
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 export function portValue(option: string, text: string): number {
@@ -12,9 +13,7 @@ export function portValue(option: string, text: string): number {
 
 /** An id as the snapshot format has them: a positive integer up to 2^53 - 1. */
 export function idValue(option: string, text: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    usageError(`${option} must be an id (a positive integer), not "${escapeText(text)}"`);
-  }
+  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) usageError(`${option} must be an id (a positive integer), not "${escapeText(text)}"`);
   return Number(text);
 }
 
@@ -25,21 +24,20 @@ export function nameValue(option: string, text: string): string {
   return text;
 }
 
-/**
- * DYNAMODB_ENDPOINT, trimmed, or undefined when unset. Anything but an http(s) URL is a
- * malformed setting (exit 2), said before anything is started or sent.
- */
+/** DYNAMODB_ENDPOINT, trimmed, or undefined when unset; anything but an http(s) URL is a malformed setting. */
 export function endpointSetting(): string | undefined {
   const value = process.env.DYNAMODB_ENDPOINT?.trim() || undefined;
-  if (value === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // said below
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+  if (value !== undefined && !/^https?:$/.test(URL.parse(value)?.protocol ?? '')) {
     throw new SettingError(`DYNAMODB_ENDPOINT is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`);
   }
   return value;
+}
+
+/** The functions' LOG_LEVEL, checked before anything starts (they would refuse it at their start). */
+export function checkLogLevel(): void {
+  try {
+    readLogLevel();
+  } catch (error) {
+    throw new SettingError(escapeText((error as Error).message));
+  }
 }

@@ -4,87 +4,92 @@ import { functionMemoryMb } from '../../shared/function-settings.ts';
 import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
 
 /**
- * Turns an HTTP request into the event API Gateway's HTTP API (payload 2.0) would send, the way
- * API Gateway does it: the path percent-decoded, header names lower-cased and repeated headers
- * joined with commas, repeated query parameters joined with commas, `requestContext` filled.
+ * The one builder of the event API Gateway's HTTP API sends a function (payload format 2.0), for
+ * the local server, the sample events in events/ (what `npm run invoke` reads) and the tests. As
+ * "Create AWS Lambda proxy integrations for HTTP APIs" describes it
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html):
+ * header names lower-cased and repeated headers joined with commas, repeated query parameters joined
+ * with commas, cookies in `cookies`, `time` as `12/Mar/2020:19:03:58 +0000`, no `body` without one.
+ * `rawPath` is the path of the URL the client called on the API's own endpoint: with a named stage
+ * it begins with the stage's segment, with `$default` it has none; an API mapping's path (a custom
+ * domain's `/v1`) is never in it, since API Gateway strips the mapped base path before the API sees
+ * the request (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
  */
 export interface IncomingRequest {
   method: string;
   /** The request target as sent: path and query, still percent-encoded. */
   target: string;
-  /** Node's rawHeaders: name, value, name, value... */
+  /** Header names and values in turn, as Node's rawHeaders has them. */
   rawHeaders: string[];
-  sourceIp: string;
+  sourceIp?: string;
   protocol?: string;
+  /** `$default` (the default), or a named stage whose segment begins the target. */
+  stage?: string;
+  requestId?: string;
 }
 
 export type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { route: undefined };
 
 export function routeRequest(request: IncomingRequest, now = new Date()): Routed {
-  const queryAt = request.target.indexOf('?');
-  const rawPathEncoded = queryAt === -1 ? request.target : request.target.slice(0, queryAt);
-  const rawQueryString = queryAt === -1 ? '' : request.target.slice(queryAt + 1);
-  const path = safeDecode(rawPathEncoded);
-  if (path === undefined) return { route: undefined };
-  const match = matchRoute(request.method, path);
+  const [rawPathEncoded = '', rawQueryString = ''] = request.target.split(/\?(.*)/s);
+  const stage = request.stage ?? '$default';
+  const rawPath = safeDecode(rawPathEncoded);
+  const stagePrefix = stage === '$default' ? '' : `/${stage}`;
+  if (rawPath === undefined || !rawPath.startsWith(`${stagePrefix}/`)) return { route: undefined };
+  const match = matchRoute(request.method, rawPath.slice(stagePrefix.length));
   if (!match) return { route: undefined };
 
-  const headers = joinHeaders(request.rawHeaders);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) {
+    const name = request.rawHeaders[i]!.toLowerCase();
+    headers[name] = headers[name] === undefined ? request.rawHeaders[i + 1]! : `${headers[name]},${request.rawHeaders[i + 1]}`;
+  }
+  const sourceIp = request.sourceIp ?? '127.0.0.1';
   headers['x-forwarded-proto'] ??= 'http';
-  headers['x-forwarded-for'] ??= request.sourceIp;
+  headers['x-forwarded-for'] ??= sourceIp;
   const cookies = headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
   delete headers.cookie;
-  const queryStringParameters = parseQuery(rawQueryString);
+  const query: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(rawQueryString)) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const routeKey = `${request.method} ${match.route.path}`;
-  const event: APIGatewayProxyEventV2 = {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString,
-    ...(cookies && cookies.length > 0 ? { cookies } : {}),
-    headers,
-    ...(queryStringParameters ? { queryStringParameters } : {}),
-    ...(Object.keys(match.params).length > 0 ? { pathParameters: match.params } : {}),
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: (headers.host ?? 'localhost').split('.')[0]!,
-      http: {
-        method: request.method,
-        path,
-        protocol: request.protocol ?? 'HTTP/1.1',
-        sourceIp: request.sourceIp,
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
+  const domainName = headers.host ?? 'localhost';
+  return {
+    route: match.route,
+    event: {
+      version: '2.0',
       routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
+      rawPath,
+      rawQueryString,
+      ...(cookies?.length ? { cookies } : {}),
+      headers,
+      ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+      ...(match.team === undefined ? {} : { pathParameters: { team: match.team } }),
+      requestContext: {
+        accountId: '000000000000',
+        apiId: 'local',
+        domainName,
+        domainPrefix: domainName.split('.')[0]!,
+        http: { method: request.method, path: rawPath, protocol: request.protocol ?? 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
+        requestId: request.requestId ?? randomUUID(),
+        routeKey,
+        stage,
+        time: awsTime(now),
+        timeEpoch: now.getTime(),
+      },
+      isBase64Encoded: false,
     },
-    isBase64Encoded: false,
   };
-  return { route: match.route, event };
 }
 
-function matchRoute(method: string, path: string): { route: ServedRoute; params: Record<string, string> } | undefined {
-  // As the stack deploys it: every route for GET and for HEAD, nothing else (ROUTE_METHODS).
+/** The route for a method and path as the stack deploys them: every route for GET and for HEAD, nothing else. */
+function matchRoute(method: string, path: string): { route: ServedRoute; team?: string } | undefined {
   if (!(ROUTE_METHODS as readonly string[]).includes(method)) return undefined;
   const segments = path.split('/');
   for (const route of SERVED_ROUTES) {
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    const matches = template.every((part, i) => {
-      const segment = segments[i]!;
-      if (part.startsWith('{') && part.endsWith('}')) {
-        params[part.slice(1, -1)] = segment;
-        return segment.length > 0;
-      }
-      return part === segment;
-    });
-    if (matches) return { route, params };
+    const team = segments[template.indexOf('{team}')];
+    if (template.every((part, i) => (part === '{team}' ? segments[i] !== '' : part === segments[i]))) return { route, team };
   }
   return undefined;
 }
@@ -97,32 +102,11 @@ function safeDecode(text: string): string | undefined {
   }
 }
 
-function joinHeaders(rawHeaders: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toLowerCase();
-    const value = rawHeaders[i + 1]!;
-    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
-  }
-  return headers;
-}
-
-function parseQuery(raw: string): Record<string, string> | undefined {
-  if (raw === '') return undefined;
-  const params: Record<string, string> = {};
-  for (const pair of raw.split('&')) {
-    if (pair === '') continue;
-    const eq = pair.indexOf('=');
-    const name = decodeQueryPart(eq === -1 ? pair : pair.slice(0, eq));
-    const value = decodeQueryPart(eq === -1 ? '' : pair.slice(eq + 1));
-    params[name] = params[name] === undefined ? value : `${params[name]},${value}`;
-  }
-  return Object.keys(params).length > 0 ? params : undefined;
-}
-
-function decodeQueryPart(text: string): string {
-  const spaced = text.replace(/\+/g, ' ');
-  return safeDecode(spaced) ?? spaced;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** `12/Mar/2020:19:03:58 +0000`, as API Gateway writes requestContext.time. */
+function awsTime(time: Date): string {
+  const [hms] = time.toISOString().slice(11).split('.');
+  return `${String(time.getUTCDate()).padStart(2, '0')}/${MONTHS[time.getUTCMonth()]}/${time.getUTCFullYear()}:${hms} +0000`;
 }
 
 /** A Lambda context with the remaining-time clock a function of `timeoutMs` would have. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
@@ -9,8 +9,6 @@ import type { Handlers, LambdaHandler } from './server.ts';
  * assembly (cdk.out), found through the template, loaded unchanged. `npm start -- --bundled` and
  * test/infra/bundled.test.ts serve these instead of the source modules.
  */
-
-
 export interface BundledFunction {
   route: FunctionName;
   /** The function's logical id in the template. */
@@ -23,12 +21,6 @@ export interface BundledFunction {
   exportName: string;
 }
 
-interface AssemblyManifest {
-  artifacts?: Record<string, { type: string; properties?: { templateFile?: string; file?: string }; displayName?: string }>;
-}
-interface AssetManifest {
-  files?: Record<string, { source: { path: string; packaging?: string } }>;
-}
 interface TemplateResource {
   Type: string;
   Properties?: { Handler?: string; Code?: { S3Key?: unknown } };
@@ -36,63 +28,46 @@ interface TemplateResource {
 }
 
 /**
- * Finds each route's bundle in a synthesized cloud assembly: the stack's template names the
- * function (by its route metadata) and its code's S3 key; the asset manifest maps that key to the
- * asset directory. `stackName` is needed only when the assembly holds more than one stack.
+ * Each route's bundle in a synthesized cloud assembly: the stack's template names the function (by
+ * its route metadata) and its code's S3 key, `<hash>.zip`, whose files CDK writes to `asset.<hash>`.
+ * `stackName` is needed only when the assembly holds more than one stack.
  */
 export function findBundledFunctions(assemblyDir: string, stackName?: string): Record<FunctionName, BundledFunction> {
   const dir = resolve(assemblyDir);
-  const manifestFile = join(dir, 'manifest.json');
-  if (!existsSync(manifestFile)) throw new Error(`${dir} is not a cloud assembly (no manifest.json): run npm run synth first`);
-  const manifest = readJson<AssemblyManifest>(manifestFile);
-  const artifacts = Object.entries(manifest.artifacts ?? {});
-  const stacks = artifacts.filter(([id, a]) => a.type === 'aws:cloudformation:stack' && (stackName === undefined || id === stackName || a.displayName === stackName));
-  if (stacks.length !== 1) {
-    throw new Error(stackName === undefined ? `${dir} holds ${stacks.length} stacks; name one` : `${dir} holds no stack named ${stackName}`);
-  }
-  const [stackId, stack] = stacks[0]!;
-  const template = readJson<{ Resources?: Record<string, TemplateResource> }>(join(dir, stack.properties!.templateFile!));
-  const assetFiles = artifacts
-    .filter(([id, a]) => a.type === 'cdk:asset-manifest' && id === `${stackId}.assets`)
-    .flatMap(([, a]) => Object.entries(readJson<AssetManifest>(join(dir, a.properties!.file!)).files ?? {}));
-
+  if (!existsSync(join(dir, 'manifest.json'))) throw new Error(`${dir} is not a cloud assembly (no manifest.json): run npm run synth first`);
+  const templates = readdirSync(dir).filter((name) => name.endsWith('.template.json') && (stackName === undefined || name === `${stackName}.template.json`));
+  if (templates.length !== 1) throw new Error(stackName === undefined ? `${dir} holds ${templates.length} stacks; name one` : `${dir} holds no stack named ${stackName}`);
+  const { Resources = {} } = JSON.parse(readFileSync(join(dir, templates[0]!), 'utf8')) as { Resources?: Record<string, TemplateResource> };
   const found: Partial<Record<FunctionName, BundledFunction>> = {};
-  for (const [logicalId, resource] of Object.entries(template.Resources ?? {})) {
-    const route = resource.Metadata?.[ROUTE_METADATA_KEY];
+  for (const [logicalId, resource] of Object.entries(Resources)) {
+    const route = resource.Metadata?.[ROUTE_METADATA_KEY] as FunctionName | undefined;
     if (resource.Type !== 'AWS::Lambda::Function' || typeof route !== 'string') continue;
     const s3Key = resource.Properties?.Code?.S3Key;
-    const asset = typeof s3Key === 'string' ? assetFiles.find(([hash]) => s3Key === `${hash}.zip`)?.[1] : undefined;
-    if (!asset) throw new Error(`function ${logicalId} (${route}) has no file asset in ${dir}`);
-    const handler = resource.Properties?.Handler ?? 'index.handler';
-    const dot = handler.lastIndexOf('.');
-    const assetDir = join(dir, asset.source.path);
-    const file = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, handler.slice(0, dot) + ext)).find((f) => existsSync(f));
-    if (!file) throw new Error(`the asset of ${logicalId} (${route}) has no module for handler ${handler}`);
-    found[route as FunctionName] = { route: route as FunctionName, logicalId, assetDir, file, exportName: handler.slice(dot + 1) };
+    const assetDir = join(dir, `asset.${typeof s3Key === 'string' ? s3Key.replace(/\.zip$/, '') : ''}`);
+    const [module, exportName] = (resource.Properties?.Handler ?? 'index.handler').split('.') as [string, string];
+    const file = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, module + ext)).find((f) => existsSync(f));
+    if (!file) throw new Error(`function ${logicalId} (${route}) has no bundle in ${dir}`);
+    found[route] = { route, logicalId, assetDir, file, exportName };
   }
-  for (const route of SERVED_ROUTES) {
-    if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
-  }
+  for (const route of SERVED_ROUTES) if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
   return found as Record<FunctionName, BundledFunction>;
 }
 
 /**
- * Imports the bundles unchanged and returns their handlers. The bundles read TABLE_NAME
- * (and DYNAMODB_ENDPOINT, PUBLIC_BASE_URL, LOG_LEVEL) once, at import: set them first.
+ * Imports the bundles unchanged and returns their handlers. The bundles read their configuration
+ * (TABLE_NAME, DYNAMODB_ENDPOINT, PUBLIC_BASE_URL, LOG_LEVEL) once, at import: set it first.
  */
 export async function loadBundledHandlers(assemblyDir: string, stackName?: string): Promise<Handlers> {
   const functions = findBundledFunctions(assemblyDir, stackName);
   // As Lambda says of an on-demand container; Powertools reports cold starts from it.
   process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-  const load = async (name: FunctionName): Promise<LambdaHandler> => {
-    const { file, exportName } = functions[name];
-    const module = (await nativeImport(pathToFileURL(file).href)) as Record<string, unknown>;
-    const handler = module[exportName];
-    if (typeof handler !== 'function') throw new Error(`${file} exports no function ${exportName}`);
-    return handler as LambdaHandler;
-  };
   const handlers = {} as Handlers;
-  for (const { name } of SERVED_ROUTES) handlers[name] = await load(name);
+  for (const { name } of SERVED_ROUTES) {
+    const { file, exportName } = functions[name];
+    const handler = ((await nativeImport(pathToFileURL(file).href)) as Record<string, unknown>)[exportName];
+    if (typeof handler !== 'function') throw new Error(`${file} exports no function ${exportName}`);
+    handlers[name] = handler as LambdaHandler;
+  }
   return handlers;
 }
 
@@ -104,8 +79,4 @@ async function nativeImport(url: string): Promise<unknown> {
   const loader = 'data:text/javascript,export default (url) => import(url)';
   const { default: load } = (await import(loader)) as { default: (url: string) => Promise<unknown> };
   return load(url);
-}
-
-function readJson<T>(file: string): T {
-  return JSON.parse(readFileSync(file, 'utf8')) as T;
 }

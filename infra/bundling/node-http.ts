@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 
 /**
- * `node:http` as the function bundles see it: bundlingOptions() (infra/functions.ts) points every
+ * `node:http` as the function bundles see it: functionBasics() (infra/functions.ts) points every
  * `import … from 'node:http'` in the bundle (the AWS SDK's HTTP handler, middy) at this module.
  *
  * Why: an ES import of a built-in builds an ES module facade over all of its exports, and one of
  * node:http's exports (WebSocket, since Node 22) is a getter that loads the whole of undici, the
- * fetch implementation, which nothing here uses. That cost about 15 ms of CPU, a tenth of a cold
- * start (npm run bench measures it in every run, part 3; nodejs/node issues 57649 and 59686).
+ * fetch implementation, which nothing here uses, at every cold start (the benchmark measures it;
+ * nodejs/node issues 57649 and 59686).
  * require() reads no export it is not asked for; Lambda's own runtime interface client loads
  * node:http the same way.
  *

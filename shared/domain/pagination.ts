@@ -7,22 +7,14 @@ export const PER_PAGE_MAX = 50;
 export const PAGE_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The two query parameters of a list: one description serves the validator and the API document. */
-export interface IntegerParameter {
-  name: 'per_page' | 'page';
-  description: string;
-  minimum: number;
-  maximum: number;
-  default: number;
-}
-
 export const PAGINATION_PARAMETERS = [
   { name: 'per_page', description: 'Number of objects per page', minimum: 1, maximum: PER_PAGE_MAX, default: PER_PAGE_DEFAULT },
   { name: 'page', description: 'The page to retrieve', minimum: 1, maximum: PAGE_MAX, default: 1 },
-] as const satisfies readonly IntegerParameter[];
+] as const;
 
 /** A query parameter that must be decimal digits within [minimum, maximum], with Laravel's wording. */
-function integerParameter({ name, minimum, maximum, default: fallback }: IntegerParameter) {
-  const label = name.replace(/_/g, ' ');
+function integerParameter({ name, minimum, maximum, default: fallback }: (typeof PAGINATION_PARAMETERS)[number]) {
+  const label = name.replace('_', ' ');
   return v.optional(
     v.pipe(
       v.string(),
@@ -37,13 +29,8 @@ function integerParameter({ name, minimum, maximum, default: fallback }: Integer
   );
 }
 
-const [PER_PAGE_PARAMETER, PAGE_PARAMETER] = PAGINATION_PARAMETERS;
-
 /** The query of a list request. Entry order is report order: per_page before page. */
-const PaginationQuery = v.object({
-  per_page: integerParameter(PER_PAGE_PARAMETER),
-  page: integerParameter(PAGE_PARAMETER),
-});
+const PaginationQuery = v.object({ per_page: integerParameter(PAGINATION_PARAMETERS[0]), page: integerParameter(PAGINATION_PARAMETERS[1]) });
 
 export interface PageRequest {
   page: number;
@@ -56,49 +43,16 @@ export type PaginationResult =
   | { ok: true; value: PageRequest }
   | { ok: false; errors: Record<string, string[]> };
 
-/** Validates `page`/`per_page`; each field reports only the first rule it breaks. */
+/** Validates `page`/`per_page`; each field reports only the first rule it breaks, per_page first. */
 export function parsePagination(query: Record<string, string | undefined> | undefined): PaginationResult {
-  // Most requests name neither parameter, and clients walk the same few pages again and again:
-  // a result depends on the two values alone, so short ones are remembered (frozen: shared).
-  const key = JSON.stringify([query?.per_page, query?.page]);
-  const known = remembered.get(key);
-  if (known) return known;
-  const result = deepFreeze(validatePagination(query ?? {}));
-  if (key.length <= REMEMBERED_KEY_LENGTH) {
-    if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, result);
-  }
-  return result;
-}
-
-/** A function keeps at most this many (per_page, page) pairs of short values: well under a megabyte. */
-const REMEMBERED = 1_000;
-const REMEMBERED_KEY_LENGTH = 64;
-const remembered = new Map<string, PaginationResult>();
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
-  return Object.freeze(value);
-}
-
-function validatePagination(input: Record<string, string | undefined>): PaginationResult {
-  const result = v.safeParse(PaginationQuery, input, { abortPipeEarly: true });
+  const result = v.safeParse(PaginationQuery, query ?? {}, { abortPipeEarly: true });
   if (result.success) {
     const { page, per_page: perPage } = result.output;
-    return { ok: true, value: { page, perPage, perPageGiven: input.per_page !== undefined } };
+    return { ok: true, value: { page, perPage, perPageGiven: query?.per_page !== undefined } };
   }
   const errors: Record<string, string[]> = {};
-  for (const issue of result.issues) {
-    const field = String(issue.path?.[0]?.key ?? 'query');
-    (errors[field] ??= []).push(issue.message);
-  }
-  return { ok: false, errors: orderFields(errors) };
-}
-
-function orderFields(errors: Record<string, string[]>): Record<string, string[]> {
-  const ordered: Record<string, string[]> = {};
-  for (const field of Object.keys(PaginationQuery.entries)) if (errors[field]) ordered[field] = errors[field];
-  return ordered;
+  for (const issue of result.issues) (errors[String(issue.path?.[0]?.key)] ??= []).push(issue.message);
+  return { ok: false, errors };
 }
 
 /** 1-based ordinals of stored items, inclusive. */

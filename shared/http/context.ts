@@ -1,20 +1,18 @@
 import type { Context } from 'aws-lambda';
-import type { Deadline } from '../deadline.ts';
 import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
-import type { Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
+import type { DatabaseUsage, Prefetched, StoredToken, TeamFinance, TeamHead } from '../store/team-reader.ts';
 
 /**
  * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
  * middleware's context type into the handler's, so a handler's context says exactly which
- * middlewares ran before it (a finances handler has no `page`), and a middleware that runs
- * whether or not another did (the access log) sees that one's fields as optional.
+ * middlewares ran before it (a finances handler has no `page`).
  */
 
-/** From requestDeadline, first of all: the clock and the deadline every later step uses. */
+/** From requestDeadline, first of all: the request's clock, the signal that ends its DynamoDB calls, and what they cost. */
 export interface Timed {
   startedAt: number;
-  /** Ends DynamoDB calls before the function's own timeout, so a request never outlives it. */
-  deadline: Deadline;
+  signal: AbortSignal;
+  usage: DatabaseUsage;
 }
 
 /** From authorize, once checks 1 to 3 passed: the caller's token and team, and a page Query sent with them. */

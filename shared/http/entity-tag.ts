@@ -13,52 +13,32 @@ import { jsonResponse } from './response.ts';
  * A tag is derived from what decides the body, not from the body: a generation's items never
  * change once its head names it, so (team, generation) fixes a page's data, `total` and
  * `last_page`; the page, per_page (and whether the request gave it) and the list's address fix
- * `meta` and `links`. Same inputs, same bytes (`served_in` aside); any difference, another tag.
- * BODY_FORMAT is part of every tag: change it with the shape of a body, so that a tag issued by
- * an older deployment never matches a new one.
+ * `meta` and `links`. BODY_FORMAT is part of every tag: change it with the shape of a body, so
+ * that a tag issued by an older deployment never matches a new one.
  */
 const BODY_FORMAT = '2';
 
 /** Per-user data: a shared cache must not keep it; a client must ask again, with its ETag. */
 export const CACHE_CONTROL = 'private, no-cache';
 
+export function entityTag(...parts: (string | number | boolean)[]): string {
+  return `"${hash('sha256', `${BODY_FORMAT}${JSON.stringify(parts)}`, 'base64url').slice(0, 32)}"`;
+}
+
 /** The tag of one page of a list, as listEnvelopeJson would write it. */
 export function listEntityTag(team: TeamState, resource: ListResource, window: PageWindow, perPageGiven: boolean, path: string): string {
-  return entityTag(['list', team.teamId, team.generation, resource, window.currentPage, window.perPage, perPageGiven, path]);
-}
-
-/** The tag of a team's finance summary: its generation fixes it. */
-export function financeEntityTag(team: TeamState): string {
-  return entityTag(['finances', team.teamId, team.generation]);
-}
-
-/** The tag of a fixed body (the OpenAPI document), computed once. */
-export function fixedEntityTag(body: string): string {
-  return entityTag(['fixed', body]);
-}
-
-function entityTag(parts: readonly (string | number | boolean)[]): string {
-  return `"${hash('sha256', `${BODY_FORMAT}${JSON.stringify(parts)}`, 'base64url').slice(0, 32)}"`;
+  return entityTag('list', team.teamId, team.generation, resource, window.currentPage, window.perPage, perPageGiven, path);
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ prefixes do not matter. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+  if (header?.trim() === '*') return true;
+  return header?.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag) ?? false;
 }
 
-/** Whether the request already holds the representation this tag names. */
-export function isNotModified(event: APIGatewayProxyEventV2, etag: string): boolean {
-  return matchesIfNoneMatch(event.headers?.['if-none-match'], etag);
-}
-
-/** The 304: the tag and Cache-Control, no body. */
-export function notModified(etag: string): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: 304, headers: { ETag: etag, 'Cache-Control': CACHE_CONTROL } };
-}
-
-/** A 200 with its tag. */
-export function taggedJson(body: string, etag: string): APIGatewayProxyStructuredResultV2 {
-  return jsonResponse(200, body, { ETag: etag, 'Cache-Control': CACHE_CONTROL });
+/** 304 with the tag when the request already holds it; otherwise the 200 that `body` writes, tagged. */
+export async function conditionalJson(event: APIGatewayProxyEventV2, etag: string, body: () => string | Promise<string>): Promise<APIGatewayProxyStructuredResultV2> {
+  const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
+  if (matchesIfNoneMatch(event.headers?.['if-none-match'], etag)) return { statusCode: 304, headers };
+  return jsonResponse(200, await body(), headers);
 }

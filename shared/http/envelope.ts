@@ -4,44 +4,32 @@ import { servedIn } from './response.ts';
 
 /**
  * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the request's
- * scheme and host, and whatever precedes the route's own path in `rawPath`. That prefix is a
- * named stage in an execute-api URL (`/prod`), an API mapping's path behind a custom domain
- * (`/v1`), or nothing (`$default`, or any stage mapped at a domain's root). The stage name itself
- * is never used: a stage mapped at a domain's root has no segment in the URL the client called.
+ * scheme and host, and whatever precedes the route's own path in `rawPath`: a named stage in an
+ * execute-api URL (`/prod`), or nothing (`$default`). Behind a custom domain rawPath never carries
+ * the API mapping's path, so the stack that maps one sets PUBLIC_BASE_URL (infra/stack.ts).
  *
  * `routePath` is the route's template from shared/routes.ts (`/api/{team}/projects`).
  */
 export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | undefined, routePath: string): string {
   if (publicBaseUrl) return publicBaseUrl;
   const headers = event.headers ?? {};
-  const host = headers.host ?? event.requestContext?.domainName ?? 'localhost';
-  return `${linkScheme(headers['x-forwarded-proto'])}://${host}${basePath(event.rawPath, routePath)}`;
-}
-
-/** The first scheme x-forwarded-proto names, if it is http or https; anything else is https. */
-function linkScheme(forwardedProto: string | undefined): 'http' | 'https' {
-  const scheme = forwardedProto?.split(',')[0]?.trim().toLowerCase();
-  return scheme === 'http' ? 'http' : 'https';
+  // The first scheme x-forwarded-proto names, when it is http; anything else is https.
+  const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase() === 'http' ? 'http' : 'https';
+  return `${scheme}://${headers.host ?? event.requestContext?.domainName ?? 'localhost'}${basePath(event.rawPath, routePath)}`;
 }
 
 /**
- * What precedes the route's own path in the raw path: the raw path without as many trailing
- * segments as the route template has, provided those match the template's literal segments
- * (`api`, `projects`); otherwise (an event not from this route) nothing. Each segment is given
- * percent-encoded, whether the raw path carried it encoded or decoded.
+ * What precedes the route's own path in the raw path, provided the raw path ends with the
+ * route template's segments (literal ones compared decoded, as API Gateway routes them); for an
+ * event not from this route, nothing. Each segment is given percent-encoded, once.
  */
 export function basePath(rawPath: string | undefined, routePath: string): string {
-  if (!rawPath) return '';
   const template = routePath.split('/').slice(1);
-  const segments = rawPath.split('/');
-  const prefix = segments.slice(1, segments.length - template.length);
-  if (prefix.length + template.length + 1 !== segments.length) return '';
-  const own = segments.slice(segments.length - template.length);
-  const matches = template.every((part, i) => isParameter(part) || decodeSegment(own[i]!) === part);
-  return matches ? prefix.map((segment) => `/${encodeURIComponent(decodeSegment(segment))}`).join('') : '';
+  const segments = (rawPath ?? '').split('/').slice(1).map(decodeSegment);
+  const own = segments.slice(-template.length);
+  const matches = own.length === template.length && template.every((part, i) => part.startsWith('{') || own[i] === part);
+  return matches ? segments.slice(0, -template.length).map((segment) => `/${encodeURIComponent(segment)}`).join('') : '';
 }
-
-const isParameter = (templatePart: string) => templatePart.startsWith('{') && templatePart.endsWith('}');
 
 function decodeSegment(segment: string): string {
   try {

@@ -41,32 +41,25 @@ export const SERVER_ERROR_BODY = '{"message":"Server Error"}';
 export const serverError = () => contractError(500, { message: 'Server Error' });
 
 export function isContractError(error: unknown): error is ContractError {
-  return typeof error === 'object' && error !== null && (error as ContractError).expose === true
-    && typeof (error as ContractError).statusCode === 'number' && typeof (error as ContractError).headers === 'object';
+  const e = error as Partial<ContractError> | null;
+  return e?.expose === true && typeof e.statusCode === 'number' && typeof e.headers === 'object';
 }
 
-// What the SDK throws when DynamoDB is throttled, unreachable or too slow: the caller may retry.
-const TRANSIENT_NAMES = new Set([
+/** What the SDK and Node throw when DynamoDB is throttled, unreachable or too slow: the caller may retry. */
+const TRANSIENT = new Set([
   'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded',
   'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException',
   'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError',
   'LeftUnprocessed', // shared/store/retry.ts: a batch still throttled when the retries ran out
   'ShortPage', // shared/store/team-reader.ts: a page short of what its head promised, even read again
-]);
-const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  'ECONNABORTED', 'UND_ERR_SOCKET',
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED',
 ]);
 
+/** Whether the error, or one of its first few causes (a chain may loop), is a transient one. */
 function isTransientStoreError(error: unknown): boolean {
-  // Walk the cause chain, which may loop, a bounded number of steps.
-  const seen = new Set<unknown>();
-  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current) && seen.size < 10; ) {
-    seen.add(current);
-    const e = current as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
-    if (TRANSIENT_NAMES.has(e.name ?? '') || TRANSIENT_CODES.has(e.code ?? '')) return true;
-    if ((e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
-    current = e.cause;
+  let current = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | null | undefined;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++, current = current.cause as typeof current) {
+    if (TRANSIENT.has(current.name!) || TRANSIENT.has(current.code!) || (current.$metadata?.httpStatusCode ?? 0) >= 500) return true;
   }
   return false;
 }

@@ -3,22 +3,18 @@ import pRetry from 'p-retry';
 /**
  * The one retry policy for work DynamoDB accepts but leaves undone: the `UnprocessedKeys` of a
  * BatchGetItem and the `UnprocessedItems` of a BatchWriteItem, its answer when a partition is
- * throttled. (Failed calls are the SDK's own business: it retries them with its standard
- * strategy, configured in dynamodb-client.ts.) The leftovers are sent again with exponential
- * backoff (25 ms doubling, at most 1 s, randomised up to twice that, from p-retry) until none
- * are left or the budget is spent; an aborted signal (the API's request deadline) stops the
- * wait at once.
+ * throttled. (Failed calls are the SDK's own business: it retries them as dynamodb-client.ts
+ * configures.) The leftovers are sent again with p-retry's exponential backoff until none are
+ * left or the budget is spent; an aborted signal (the request's deadline) stops the wait at once.
  *
- * The budget is the caller's: a request gives up after 4 retries (about 0.4 to 0.8 s of waiting)
- * and answers 503 with Retry-After, so a client is not held while DynamoDB sheds load; a command
- * persists for 10 retries (about 7 to 14 s) before it reports the failure.
+ * The budget is the caller's: a request gives up after 4 retries and answers 503 with
+ * Retry-After, so a client is not held while DynamoDB sheds load; a command persists longer
+ * before it reports the failure.
  */
 const RETRY_BUDGET = { request: 4, command: 10 } as const;
 export type RetryBudget = keyof typeof RETRY_BUDGET;
 
-const BACKOFF = { factor: 2, minTimeout: 25, maxTimeout: 1_000, randomize: true } as const;
-
-/** DynamoDB still held back part of a batch when the budget ran out (classified as transient). */
+/** DynamoDB still held back part of a batch when the budget ran out (answered as a 503). */
 export class LeftUnprocessed extends Error {
   constructor(count: number, operation: string) {
     super(`${operation} left ${count} request${count === 1 ? '' : 's'} unprocessed after every retry`);
@@ -34,25 +30,22 @@ export async function untilProcessed<T>(
   operation: string,
   work: T[],
   send: (pending: T[]) => Promise<T[]>,
-  options: { budget: RetryBudget; signal?: () => AbortSignal },
+  options: { budget: RetryBudget; signal?: AbortSignal },
 ): Promise<void> {
   let pending = work;
   if (pending.length === 0) return;
-  // The first call is made directly: DynamoDB leaves nothing undone on almost every call, and
-  // p-retry's machinery (its promise, its abort listener) would cost every request for nothing.
-  pending = await send(pending);
-  if (pending.length === 0) return;
   await pRetry(
-    async function sendPending(attempt) {
-      // Attempt 1 is the direct call above: report its leftovers, so the first retry waits.
-      if (attempt > 1) pending = await send(pending);
+    async function sendPending() {
+      pending = await send(pending);
       if (pending.length > 0) throw new LeftUnprocessed(pending.length, operation);
     },
     {
-      ...BACKOFF,
+      factor: 2,
+      minTimeout: 25,
+      maxTimeout: 1_000,
+      randomize: true,
       retries: RETRY_BUDGET[options.budget],
-      // Asked for only now: the waits between retries are what could outlive a request's deadline.
-      signal: options.signal?.(),
+      signal: options.signal,
       // Only leftovers are retried here; an error thrown by a call has had the SDK's retries.
       shouldRetry: ({ error }) => error instanceof LeftUnprocessed,
     },

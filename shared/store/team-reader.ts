@@ -1,8 +1,7 @@
-import { BatchGetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, QueryCommand, type AttributeValue, type ConsumedCapacity, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { membershipEntry, ordinalKey, resourcePartition, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
-import type { Deadline } from '../deadline.ts';
 import { untilProcessed } from './retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
@@ -16,7 +15,6 @@ export interface TeamState {
 
 /** A list request's view of its team, from the team's head item (small: no members, no finance). */
 export interface TeamHead extends TeamState {
-  slug: string;
   counts: Record<ListResource, number>;
 }
 
@@ -52,110 +50,103 @@ export class ShortPage extends Error {
   }
 }
 
-/** One DynamoDB call, reported to an optional observer (benchmarks and tests count them). */
-export interface CallReport {
-  operation: 'BatchGetItem' | 'Query';
-  readCapacity: number;
-  items: number;
-  consistent: boolean;
-}
-
-export interface ReaderOptions {
-  tableName: string;
-  observe?: (call: CallReport) => void;
-  /**
-   * How long one call can take at most by the client's own timeouts and retries
-   * (dynamodb-client.ts API_CALL_BOUND_MS): a call that ends before the request's deadline anyway
-   * is sent without an abort signal. Unset: every call gets the deadline's signal.
-   */
-  callBoundMs?: number;
-}
-
-/** How a read is made: eventually consistent unless asked otherwise, bounded by the request's deadline. */
+/** How a read is made: eventually consistent unless asked otherwise, abandoned when the request's signal aborts. */
 export interface ReadOptions {
   /** A strongly consistent read: twice the capacity, and always the latest write. */
   consistent?: boolean;
-  deadline?: Deadline;
+  signal?: AbortSignal;
+  /** Where the request's access line finds what it cost. */
+  usage?: DatabaseUsage;
 }
 
 /**
- * A page Query sent before the request knew which generation is current (the speculation in
- * shared/http/middleware/authorize.ts):
- * what it asked for, and what came back. It never rejects; a failure is kept for whoever uses it.
+ * What one request asked of DynamoDB, for its access line (the operators' metrics): round trips
+ * it waited on one after another (calls in flight together count once) and the read capacity
+ * DynamoDB reports for each call, asked for on the call itself, so counting adds no request.
  */
+type Metered = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+const track = <T extends Metered>(usage: DatabaseUsage | undefined, call: Promise<T>) => (usage ? usage.track(call) : call);
+
+export class DatabaseUsage {
+  roundTrips = 0;
+  readCapacity = 0;
+  private inFlight = 0;
+
+  async track<T extends Metered>(call: Promise<T>): Promise<T> {
+    if (this.inFlight++ === 0) this.roundTrips += 1;
+    try {
+      const output = await call;
+      for (const consumed of [output.ConsumedCapacity ?? []].flat()) this.readCapacity += consumed.CapacityUnits ?? 0;
+      return output;
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+}
+
+/** A page Query sent before the request knew which generation is current (authorize.ts), with its items. */
 export interface Prefetched {
   team: TeamState;
-  resource: ListResource;
   ordinals: Ordinals;
-  result: { items: string[] } | { error: unknown };
+  items: string[];
 }
 
 /**
- * The read side of the store: everything the three functions ask of DynamoDB. Only GetItem-family
- * reads and Query: never Scan, never a write.
+ * The read side of the store: everything the three functions ask of DynamoDB. Only BatchGetItem
+ * and Query: never Scan, never a write.
  *
  * Reads are eventually consistent (half the capacity of a strong read) unless a caller asks
  * otherwise. That is safe for the page Query because a generation's items never change once
  * the head names it: the only possible error is to miss some, and the head says how many the page
  * must hold (readPage). For the token and the head it means AWS may answer from a replica up to
- * about a second behind (README "Eventual consistency").
+ * about a second behind (docs/storage.md).
  *
- * It sends the plain commands (BatchGetItemCommand, QueryCommand) and converts the few attributes
- * it reads itself. The document client's generic marshalling (every key, every attribute of every
- * item, through its own middleware) cost a warm finances request 26 µs of CPU, about 3% of it, and
- * bundling the document client cost every cold start its import (bench/README.md).
+ * It sends the plain commands and decodes the few attributes it reads itself, so the functions
+ * bundle no document client.
  */
 export class TeamReader {
   private readonly client: DynamoDBClient;
-  private readonly options: ReaderOptions;
+  private readonly tableName: string;
 
-  constructor(client: DynamoDBClient, options: ReaderOptions) {
+  constructor(client: DynamoDBClient, options: { tableName: string }) {
     this.client = client;
-    this.options = options;
+    this.tableName = options.tableName;
   }
 
   /** A list's first read: the token and the team head together, in one BatchGetItem. */
   async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; head?: TeamHead }> {
     const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'head'), options);
-    return { token, head: team && toTeamHead(team) };
+    return { token, head: team && { ...toTeamState(team), counts: { projects: Number(team.projects?.N ?? 0), daemons: Number(team.daemons?.N ?? 0) } } };
   }
 
   /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
   async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; finance?: TeamFinance }> {
     const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'finance'), options);
-    return { token, finance: team && toTeamFinance(team) };
+    return { token, finance: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S) } };
   }
 
   /**
-   * A page Query on a generation the caller only expects to be current, sent alongside the
-   * BatchGetItem that will tell. Eventually consistent; settles with the items or the error.
+   * A page Query on a generation the caller only expects to be current. It never rejects: a
+   * speculation that fails is simply not used, and readPage asks again.
    */
-  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, deadline?: Deadline): Promise<Prefetched> {
-    const prefetched = (result: Prefetched['result']): Prefetched => ({ team, resource, ordinals, result });
-    return this.queryPage(team, resource, ordinals, { deadline }).then(
-      (items) => prefetched({ items }),
-      (error: unknown) => prefetched({ error }),
-    );
+  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched | undefined> {
+    return this.queryPage(team, resource, ordinals, options).then((items) => ({ team, ordinals, items }), () => undefined);
   }
 
   /**
-   * The page's items, by ordinal range, in one Query, eventually consistent; each item's JSON.
-   * A prefetched page of the same generation and range is used instead of a new Query. The head
-   * promised every ordinal from `first` to `last`: a page that holds fewer (a replica behind the
-   * import that wrote the generation) is read again strongly consistent, once, and still short
-   * it is refused (ShortPage: a 503), never served.
+   * The page's items (each item's JSON), by ordinal range, in one Query, eventually consistent,
+   * unless a prefetched Query already read exactly this page. The head promised every ordinal
+   * from `first` to `last`: a page that holds fewer (a replica behind the import that wrote the
+   * generation) is read again strongly consistent, once, and still short it is refused
+   * (ShortPage: a 503), never served.
    */
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: { deadline?: Deadline; prefetched?: Prefetched } = {}): Promise<string[]> {
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: ReadOptions & { prefetched?: Prefetched } = {}): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
-    const prefetched = options.prefetched;
-    let items: string[];
-    if (prefetched && samePage(prefetched, head, resource, ordinals)) {
-      if ('error' in prefetched.result) throw prefetched.result.error;
-      items = prefetched.result.items;
-    } else {
-      items = await this.queryPage(head, resource, ordinals, { deadline: options.deadline });
-    }
-    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { consistent: true, deadline: options.deadline });
+    const { prefetched, ...read } = options;
+    const samePage = prefetched?.team.teamId === head.teamId && prefetched.team.generation === head.generation
+      && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
+    let items = samePage ? prefetched.items : await this.queryPage(head, resource, ordinals, read);
+    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { ...read, consistent: true });
     if (items.length !== expected) throw new ShortPage(expected, items.length);
     return items;
   }
@@ -164,9 +155,9 @@ export class TeamReader {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
-      const result = await this.client.send(
+      const result = await track(options.usage, this.client.send(
         new QueryCommand({
-          TableName: this.options.tableName,
+          TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
             ':pk': { S: resourcePartition(team.teamId, team.generation, resource) },
@@ -176,12 +167,11 @@ export class TeamReader {
           ProjectionExpression: 'j',
           ConsistentRead: options.consistent === true,
           ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
+          ReturnConsumedCapacity: 'TOTAL',
         }),
-        { abortSignal: options.deadline?.signalFor(this.options.callBoundMs) },
-      );
+        { abortSignal: options.signal },
+      ));
       for (const item of result.Items ?? []) json.push(item.j?.S as string);
-      this.report('Query', result.ConsumedCapacity?.CapacityUnits, result.Items?.length ?? 0, options.consistent === true);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
     return json;
@@ -189,76 +179,37 @@ export class TeamReader {
 
   private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, options: ReadOptions): Promise<{ token?: StoredToken; team?: RawItem }> {
     const keys: Key[] = [tokenKey(tokenHash), ...(teamKey ? [teamKey] : [])];
-    const items = await this.batchGet(keys, options);
+    const items: RawItem[] = [];
+    const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
+    await untilProcessed('BatchGetItem', requested, async (pending) => {
+      const result = await track(options.usage, this.client.send(
+        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: options.consistent === true } }, ReturnConsumedCapacity: 'TOTAL' }),
+        { abortSignal: options.signal },
+      ));
+      items.push(...(result.Responses?.[this.tableName] ?? []));
+      return result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }, { budget: 'request', signal: options.signal });
     const tokenItem = items.find((item) => item.pk?.S === keys[0]!.pk);
     const teamItem = teamKey && items.find((item) => item.pk?.S === teamKey.pk);
     return { token: tokenItem && toStoredToken(tokenItem), team: teamItem };
   }
-
-  private async batchGet(keys: Key[], options: ReadOptions): Promise<RawItem[]> {
-    const items: RawItem[] = [];
-    const table = this.options.tableName;
-    const consistent = options.consistent === true;
-    const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
-    await untilProcessed('BatchGetItem', requested, async (pending) => {
-      const result = await this.client.send(
-        new BatchGetItemCommand({
-          RequestItems: { [table]: { Keys: pending, ConsistentRead: consistent } },
-          ReturnConsumedCapacity: this.options.observe ? 'TOTAL' : undefined,
-        }),
-        { abortSignal: options.deadline?.signalFor(this.options.callBoundMs) },
-      );
-      const found = result.Responses?.[table] ?? [];
-      items.push(...found);
-      this.report('BatchGetItem', result.ConsumedCapacity?.[0]?.CapacityUnits, found.length, consistent);
-      return result.UnprocessedKeys?.[table]?.Keys ?? [];
-    }, { budget: 'request', signal: options.deadline && (() => options.deadline!.signal()) });
-    return items;
-  }
-
-  private report(operation: CallReport['operation'], readCapacity: number | undefined, items: number, consistent: boolean) {
-    this.options.observe?.({ operation, readCapacity: readCapacity ?? 0, items, consistent });
-  }
-}
-
-/** Whether a prefetched Query asked for exactly the page this head says to read. */
-export function samePage(prefetched: Prefetched, head: TeamHead, resource: ListResource, ordinals: Ordinals): boolean {
-  return prefetched.team.teamId === head.teamId && prefetched.team.generation === head.generation && prefetched.resource === resource
-    && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
 }
 
 // The attributes as the importer and the token command write them (through the document client):
-// numbers as N, strings as S, booleans as BOOL, `null` as NULL, string arrays as L, string sets
-// as SS. Read back exactly as the document client would (an absent or NULL attribute is undefined).
-
-const string = (value: AttributeValue | undefined): string | undefined => value?.S;
-const number = (value: AttributeValue | undefined): number | undefined => (value?.N === undefined ? undefined : Number(value.N));
-const NO_MEMBERSHIPS: ReadonlySet<string> = new Set();
+// numbers as N, strings as S, booleans as BOOL, string lists as L, string sets as SS.
 
 function toStoredToken(item: RawItem): StoredToken {
   return {
-    userId: Number(number(item.user_id)),
+    userId: Number(item.user_id?.N),
     abilities: item.abilities?.L?.map((ability) => ability.S as string) ?? [],
-    expiresAt: string(item.expires_at) ?? null,
-    revokedAt: string(item.revoked_at) ?? null,
+    expiresAt: item.expires_at?.S ?? null,
+    revokedAt: item.revoked_at?.S ?? null,
     inactive: item.inactive?.BOOL === true,
-    memberships: item.memberships?.SS ? new Set(item.memberships.SS) : NO_MEMBERSHIPS,
-    sanctumId: number(item.sanctum_id),
+    memberships: new Set(item.memberships?.SS),
+    sanctumId: item.sanctum_id?.N === undefined ? undefined : Number(item.sanctum_id.N),
   };
 }
 
 function toTeamState(item: RawItem): TeamState {
-  return { teamId: Number(number(item.team_id)), generation: String(string(item.generation)) };
-}
-
-function toTeamHead(item: RawItem): TeamHead {
-  return {
-    ...toTeamState(item),
-    slug: String(string(item.slug)),
-    counts: { projects: number(item.projects) ?? 0, daemons: number(item.daemons) ?? 0 },
-  };
-}
-
-function toTeamFinance(item: RawItem): TeamFinance {
-  return { ...toTeamState(item), fieldsJson: String(string(item.finance)) };
+  return { teamId: Number(item.team_id?.N), generation: String(item.generation?.S) };
 }

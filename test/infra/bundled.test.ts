@@ -10,7 +10,6 @@ import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
 import { loadFunctionHandlers, startLocalServer, type Handlers, type LocalServer } from '../../commands/local/server.ts';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { samHttpApiEvent, type SamRequest } from '../../commands/local/sam-event.ts';
 import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
@@ -158,24 +157,17 @@ function comparable(result: APIGatewayProxyStructuredResultV2) {
   return { statusCode: result.statusCode, headers: result.headers, body, hasBody: 'body' in result };
 }
 
-const routeOf = (name: FunctionName) => SERVED_ROUTES.find((r) => r.name === name)!;
-
-/** A request as `sam local start-api` passes it on: header names as the client wrote them. */
-function samEvent(name: FunctionName, rawPath: string, headers: Record<string, string>, more: Partial<SamRequest> = {}) {
-  const [path, query = ''] = rawPath.split('?');
-  return samHttpApiEvent({
-    route: routeOf(name), method: 'GET', rawPath: path!, rawQueryString: query,
-    headers: { Host: 'api.example.test', Accept: 'application/json', ...headers },
-    pathParameters: name === 'openapi' ? {} : { team: path!.split('/').at(-2)! }, time: new Date('2026-11-22T10:00:00Z'), ...more,
-  });
-}
-
-/** The same request as API Gateway passes it on: header names lower-cased (the local server's adapter). */
-function apiGatewayEvent(method: string, target: string, headers: Record<string, string>) {
-  const routed = routeRequest({ method, target, rawHeaders: Object.entries({ Host: 'api.example.test', Accept: 'application/json', ...headers }).flat(), sourceIp: '127.0.0.1' });
+/**
+ * The event API Gateway sends for a request (the local server's builder). `asWritten` gives the
+ * header names as the client wrote them, as `sam local start-api` passes them on.
+ */
+function eventOf(method: string, target: string, headers: Record<string, string>, options: { stage?: string; asWritten?: boolean } = {}) {
+  const all = { Host: 'api.example.test', Accept: 'application/json', 'X-Forwarded-Proto': 'http', ...headers };
+  const routed = routeRequest({ method, target, rawHeaders: Object.entries(all).flat(), stage: options.stage, requestId: 'test' }, new Date('2026-11-22T10:00:00Z'));
   if (!routed.route) throw new Error(`no route for ${method} ${target}`);
-  return { ...routed.event, headers: { ...routed.event.headers, 'x-forwarded-proto': 'http', 'x-forwarded-port': '3000' } };
+  return options.asWritten ? { ...routed.event, headers: all } : routed.event;
 }
+const samEvent = (target: string, headers: Record<string, string>, method = 'GET') => eventOf(method, target, headers, { asWritten: true });
 
 describe('SAM-shaped events: header names as the client wrote them (sam local start-api, sam local invoke)', () => {
   const cases: Array<[string, FunctionName, string, Record<string, string>, number]> = [
@@ -190,64 +182,63 @@ describe('SAM-shaped events: header names as the client wrote them (sam local st
   ];
 
   it.each(cases)('%s answers as the lower-cased API Gateway event does (%s)', async (_name, name, target, headers, status) => {
-    const fromApiGateway = comparable(await invoke(source, name, apiGatewayEvent('GET', target, headers)));
+    const fromApiGateway = comparable(await invoke(source, name, eventOf('GET', target, headers)));
     expect(fromApiGateway.statusCode).toBe(status);
     for (const handlers of [bundled, source]) {
-      expect(comparable(await invoke(handlers, name, samEvent(name, target, headers)))).toEqual(fromApiGateway);
+      expect(comparable(await invoke(handlers, name, samEvent(target, headers)))).toEqual(fromApiGateway);
     }
   });
 
   it('builds links from the mixed-case Host and X-Forwarded-Proto', async () => {
-    const result = comparable(await invoke(bundled, 'projects', samEvent('projects', '/api/acme/projects?per_page=2', { Authorization: 'Bearer secret-all' })));
+    const result = comparable(await invoke(bundled, 'projects', samEvent('/api/acme/projects?per_page=2', { Authorization: 'Bearer secret-all' })));
     expect(result.body?.links).toMatchObject({ first: 'http://api.example.test/api/acme/projects?per_page=2&page=1' });
   });
 
   it('answers a mixed-case If-None-Match naming the current ETag with 304', async () => {
-    const ok = await invoke(bundled, 'daemons', samEvent('daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all' }));
+    const ok = await invoke(bundled, 'daemons', samEvent('/api/acme/daemons', { Authorization: 'Bearer secret-all' }));
     const etag = (ok.headers as Record<string, string>).ETag!;
-    const again = await invoke(bundled, 'daemons', samEvent('daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all', 'If-None-Match': etag }));
+    const again = await invoke(bundled, 'daemons', samEvent('/api/acme/daemons', { Authorization: 'Bearer secret-all', 'If-None-Match': etag }));
     expect(again.statusCode).toBe(304);
     expect(again.body).toBeUndefined();
   });
 
-  it('answers the events in events/ (SAM\'s shape, the demo token) with the 401 of a token this table does not know', async () => {
+  it('answers the events in events/ (the demo token) with the 401 of a token this table does not know', async () => {
     for (const name of ['finances', 'daemons', 'projects'] as const) {
       const event = JSON.parse(readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8')) as APIGatewayProxyEventV2;
-      expect(event.headers.Authorization).toMatch(/^Bearer /);
+      expect(event.headers.authorization).toMatch(/^Bearer /);
       expect((await invoke(bundled, name, event)).statusCode).toBe(401);
     }
   });
 
   it('HEAD: the status and headers of the GET, no body', async () => {
     for (const [name, target, headers] of [['projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }], ['finances', '/api/acme/finances', {}], ['openapi', '/api/openapi.json', {}]] as const) {
-      const get = await invoke(bundled, name, samEvent(name, target, headers));
-      const head = await invoke(bundled, name, samEvent(name, target, headers, { method: 'HEAD' }));
+      const get = await invoke(bundled, name, samEvent(target, headers));
+      const head = await invoke(bundled, name, samEvent(target, headers, 'HEAD'));
       expect(head).toEqual({ statusCode: get.statusCode, headers: get.headers });
     }
   });
 });
 
-describe('links behind a custom domain or a named stage, through the bundles', () => {
-  const linksOf = async (rawPath: string, host: string, stage: string) => {
-    const event = samEvent('projects', rawPath, { Host: host, Authorization: 'Bearer secret-all' }, { stage, scheme: 'https', domainName: host });
-    const result = await invoke(bundled, 'projects', event);
+describe('links from the path in API Gateway\'s event, through the bundles', () => {
+  const linksOf = async (target: string, host: string, stage?: string, proto = 'https') => {
+    const result = await invoke(bundled, 'projects', eventOf('GET', target, { Host: host, Authorization: 'Bearer secret-all', 'X-Forwarded-Proto': proto }, { stage }));
     expect(result.statusCode).toBe(200);
     return JSON.parse(result.body!) as { links: Record<string, string | null>; meta: { path: string } };
   };
 
-  it('add no stage segment for a named stage mapped at the domain root', async () => {
-    const body = await linksOf('/api/acme/projects', 'api.example.com', 'prod');
+  it('have no stage segment on the $default stage', async () => {
+    const body = await linksOf('/api/acme/projects?per_page=2', 'api.example.com');
     expect(body.meta.path).toBe('https://api.example.com/api/acme/projects');
+    expect(body.links.next).toBe('https://api.example.com/api/acme/projects?per_page=2&page=2');
   });
 
-  it('keep a named stage that is in the execute-api URL', async () => {
+  it('keep a named stage, whose segment is in the execute-api URL and in rawPath', async () => {
     const body = await linksOf('/prod/api/acme/projects', 'abc123.execute-api.eu-west-1.amazonaws.com', 'prod');
     expect(body.meta.path).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com/prod/api/acme/projects');
   });
 
   it('link with https when X-Forwarded-Proto names another scheme', async () => {
-    const event = samEvent('projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }, { scheme: 'ftp' as never });
-    expect(JSON.parse((await invoke(bundled, 'projects', event)).body!).meta.path).toBe('https://api.example.test/api/acme/projects');
+    expect((await linksOf('/api/acme/projects', 'api.example.test', undefined, 'ftp')).meta.path).toBe('https://api.example.test/api/acme/projects');
   });
 });
 
@@ -290,7 +281,7 @@ describe('a cold start of each bundle', () => {
   ] as const)('%s answers its first request without loading undici', async (name, target) => {
     const { file } = findBundledFunctions(assemblyDir)[name];
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', CHILD], {
-      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href, EVENT: JSON.stringify(apiGatewayEvent('GET', target, { Authorization: 'Bearer secret-all' })) },
+      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href, EVENT: JSON.stringify(eventOf('GET', target, { Authorization: 'Bearer secret-all' })) },
       encoding: 'utf8',
       timeout: 30_000,
     });

@@ -6,12 +6,11 @@ import { HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import nag from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext } from '../../infra/context.ts';
-import { TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
+import { propsFromContext, TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
 import { ROUTE_METHODS, SERVED_ROUTES } from '../../shared/routes.ts';
 import { CDK_CONTEXT, synthStack, type Synthesized } from './support.ts';
 
-/** Every prop set: the existing-table mode, a custom domain, CORS, an alarm topic. */
+/** Every prop set: the existing-table mode, a custom domain, CORS, an alarm topic, tracing. */
 const EVERY_OPTION: TeamResourcesStackProps = {
   existingTableName: 'team-resources-prod',
   publicBaseUrl: 'https://api.example.com',
@@ -20,6 +19,7 @@ const EVERY_OPTION: TeamResourcesStackProps = {
   customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
   cors: { allowOrigins: ['https://app.example.com'] },
   alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alarms',
+  tracing: true,
 };
 
 /** The acknowledged rules of a construct tree: rule id -> reasons given. */
@@ -71,10 +71,11 @@ describe('cdk-nag AwsSolutions', () => {
     }
   });
 
-  it('is acknowledged for one rule only: APIG4, on each route, GET and HEAD (the functions authenticate)', () => {
+  it('is acknowledged for APIG4 only, on each route, GET and HEAD (the functions authenticate), and IAM5 with tracing on', () => {
     expect([...acknowledgments(plain.stack).keys()]).toEqual(['AwsSolutions-APIG4']);
     expect(acknowledgments(plain.stack).get('AwsSolutions-APIG4')).toHaveLength(SERVED_ROUTES.length * ROUTE_METHODS.length);
-    expect([...acknowledgments(everything.stack).keys()]).toEqual(['AwsSolutions-APIG4']);
+    // With tracing on, also IAM5 on each function's role: X-Ray's actions take no resource-level permission.
+    expect([...acknowledgments(everything.stack).keys()].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5[Resource::*]']);
   });
 
   it('is given a one-line reason for every acknowledgment', () => {

@@ -2,11 +2,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext } from '../../infra/context.ts';
 import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
-import { METRICS_NAMESPACE } from '../../infra/alarms.ts';
-import { TABLE_READ_ACTIONS } from '../../infra/api-functions.ts';
-import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
+import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, METRICS_NAMESPACE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
 import { FUNCTION_TIMEOUT_MS } from '../../commands/local/server.ts';
@@ -287,7 +284,8 @@ describe('HTTP API', () => {
     expect(resourcesOf(main.template, 'AWS::Logs::LogGroup')[accessLogsId]!.Properties.RetentionInDays).toBe(90);
   });
 
-  it('outputs the API URL and the table name', () => {
+  it('outputs the API URL, the table name and the dashboard\'s URL', () => {
+    main.template.hasOutput('DashboardUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
     main.template.hasOutput('ApiUrl', {
       Value: { 'Fn::Join': ['', ['https://', { Ref: logicalId(main.stack, main.stack.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/']] },
     });
@@ -299,8 +297,23 @@ describe('alarms', () => {
   const alarms = () => Object.values(resourcesOf(main.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
   const apiRef = () => ({ Ref: logicalId(main.stack, main.stack.api) });
 
-  it('are three for the API and two per function', () => {
-    expect(alarms()).toHaveLength(3 + 2 * SERVED_ROUTES.length);
+  it('are six for the API and DynamoDB, and two per function, each saying where to look', () => {
+    expect(alarms()).toHaveLength(6 + 2 * SERVED_ROUTES.length);
+    for (const alarm of alarms()) expect(alarm.AlarmDescription).toMatch(/: .*(see|check|find|raise)/i);
+  });
+
+  it('watch DynamoDB throttling and system errors on the operations the functions call', () => {
+    for (const metric of ['ThrottledRequests', 'SystemErrors']) {
+      const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB' && m.MetricStat.Metric.MetricName === metric))!;
+      const operations = alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
+      expect(operations.sort()).toEqual(['BatchGetItem', 'Query']);
+    }
+  });
+
+  it('watch a sustained rise of 401s, from the access line\'s Requests of every data route', () => {
+    const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions?.some((d: any) => d.Value === '401')))!;
+    expect(alarm).toMatchObject({ Threshold: 100, EvaluationPeriods: 3, DatapointsToAlarm: 3 });
+    expect(alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.MetricName)).toEqual(ROUTES.map(() => 'Requests'));
   });
 
   it('watch the share of 5xx responses, not single ones at low traffic', () => {
@@ -326,8 +339,9 @@ describe('alarms', () => {
       FilterPattern: '{ $.status = "429" }',
       MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: 'ThrottledRequests', MetricValue: '1', Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }] }],
     });
-    const alarm = alarms().find((a) => a.MetricName === 'ThrottledRequests')!;
-    expect(alarm).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [{ Name: 'ApiId', Value: apiRef() }], Statistic: 'Sum', Period: 300, Threshold: 10 });
+    const alarm = alarms().find((a) => a.Metrics?.[0]?.MetricStat?.Metric.Namespace === METRICS_NAMESPACE && a.Metrics[0].MetricStat.Metric.MetricName === 'ThrottledRequests')!;
+    expect(alarm.Metrics[0].MetricStat).toMatchObject({ Metric: { Dimensions: [{ Name: 'ApiId', Value: apiRef() }] }, Stat: 'Sum', Period: 300 });
+    expect(alarm.Threshold).toBe(10);
     expect(ACCESS_LOG_FIELDS.status).toBe('$context.status');
   });
 
@@ -459,28 +473,10 @@ describe('options', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:team-resources-alarms';
     const { template } = synthStack({ props: { alarmTopicArn: topic } });
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(3 + 2 * SERVED_ROUTES.length);
+    expect(alarms).toHaveLength(6 + 2 * SERVED_ROUTES.length);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);
     }
-  });
-});
-
-describe('logical ids', () => {
-  // The ids the stack's resources had before it was split into parts (infra/stack-part.ts). A
-  // changed id makes CloudFormation replace the resource: a new empty table, a new API URL.
-  it('keeps the ids of the table, the API, its stage, custom domain and log groups, so a deployed stack updates them in place', () => {
-    const { template } = synthStack({ props: { customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' } } });
-    const ids = (type: string) => Object.keys(resourcesOf(template, type)).sort();
-    expect(ids('AWS::DynamoDB::Table')).toEqual(['TableCD117FA1']);
-    expect(ids('AWS::ApiGatewayV2::Api')).toEqual(['HttpApiF5A9A8A7']);
-    expect(ids('AWS::ApiGatewayV2::Stage')).toEqual(['DefaultStageEE28A986']);
-    expect(ids('AWS::ApiGatewayV2::DomainName')).toEqual(['DomainNameEC95A6E9']);
-    expect(ids('AWS::ApiGatewayV2::ApiMapping')).toEqual([expect.stringMatching(/^DefaultStageTeamResourcesApiDomainNameundefined[0-9A-F]{8}$/)]);
-    expect(ids('AWS::Logs::LogGroup')).toEqual([
-      'AccessLogs8B620ECA', 'DaemonsFunctionLogs87F110A6', 'FinancesFunctionLogs4D4EB594', 'OpenapiFunctionLogs57C59687', 'ProjectsFunctionLogsE8897C33',
-    ]);
-    expect(ids('AWS::Lambda::Function')).toEqual(['DaemonsFunction770FBC6B', 'FinancesFunction1E17E7AD', 'OpenapiFunctionF85064DF', 'ProjectsFunction10797EC9']);
   });
 });

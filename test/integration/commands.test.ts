@@ -62,9 +62,7 @@ beforeAll(async () => {
 
 describe('every command', () => {
   const COMMANDS = ['start', 'import', 'token', 'invoke', 'openapi'];
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  // The Commands section, as the table's cells read once rendered (`\|` is a `|` inside a cell).
-  const commandsSection = readme.slice(readme.indexOf('## Commands'), readme.indexOf('\n## ', readme.indexOf('## Commands') + 1)).replaceAll('\\|', '|');
+  const reference = readFileSync(join(ROOT, 'docs/commands.md'), 'utf8');
 
   it.each(COMMANDS)('%s: --help and -h print the usage and the exit codes, exit 0', (name) => {
     for (const flag of ['--help', '-h']) {
@@ -76,27 +74,21 @@ describe('every command', () => {
     }
   });
 
-  it.each(COMMANDS)('%s: --help matches the README\'s Commands table (each usage line, each option)', (name) => {
-    const { stdout } = run(`commands/${name}.ts`, ['--help']);
-    const usage = stdout.split('\n\n')[0]!.split('\n').map((line) => line.replace(/^(usage:| {6}) /, ''));
-    for (const line of usage) expect(commandsSection).toContain(`\`${line}\``);
-    const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!);
-    for (const option of options) expect(commandsSection).toContain(option);
-    expect(commandsSection).toContain('`-h`, `--help`');
-    expect(commandsSection).toContain('**0** done, **1** failed (the message says why), **2** usage error');
+  it.each(COMMANDS)('%s: docs/commands.md shows --help as the command prints it', (name) => {
+    expect(reference).toContain(`\`\`\`text\n${run(`commands/${name}.ts`, ['--help']).stdout}\`\`\``);
   });
 
   it.each([
     ['commands/start.ts', ['--port', '99999'], '--port must be a port number from 0 to 65535, not "99999"'],
-    ['commands/start.ts', ['--frob'], 'unknown option --frob'],
-    ['commands/start.ts', ['--port'], '--port needs a value'],
-    ['commands/start.ts', ['--port', '--data', 'x.json'], '--port needs a value'],
-    ['commands/start.ts', ['--bundled=yes'], '--bundled takes no value'],
+    ['commands/start.ts', ['--frob'], "Unknown option '--frob'"],
+    ['commands/start.ts', ['--port'], "Option '--port <value>' argument missing"],
+    ['commands/start.ts', ['--port', '--data', 'x.json'], "Option '--port' argument is ambiguous"],
+    ['commands/start.ts', ['--bundled=yes'], "Option '--bundled' does not take an argument"],
     ['commands/start.ts', ['--user', 'ten'], '--user must be an id (a positive integer), not "ten"'],
     ['commands/start.ts', ['extra'], 'unexpected argument "extra"'],
     ['commands/import.ts', [], 'missing <snapshot.json>'],
     ['commands/import.ts', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
-    ['commands/import.ts', ['--port', '1'], 'unknown option --port'],
+    ['commands/import.ts', ['--port', '1'], "Unknown option '--port'"],
     ['commands/import.ts', ['a.json', 'b\u001b[2J'], 'unexpected argument "b\\x1b[2J"'],
     ['commands/token.ts', [], 'name a command: create, revoke, list'],
     ['commands/token.ts', ['frobnicate'], 'unknown command "frobnicate" (use create, revoke, list)'],
@@ -120,7 +112,7 @@ describe('every command', () => {
     ['commands/invoke.ts', ['servers', '--event', 'events/projects.json'], 'unknown function "servers" (use finances, daemons, projects)'],
     ['commands/invoke.ts', ['projects'], '--event <event.json> is required'],
     ['commands/invoke.ts', [], 'missing <function>'],
-    ['commands/openapi.ts', ['--frob'], 'unknown option --frob'],
+    ['commands/openapi.ts', ['--frob'], "Unknown option '--frob'"],
   ])('%s %j: one line naming the problem, then the usage; exit 2', (script, args, problem) => {
     const { code, stdout, stderr } = run(script, args);
     expect(code).toBe(2);

@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/log.ts';
+import { emfProblems } from '../support/emf.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
-/** Structured logs: one JSON line per request, with the fields an operator searches by. */
+/**
+ * The access line as the functions write it to stdout (Powertools' own console, the stream Lambda
+ * forwards to CloudWatch Logs as it is): one JSON object per request, which is also an embedded
+ * metric format document CloudWatch extracts the metrics from (test/support/emf.ts).
+ */
 let api: TestApi;
 const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
@@ -26,10 +31,11 @@ afterAll(async () => {
   await api.close();
 });
 
-const requestLines = () => lines.flatMap((line) => line.split('\n')).filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.message === 'request');
+const writtenLines = () => lines.flatMap((line) => line.split('\n')).filter(Boolean);
+const requestLines = () => writtenLines().map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.message === 'request');
 
 describe('request logs', () => {
-  it('writes exactly one line per request, with request id, route, team, status, duration and cold start', async () => {
+  it('writes exactly one line per request, with request id, route, outcome, team, status, latency and cold start', async () => {
     const statuses = [
       (await api.get('/api/acme/projects', { token: 'log-secret-token' })).status,
       (await api.get('/api/acme/projects?per_page=0', { token: 'log-secret-token' })).status,
@@ -39,18 +45,40 @@ describe('request logs', () => {
     expect(statuses).toEqual([200, 422, 401, 404]);
     const logged = requestLines();
     expect(logged.map((l) => l.status)).toEqual(statuses);
-    expect(logged.map((l) => l.route)).toEqual(['GET /api/{team}/projects', 'GET /api/{team}/projects', 'GET /api/{team}/projects', 'GET /api/{team}/finances']);
+    expect(logged.map((l) => l.route)).toEqual(['projects', 'projects', 'projects', 'finances']);
+    expect(logged.map((l) => l.outcome)).toEqual(['2xx', '422', '401', '404']);
     // The resolved team id, or null: never the raw path segment.
     expect(logged.map((l) => l.team ?? null)).toEqual([1, 1, null, null]);
     for (const line of logged) {
       expect(line).toMatchObject({ level: 'INFO', service: 'team-resources-api' });
       expect(line.function_request_id).toEqual(expect.any(String));
       expect(line.apiRequestId).toEqual(expect.any(String));
-      expect(line.durationMs).toEqual(expect.any(Number));
+      expect(line.Latency).toEqual(expect.any(Number));
       expect(line.cold_start).toEqual(expect.any(Boolean));
     }
     // Each function's first request is its cold start.
     expect(logged.map((l) => l.cold_start)).toEqual([true, false, false, true]);
+    expect(logged.map((l) => l.ColdStart)).toEqual([1, 0, 0, 1]);
+  });
+
+  it('writes each line as one embedded metric format document, its metrics the request\'s own', async () => {
+    const before = requestLines().length;
+    await api.get('/api/acme/projects', { token: 'log-secret-token' });
+    await api.get('/api/acme/projects', { token: 'log-secret-token', method: 'HEAD' });
+    const written = writtenLines().filter((line) => line.includes('"message":"request"'));
+    expect(written.length).toBeGreaterThan(before);
+    for (const line of written) expect(emfProblems(line), line).toEqual([]);
+    const [first, again] = requestLines().slice(before);
+    // A warm token: the page's Query goes with the token's read (one round trip), 1.5 RCU in all.
+    expect(first).toMatchObject({ route: 'projects', outcome: '2xx', Requests: 1, DynamoDBRoundTrips: 1, DynamoDBReadCapacity: 1.5 });
+    expect(again).toMatchObject({ route: 'projects', outcome: '2xx', DynamoDBRoundTrips: 1 });
+    expect((first!._aws as { CloudWatchMetrics: unknown[] }).CloudWatchMetrics).toEqual([
+      { Namespace: 'TeamResourcesApi', Dimensions: [['route', 'outcome']], Metrics: [{ Name: 'Requests', Unit: 'Count' }] },
+      {
+        Namespace: 'TeamResourcesApi', Dimensions: [['route']],
+        Metrics: [{ Name: 'Latency', Unit: 'Milliseconds' }, { Name: 'ColdStart', Unit: 'Count' }, { Name: 'DynamoDBRoundTrips', Unit: 'Count' }, { Name: 'DynamoDBReadCapacity', Unit: 'Count' }],
+      },
+    ]);
   });
 
   it('logs no path segment that named no team: a token pasted into the path stays out', async () => {

@@ -1,8 +1,8 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
-import { Deadline } from '../../shared/deadline.ts';
 import { isContractError } from '../../shared/http/errors.ts';
+import { DatabaseUsage } from '../../shared/store/team-reader.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
@@ -50,7 +50,7 @@ export function apiEvent({ route = 'projects', team = 'acme', headers = {}, quer
   };
 }
 
-/** The Lambda context, with the clock and deadline the request's first middleware starts. */
+/** The Lambda context, with the clock and signal the request's first middleware starts. */
 export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
   return {
     callbackWaitsForEmptyEventLoop: true,
@@ -66,7 +66,8 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     fail: () => {},
     succeed: () => {},
     startedAt: performance.now(),
-    deadline: new Deadline(10_000),
+    signal: new AbortController().signal,
+    usage: new DatabaseUsage(),
     // What readPageQuery leaves for a query without per_page or page.
     query: { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } },
     ...parts,

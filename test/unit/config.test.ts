@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readApiConfig } from '../../shared/config.ts';
+import { readLogLevel } from '../../shared/log.ts';
 
 describe('readApiConfig', () => {
   it('reads TABLE_NAME', () => {
@@ -59,5 +60,15 @@ describe('readApiConfig', () => {
 
   it('treats an empty DYNAMODB_ENDPOINT as not configured', () => {
     expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: ' ' }).dynamodbEndpoint).toBeUndefined();
+  });
+});
+
+describe('LOG_LEVEL', () => {
+  it.each(['debug', 'INFO', 'silent', undefined])('takes %s', (level) => {
+    expect(() => readLogLevel({ LOG_LEVEL: level })).not.toThrow();
+  });
+
+  it('refuses an unknown level at start, naming the allowed ones', () => {
+    expect(() => readLogLevel({ LOG_LEVEL: 'verbose' })).toThrow('LOG_LEVEL must be one of trace, debug, info, warn, error, critical, silent (any case), not "verbose"');
   });
 });

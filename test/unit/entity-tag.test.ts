@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { pageWindow } from '../../shared/domain/pagination.ts';
-import { CACHE_CONTROL, financeEntityTag, fixedEntityTag, isNotModified, listEntityTag, matchesIfNoneMatch, notModified, taggedJson } from '../../shared/http/entity-tag.ts';
+import { CACHE_CONTROL, conditionalJson, entityTag, listEntityTag, matchesIfNoneMatch } from '../../shared/http/entity-tag.ts';
 
 /**
  * ETags derived from what decides a body (shared/http/entity-tag.ts): the same inputs give the
@@ -16,7 +16,7 @@ const tag = (overrides: { team?: typeof TEAM; resource?: 'projects' | 'daemons';
 
 describe('entity tags', () => {
   it('are strong, quoted, 32 base64url characters', () => {
-    for (const t of [tag(), financeEntityTag(TEAM), fixedEntityTag('{}')]) expect(t).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    for (const t of [tag(), entityTag('fixed', '{}')]) expect(t).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
   });
 
   it('are the same for the same list page of the same generation', () => {
@@ -33,12 +33,6 @@ describe('entity tags', () => {
     ['address', { path: 'https://api.example.com/v1/api/acme/projects' }],
   ])('differ when the %s differs', (_what, overrides) => {
     expect(tag(overrides)).not.toBe(tag());
-  });
-
-  it('tag finances by the finance item\'s team and generation', () => {
-    expect(financeEntityTag(TEAM)).toBe(financeEntityTag({ ...TEAM }));
-    expect(financeEntityTag({ teamId: 1, generation: 'g3' })).not.toBe(financeEntityTag(TEAM));
-    expect(financeEntityTag(TEAM)).not.toBe(tag());
   });
 });
 
@@ -57,20 +51,21 @@ describe('If-None-Match', () => {
     expect(matchesIfNoneMatch(header, t)).toBe(false);
   });
 
-  it('is read from the lower-cased header of the event', () => {
-    expect(isNotModified({ headers: { 'if-none-match': t } } as unknown as APIGatewayProxyEventV2, t)).toBe(true);
-    expect(isNotModified({ headers: {} } as unknown as APIGatewayProxyEventV2, t)).toBe(false);
+  it('is read from the lower-cased header of the event', async () => {
+    expect((await conditionalJson({ headers: { 'if-none-match': t } } as unknown as APIGatewayProxyEventV2, t, () => '{}')).statusCode).toBe(304);
   });
 });
 
 describe('responses', () => {
-  it('a 304 carries only the tag and Cache-Control, no body', () => {
-    expect(notModified('"x"')).toEqual({ statusCode: 304, headers: { ETag: '"x"', 'Cache-Control': CACHE_CONTROL } });
+  const respond = (ifNoneMatch?: string) => conditionalJson({ headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} } as unknown as APIGatewayProxyEventV2, '"x"', () => '{}');
+
+  it('a 304 carries only the tag and Cache-Control, no body', async () => {
+    expect(await respond('"x"')).toEqual({ statusCode: 304, headers: { ETag: '"x"', 'Cache-Control': CACHE_CONTROL } });
     expect(CACHE_CONTROL).toBe('private, no-cache');
   });
 
-  it('a 200 carries its body, JSON, the tag and Cache-Control', () => {
-    expect(taggedJson('{}', '"x"')).toEqual({
+  it('a 200 carries its body, JSON, the tag and Cache-Control', async () => {
+    expect(await respond()).toEqual({
       statusCode: 200, body: '{}', headers: { 'Content-Type': 'application/json; charset=utf-8', ETag: '"x"', 'Cache-Control': CACHE_CONTROL },
     });
   });

@@ -1,30 +1,71 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Logger } from '../../log.ts';
+import { readsTable, type ServedRoute } from '../../routes.ts';
 import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
+
+/** The namespace of the metrics the API publishes itself: the access line's, and the stack's count of throttled requests. */
+export const METRICS_NAMESPACE = 'TeamResourcesApi';
+
+/**
+ * The access line's metrics, by the dimensions they are published with. Dimensions stay few
+ * (route: one of four functions; outcome: one of seven classes), so the metrics stay few too:
+ * never a team, a token or a request id.
+ */
+export const ACCESS_LINE_METRICS = [
+  { dimensions: ['route', 'outcome'], metrics: [{ Name: 'Requests', Unit: 'Count' }] },
+  {
+    dimensions: ['route'],
+    metrics: [
+      { Name: 'Latency', Unit: 'Milliseconds' },
+      { Name: 'ColdStart', Unit: 'Count' },
+      // Only the data functions carry these two: the OpenAPI document reads no table.
+      { Name: 'DynamoDBRoundTrips', Unit: 'Count' },
+      { Name: 'DynamoDBReadCapacity', Unit: 'Count' },
+    ],
+  },
+] as const;
+
+/** The outcomes a function answers with: the values of the `outcome` dimension. */
+export const OUTCOMES = ['2xx', '304', '401', '403', '404', '422', '5xx'] as const;
 
 type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
 type Request = { event: APIGatewayProxyEventV2 | null | undefined; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
 
+const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2xx' : String(status));
+
 /**
- * One log line per request, success or failure: route, team id, status, duration, and the API
- * Gateway request id (the Lambda request id and cold start come from injectLambdaContext).
- * It runs outermost, so it sees the status the client gets.
+ * One line per request, success or failure, that is also a CloudWatch embedded metric format
+ * document: CloudWatch Logs extracts its metrics from the line as it arrives, with no API call
+ * and no extra line (docs/operations.md). Besides the metrics: the status, the API Gateway
+ * request id and the team the request resolved to (never the raw path segment: a caller can put
+ * anything there, a token pasted in the wrong place). Powertools adds the Lambda request id and
+ * cold start. It runs outermost, so it sees the status the client gets.
  */
-export function accessLog(log: Logger): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
-  const write = (request: Request) => {
+export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
+  const directives = ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({
+    Namespace: METRICS_NAMESPACE,
+    Dimensions: [dimensions],
+    Metrics: metrics.filter((metric) => readsTable(route) || !metric.Name.startsWith('DynamoDB')),
+  }));
+  let coldStart = true;
+  const write = ({ event, context, response }: Request) => {
+    const status = response?.statusCode ?? 500;
     log.info('request', {
+      _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
+      route: route.name,
+      outcome: outcomeOf(status),
+      status,
       // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
-      apiRequestId: request.event?.requestContext?.requestId,
-      route: request.event?.routeKey,
-      // The team the request resolved to, never the raw segment: a caller can put anything
-      // (a token pasted in the wrong place) in the path.
-      team: teamOf(request.context.access),
-      status: request.response?.statusCode ?? 500,
-      durationMs: request.context.startedAt === undefined ? null : Math.round((performance.now() - request.context.startedAt) * 100) / 100,
+      apiRequestId: event?.requestContext?.requestId,
+      team: context.access ? ('head' in context.access ? context.access.head : context.access.finance).teamId : null,
+      Requests: 1,
+      Latency: context.startedAt === undefined ? 0 : Math.round((performance.now() - context.startedAt) * 100) / 100,
+      ColdStart: coldStart ? 1 : 0,
+      ...(readsTable(route) && { DynamoDBRoundTrips: context.usage?.roundTrips ?? 0, DynamoDBReadCapacity: context.usage?.readCapacity ?? 0 }),
     });
+    coldStart = false;
   };
-  const teamOf = (access: LogContext['access']) => (access ? ('head' in access ? access.head : access.finance).teamId : null);
   return {
     after: function logRequest(request) {
       write(request);

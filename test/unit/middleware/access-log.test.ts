@@ -1,146 +1,127 @@
 import { describe, expect, it } from 'vitest';
 import { unauthenticated } from '../../../shared/http/errors.ts';
-import { accessLog } from '../../../shared/http/middleware/access-log.ts';
+import { accessLog, ACCESS_LINE_METRICS, METRICS_NAMESPACE } from '../../../shared/http/middleware/access-log.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
 import type { Logger } from '../../../shared/log.ts';
+import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/routes.ts';
 import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';
+import { emfProblems } from '../../support/emf.ts';
 import { apiContext, apiEvent, apiRequest, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
-const UNAUTHENTICATED = jsonResponse(401, '{"message":"Unauthenticated."}', { 'WWW-Authenticate': 'Bearer' });
-
 /**
- * The access log middleware on its own: one `request` line per request, after the handler or on
- * error, with the API Gateway request id, the route, the team the request resolved to, the status
- * the client gets and the duration. Its logger is a stand-in recording what `info` receives.
+ * The access line on its own: one `request` line per request, after the handler or on error, that
+ * is an embedded metric format document (test/support/emf.ts), with the route and outcome as its
+ * dimensions and the request's metrics, the API request id, the team the request resolved to and
+ * the status. Its logger is a stand-in recording what `info` receives; the line as Powertools
+ * writes it to stdout is tested in test/integration/logs.test.ts.
  */
 const SECRET = 'tra_access-log-secret';
+const DAEMONS = ROUTES.find((route) => route.name === 'daemons')!;
 
-function setUp() {
-  const lines: { message: string; fields: Record<string, unknown> }[] = [];
-  const log: Pick<Logger, 'info'> = {
-    info: (message: unknown, ...extra: unknown[]) => void lines.push({ message: String(message), fields: extra[0] as Record<string, unknown> }),
-  };
-  return { lines, middleware: accessLog(log as Logger) };
+function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
+  const lines: Record<string, any>[] = [];
+  const log = { info: (message: string, fields: object) => void lines.push({ message, ...fields }) };
+  return { lines, middleware: accessLog(log as unknown as Logger, route) };
 }
 
-const ACME: TeamHead = { teamId: 1, slug: 'acme', generation: 'g1', counts: { projects: 0, daemons: 0 } };
+const ACME: TeamHead = { teamId: 1, generation: 'g1', counts: { projects: 0, daemons: 0 } };
 const TOKEN: StoredToken = { userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g1']) };
 
-/** A request that resolved team 1 through its slug and was answered 200, started `elapsedMs` ago. */
-function servedRequest(elapsedMs = 0): ApiRequest {
+/** A request that resolved team 1 through its slug and was answered `status`, started `elapsedMs` ago. */
+function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
   const request = apiRequest({
     event: apiEvent({ route: 'daemons', team: 'acme', headers: { authorization: `Bearer ${SECRET}` } }),
     context: apiContext({ startedAt: performance.now() - elapsedMs }),
-    response: jsonResponse(200, '{"data":[]}'),
+    response: status === 304 ? { statusCode: 304, headers: { ETag: '"x"' } } : jsonResponse(status, '{}'),
   });
   request.context.access = { head: ACME, token: TOKEN, teamSegment: 'acme' };
+  request.context.usage.roundTrips = 2;
+  request.context.usage.readCapacity = 1.5;
   return request;
 }
 
-describe('access log, before the handler', () => {
-  it('has no before step: nothing is written until the request is answered', () => {
-    expect(setUp().middleware.before).toBeUndefined();
-  });
-});
-
-describe('access log, after the handler', () => {
-  it('writes one "request" line with the API request id, route, team id, status and duration', async () => {
+describe('the access line', () => {
+  it('is written after the handler, never before it', async () => {
     const { lines, middleware } = setUp();
+    expect(middleware.before).toBeUndefined();
     await middleware.after!(servedRequest());
-    expect(lines).toEqual([{
-      message: 'request',
-      fields: { apiRequestId: 'api-request-1', route: 'GET /api/{team}/daemons', team: 1, status: 200, durationMs: expect.any(Number) },
-    }]);
+    expect(lines).toHaveLength(1);
   });
 
-  it('gives the duration since the request started in milliseconds, with at most 2 decimals', async () => {
+  it('is an embedded metric format document: route and outcome as dimensions, the request\'s metrics as numbers', async () => {
     const { lines, middleware } = setUp();
-    await middleware.after!(servedRequest(12.345_678));
-    const durationMs = lines[0]!.fields.durationMs as number;
-    expect(durationMs).toBeGreaterThanOrEqual(12.34);
-    expect(Math.round(durationMs * 100) / 100).toBe(durationMs);
+    await middleware.after!(servedRequest(200, 12.345_678));
+    const [line] = lines;
+    expect(emfProblems(JSON.stringify(line))).toEqual([]);
+    expect(line).toMatchObject({
+      message: 'request', route: 'daemons', outcome: '2xx', status: 200, apiRequestId: 'api-request-1', team: 1,
+      Requests: 1, ColdStart: 1, DynamoDBRoundTrips: 2, DynamoDBReadCapacity: 1.5,
+    });
+    expect(line!.Latency).toBeGreaterThanOrEqual(12.34);
+    expect(Math.round(line!.Latency * 100) / 100).toBe(line!.Latency);
+    expect(line!._aws.CloudWatchMetrics).toEqual(ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({ Namespace: METRICS_NAMESPACE, Dimensions: [dimensions], Metrics: metrics })));
   });
 
-  it('logs the status the client gets, as later steps left it (a 304)', async () => {
+  it('counts only the function\'s first request as its cold start', async () => {
     const { lines, middleware } = setUp();
-    const request = servedRequest();
-    request.response = { statusCode: 304, headers: { ETag: '"x"' } };
-    await middleware.after!(request);
-    expect(lines[0]!.fields.status).toBe(304);
+    for (let i = 0; i < 3; i++) await middleware.after!(servedRequest());
+    expect(lines.map((line) => line.ColdStart)).toEqual([1, 0, 0]);
   });
 
-  it('logs the resolved team id, never the raw path segment', async () => {
-    const { lines, middleware } = setUp();
-    const request = servedRequest();
-    request.event = apiEvent({ team: 'raw-segment-text' });
-    await middleware.after!(request);
-    expect(lines[0]!.fields.team).toBe(1);
-    expect(JSON.stringify(lines)).not.toContain('raw-segment-text');
-  });
-
-  it('never logs the Authorization header, the token or anything else from the headers', async () => {
-    const { lines, middleware } = setUp();
+  it('leaves DynamoDB out of the OpenAPI document\'s line, which reads no table', async () => {
+    const { lines, middleware } = setUp(DOCUMENT_ROUTE);
     await middleware.after!(servedRequest());
-    const text = JSON.stringify(lines);
-    expect(text).not.toContain(SECRET);
-    expect(text.toLowerCase()).not.toContain('bearer');
-    expect(text).not.toContain('api.example.com');
+    expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
+    expect(lines[0]).not.toHaveProperty('DynamoDBRoundTrips');
+    expect(JSON.stringify(lines[0]!._aws)).not.toContain('DynamoDB');
   });
-});
 
-describe('access log, after a finances request', () => {
-  it('logs the team of the finance item the request resolved to', async () => {
-    const { lines, middleware } = setUp();
+  it.each([[200, '2xx'], [304, '304'], [401, '401'], [403, '403'], [404, '404'], [422, '422'], [500, '5xx'], [503, '5xx']])(
+    'gives status %i the outcome %s',
+    async (status, outcome) => {
+      const { lines, middleware } = setUp();
+      await middleware.after!(servedRequest(status));
+      expect(lines[0]).toMatchObject({ status, outcome });
+    },
+  );
+
+  it('logs the team of the finance item a finances request resolved to', async () => {
+    const { lines, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
     const request = apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances' }), response: jsonResponse(200, '{}') });
     request.context.access = { finance: { teamId: 7, generation: 'g1', fieldsJson: '' }, token: TOKEN, teamSegment: 'acme' };
     await middleware.after!(request);
-    expect(lines[0]!.fields).toMatchObject({ route: 'GET /api/{team}/finances', team: 7, status: 200 });
+    expect(lines[0]).toMatchObject({ route: 'finances', team: 7, status: 200 });
   });
 });
 
-describe('access log, on error', () => {
-  it('writes the line with the status of the error response the error handling set', async () => {
+describe('the access line on error', () => {
+  it('carries the status of the error response, team null and none of the raw segment (a token pasted into the path)', async () => {
     const { lines, middleware } = setUp();
-    const request = apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: UNAUTHENTICATED });
-    await middleware.onError!(request);
-    expect(lines).toEqual([{
-      message: 'request',
-      fields: { apiRequestId: 'api-request-1', route: 'GET /api/{team}/projects', team: null, status: 401, durationMs: expect.any(Number) },
-    }]);
-  });
-
-  it('logs team null, and not the segment, when no team was resolved (a token pasted into the path)', async () => {
-    const { lines, middleware } = setUp();
-    await middleware.onError!(apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: UNAUTHENTICATED }));
-    expect(lines[0]!.fields.team).toBeNull();
+    await middleware.onError!(apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: jsonResponse(401, '{}') }));
+    expect(lines[0]).toMatchObject({ outcome: '401', status: 401, team: null });
     expect(JSON.stringify(lines)).not.toContain(SECRET);
   });
 
-  it('logs duration null when the error came before the request\'s clock was started', async () => {
-    const { lines, middleware } = setUp();
-    const request = apiRequest({ error: new Error('unexpected'), response: null });
-    delete (request.context as Partial<ApiRequest['context']>).startedAt;
-    await middleware.onError!(request);
-    expect(lines[0]!.fields.durationMs).toBeNull();
-  });
-
-  it('logs status 500 when the error left no response', async () => {
-    const { lines, middleware } = setUp();
-    await middleware.onError!(apiRequest({ error: new Error('unexpected'), response: null }));
-    expect(lines[0]!.fields.status).toBe(500);
-  });
-
-  it('writes the line when a direct invoke passed no API Gateway event at all', async () => {
-    const { lines, middleware } = setUp();
-    const request = apiRequest({ error: new Error('not an event'), response: jsonResponse(500, '{"message":"Server Error"}') });
-    request.event = null as unknown as ApiRequest['event'];
-    await middleware.onError!(request);
-    expect(lines).toEqual([{ message: 'request', fields: { apiRequestId: undefined, route: undefined, team: null, status: 500, durationMs: expect.any(Number) } }]);
-  });
-
-  it('writes nothing about the error itself: no name, message or stack', async () => {
+  it('says 500 when the error left no response, and nothing about the error itself', async () => {
     const { lines, middleware } = setUp();
     await middleware.onError!(apiRequest({ error: new Error('internal detail'), response: null }));
+    expect(lines[0]).toMatchObject({ outcome: '5xx', status: 500 });
     expect(JSON.stringify(lines)).not.toContain('internal detail');
+  });
+
+  it('is still a valid document when a direct invoke passed no API Gateway event at all', async () => {
+    const { lines, middleware } = setUp();
+    const request = apiRequest({ error: new Error('not an event'), response: jsonResponse(500, '{}') });
+    request.event = null as unknown as ApiRequest['event'];
+    delete (request.context as Partial<ApiRequest['context']>).startedAt;
+    await middleware.onError!(request);
+    expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
+  });
+
+  it('never carries the Authorization header, the token or the host', async () => {
+    const { lines, middleware } = setUp();
+    await middleware.after!(servedRequest());
+    const text = JSON.stringify(lines).toLowerCase();
+    for (const secret of [SECRET.toLowerCase(), 'bearer', 'api.example.com']) expect(text).not.toContain(secret);
   });
 });

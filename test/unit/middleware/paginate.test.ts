@@ -39,14 +39,6 @@ describe('readPageQuery, first of all', () => {
     expect(request.context.query.ok).toBe(false);
     expect(request.context.page).toBeUndefined();
   });
-
-  it('gives the same (frozen) result for the same values: a warm function parses a page once', async () => {
-    const [a, b] = [requestWith({ page: '7' }), requestWith({ page: '7' })];
-    await reading.before!(a);
-    await reading.before!(b);
-    expect(b.context.query).toBe(a.context.query);
-    expect(Object.isFrozen(a.context.query)).toBe(true);
-  });
 });
 
 describe('paginate, before the handler', () => {
