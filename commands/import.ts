@@ -12,20 +12,21 @@ Validates the whole snapshot, then imports it into the table TABLE_NAME names, l
 An invalid snapshot is rejected whole, each problem named, and nothing is written.
 
 options:
+  --allow-plain-tokens       import plain-text \`token\` entries into a table on AWS too (their secrets are in the file)
   -h, --help                 print this help
 
 environment:
   TABLE_NAME                 the table (default team-resources)
   DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS
   AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
-  options: {},
+  options: { 'allow-plain-tokens': { type: 'boolean' } },
   positionals: ['<snapshot.json>'],
-};
+} as const;
 
 /** What an import stopped while writing leaves (docs/contract.md, section 7). */
 const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it';
 
-await runCommand(IMPORT, async ({ positionals }) => {
+await runCommand(IMPORT, async ({ positionals, values }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
   const { commandTable } = await import('./cli/table.ts');
@@ -48,6 +49,16 @@ await runCommand(IMPORT, async ({ positionals }) => {
     ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
     : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
   const snapshot = (await readSnapshotFile(file, { report: reportLine, progress })) ?? fail();
+  // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
+  const plain = snapshot.tokens.filter((token) => token.plain);
+  if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {
+    fail([
+      `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file; an import into a table on AWS refuses them`,
+      ...plain.slice(0, 50).map((token) => `  tokens[${token.index}] (user ${token.userId})`),
+      ...(plain.length > 50 ? [`  … and ${counted(plain.length - 50, 'more')}`] : []),
+      'pass --allow-plain-tokens to import them all the same',
+    ].join('\n'));
+  }
   writing = true;
   try {
     if (endpoint) await ensureTable(doc, tableName);

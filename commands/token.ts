@@ -18,7 +18,8 @@ const TOKEN = {
   help: `
 Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,
 on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.
-A user or token that does not exist is an error (exit 1).
+A user or token that does not exist is an error (exit 1). Revoking a revoked token changes nothing
+and exits 0, saying when it was revoked.
 
 commands:
   create                     issues a token for a user and prints it once
@@ -111,53 +112,45 @@ async function revoke(values: Values, secret: string | undefined) {
   if (values.user !== undefined) return revokeSanctumToken(values, id);
   if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
-  const { commandTable, revokeToken } = await load();
+  const { commandTable, revoke } = await load();
   const { doc, tableName } = commandTable();
-  const found = await revokeToken(doc, tableName, secret !== undefined ? { secret } : { id: id! });
+  const revoked = await revoke(doc, tableName, secret !== undefined ? { secret } : { id: id! });
   // Never echo a secret, even a wrong one.
-  if (!found) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
-  process.stdout.write('revoked\n');
+  if (!revoked) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
+  process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
 }
 
 async function revokeSanctumToken(values: Values, id: string | undefined) {
   if (id === undefined) usageError('revoke --user needs --id <sanctum id>');
   const userId = requiredUser(values, 'revoke');
   const sanctumId = idValue('--id', id);
-  const { commandTable, sanctumTokenHashes, revokeToken } = await load();
+  const { commandTable, sanctumTokenHashes, revoke } = await load();
   const { doc, tableName } = commandTable();
   const hashes = await sanctumTokenHashes(doc, tableName, userId, sanctumId);
   if (hashes.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
   if (hashes.length > 1) fail(`user ${userId} has ${hashes.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
-  if (!(await revokeToken(doc, tableName, { id: hashes[0]! }))) fail(`no token with id ${hashes[0]} in table ${escapeText(tableName)}`);
-  process.stdout.write('revoked\n');
+  const revoked = await revoke(doc, tableName, { id: hashes[0]! });
+  if (!revoked) fail(`no token with id ${hashes[0]} in table ${escapeText(tableName)}`);
+  process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
 }
 
 async function list(values: Values) {
   const userId = requiredUser(values, 'list');
-  const { commandTable, listTokens, userExists, TOKEN_STATUSES } = await load();
+  const { commandTable, listTokens, userExists } = await load();
   const { doc, tableName } = commandTable();
   if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
-  if (tokens.length === 0) process.stdout.write(`user ${userId} has no tokens\n`);
+  if (tokens.length === 0) return void process.stdout.write(`user ${userId} has no tokens\n`);
   // Names (and anything else) from the table may hold escape sequences: shown, never obeyed, and
   // measured as shown, so that every column starts at the same place on every line.
-  const rows = tokens.map((t) => [
-    t.id,
-    t.status,
-    t.name || '-',
-    t.abilities.join(','),
-    `created ${t.createdAt ?? '-'}`,
-    `expires ${t.expiresAt ?? 'never'}${t.revokedAt ? `  revoked ${t.revokedAt}` : ''}${t.sanctumId === null ? '' : `  sanctum id ${t.sanctumId}`}`,
-  ].map(escapeText));
+  const rows = [
+    ['ID', 'STATUS', 'NAME', 'ABILITIES', 'CREATED', 'EXPIRES', 'SANCTUM ID', 'REVOKED'],
+    ...tokens.map((t) => [t.id, t.status, t.name || '-', t.abilities.join(','), t.createdAt ?? '-', t.expiresAt ?? 'never', String(t.sanctumId ?? '-'), t.revokedAt ?? '-'].map(escapeText)),
+  ];
   const shownLength = (cell: string) => [...cell].length;
-  const widths = (rows[0] ?? []).map((_, column) => Math.max(
-    ...rows.map((row) => shownLength(row[column]!)),
-    // The status column (the second) is as wide as the longest status, whichever ones are listed.
-    column === 1 ? Math.max(...TOKEN_STATUSES.map((status) => status.length)) : 0,
-  ));
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => shownLength(row[column]!))));
   for (const row of rows) {
-    const cells = row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - shownLength(cell))));
-    process.stdout.write(`${cells.join('  ')}\n`);
+    process.stdout.write(`${row.map((cell, column) => cell + ' '.repeat(widths[column]! - shownLength(cell))).join('  ').trimEnd()}\n`);
   }
 }
 

@@ -1,39 +1,74 @@
 /**
- * Exact decimal money. Amounts are carried as bigint counts of 1/10,000ths, so sums never
- * drift (0.1 + 0.2 is 0.3) and no float ever touches an amount between import and response.
+ * Exact decimal numbers, judged as written (docs/contract.md, section 7). Amounts are carried as
+ * bigint counts of 1/10,000ths, so sums never drift (0.1 + 0.2 is 0.3) and no float ever touches
+ * an amount between import and response.
  */
 const DECIMAL_PLACES = 4;
 const UNIT = 10n ** BigInt(DECIMAL_PLACES);
-const DECIMAL_TEXT = /^([0-9]+)(?:\.([0-9]+))?$/;
-/** The largest JSON number whose 4th decimal is still exact in a double (2^53 / 10^4). */
-const MAX_EXACT_NUMBER = Number.MAX_SAFE_INTEGER / 10 ** DECIMAL_PLACES;
+const NUMBER_TEXT = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+/** Decimal strings: digits, an optional fraction (and a sign, for "-0"). */
+const DECIMAL_STRING = /^-?[0-9]+(?:\.[0-9]+)?$/;
 
-export type ParsedAmount =
-  | { ok: true; units: bigint }
-  | { ok: false; problem: string };
+/**
+ * A JSON number whose text no double holds (`800.0000000000000001`, `9007199254740993`): the
+ * snapshot reader keeps its text, so that it is judged as the file writes it, never as rounded.
+ */
+export class WrittenNumber {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+/** The exact value of a number's text: coefficient × 10^exponent, without trailing zeros (0 has no sign). */
+function exactValue(text: string): { negative: boolean; coefficient: bigint; exponent: number } | undefined {
+  const match = NUMBER_TEXT.exec(text);
+  if (!match) return undefined;
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match;
+  let coefficient = BigInt(whole + fraction);
+  let power = Number(exponent) - fraction.length;
+  if (coefficient === 0n) return { negative: false, coefficient, exponent: 0 };
+  while (coefficient % 10n === 0n) {
+    coefficient /= 10n;
+    power++;
+  }
+  return { negative: sign === '-', coefficient, exponent: power };
+}
+
+/** A JSON number's text as the value to check: a number when the double holds it exactly as written, else a WrittenNumber. */
+export function jsonNumber(text: string): number | WrittenNumber {
+  const value = Number(text);
+  const shortest = String(value);
+  if (shortest === text) return value;
+  const written = exactValue(text);
+  const held = exactValue(shortest);
+  const same = written && held && written.negative === held.negative && written.coefficient === held.coefficient && written.exponent === held.exponent;
+  return same ? value : new WrittenNumber(text);
+}
+
+/** Whether a JSON value is a whole number too large to be an exact double (its rule is "at most 9007199254740991"). */
+export function isLargeInteger(input: unknown): boolean {
+  if (typeof input === 'number') return Number.isInteger(input) && input > Number.MAX_SAFE_INTEGER;
+  const value = input instanceof WrittenNumber ? exactValue(input.text) : undefined;
+  return value !== undefined && !value.negative && value.exponent >= 0;
+}
+
+export type ParsedAmount = { ok: true; units: bigint } | { ok: false; problem: string };
 
 /** Parses a snapshot amount: a decimal string or JSON number, not negative, at most 4 decimals. */
 export function parseAmount(input: unknown): ParsedAmount {
-  let text: string;
-  if (typeof input === 'number') {
-    if (!Number.isFinite(input)) return { ok: false, problem: 'is not a decimal number' };
-    // Past this a JSON number no longer holds 4 exact decimals: the text must carry it.
-    if (Math.abs(input) > MAX_EXACT_NUMBER) return { ok: false, problem: 'is too large to be exact as a JSON number; write it as a decimal string' };
-    // String(n) gives the shortest text that reads back as n: 24.15 -> "24.15".
-    text = String(input);
-  } else if (typeof input === 'string') {
-    text = input.trim();
-  } else {
-    return { ok: false, problem: 'must be a decimal string or a number' };
-  }
-  if (text.startsWith('-')) return { ok: false, problem: 'must not be negative' };
-  const match = DECIMAL_TEXT.exec(text);
-  if (!match) return { ok: false, problem: 'is not a decimal number' };
-  const [, whole = '0', fraction = ''] = match;
-  if (fraction.length > DECIMAL_PLACES) {
-    return { ok: false, problem: `has more than ${DECIMAL_PLACES} decimals` };
-  }
-  return { ok: true, units: BigInt(whole) * UNIT + BigInt(fraction.padEnd(DECIMAL_PLACES, '0')) };
+  const isNumber = typeof input === 'number' || input instanceof WrittenNumber;
+  if (!isNumber && typeof input !== 'string') return { ok: false, problem: 'must be a decimal string or a number' };
+  const text = isNumber ? String(input) : input.trim();
+  const value = isNumber || DECIMAL_STRING.test(text) ? exactValue(text) : undefined;
+  if (!value) return { ok: false, problem: 'is not a decimal number' };
+  if (value.negative) return { ok: false, problem: 'must not be negative' };
+  if (value.exponent < -DECIMAL_PLACES) return { ok: false, problem: `has more than ${DECIMAL_PLACES} decimals` };
+  // Past 10^20 an amount is far beyond any limit: the power is capped so that it stays cheap to compute.
+  return { ok: true, units: value.coefficient * 10n ** BigInt(Math.min(value.exponent, 20) + DECIMAL_PLACES) };
 }
 
 /** Shortest decimal text of an amount, usable verbatim as a JSON number: 53.3, 5, 0. */

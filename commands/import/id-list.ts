@@ -1,42 +1,20 @@
-/**
- * A growing list of ids (integers up to 2^53) in fixed-size Float64Array chunks: 8 bytes an id,
- * and no doubling copy as it grows (a 5,000,000-id list never needs 80 MB twice over).
- */
-const CHUNK = 65_536;
-
+/** A growing list of ids (integers up to 2^53): 8 bytes an id, in one Float64Array that doubles when full. */
 export class IdList {
-  private readonly chunks: Float64Array[] = [];
-  private fill = CHUNK;
+  private ids = new Float64Array(16);
   length = 0;
 
   push(id: number): void {
-    if (this.fill === CHUNK) {
-      this.chunks.push(new Float64Array(CHUNK));
-      this.fill = 0;
+    if (this.length === this.ids.length) {
+      const grown = new Float64Array(this.ids.length * 2);
+      grown.set(this.ids);
+      this.ids = grown;
     }
-    this.chunks[this.chunks.length - 1]![this.fill++] = id;
-    this.length++;
+    this.ids[this.length++] = id;
   }
 
-  *[Symbol.iterator](): Generator<number> {
-    for (let c = 0; c < this.chunks.length; c++) {
-      const chunk = this.chunks[c]!;
-      const end = c === this.chunks.length - 1 ? this.fill : CHUNK;
-      for (let i = 0; i < end; i++) yield chunk[i]!;
-    }
-  }
-
-  /** Copies every id into one array (in insertion order). */
+  /** The ids, in insertion order (a view: sorting it sorts the list). */
   toArray(): Float64Array {
-    const out = new Float64Array(this.length);
-    let at = 0;
-    for (let c = 0; c < this.chunks.length; c++) {
-      const chunk = this.chunks[c]!;
-      const end = c === this.chunks.length - 1 ? this.fill : CHUNK;
-      out.set(end === CHUNK ? chunk : chunk.subarray(0, end), at);
-      at += end;
-    }
-    return out;
+    return this.ids.subarray(0, this.length);
   }
 }
 

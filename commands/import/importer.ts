@@ -1,51 +1,44 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { daemonJson, projectJson, type Daemon } from '../../shared/domain/resources.ts';
-import { membershipEntry, pendingKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { daemonJson, projectJson, type Daemon, type Project } from '../../shared/domain/resources.ts';
+import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
-import { BatchWriter, writeAll } from '../store/batch-write.ts';
+import { BatchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { DYNAMODB_LIMITS, itemSize } from '../store/item-size.ts';
-import { addMemberships, listUserTokens } from '../store/memberships.ts';
+import { changeMemberships, listUserTokens } from '../store/memberships.ts';
 import { financeFieldsJson } from './finance.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { ImportLock, LockLost, type LockOptions } from './lock.ts';
 import { locate, Problems, say } from './problems.ts';
-import { sweep } from './retention.ts';
-import type { Collection } from './snapshot.ts';
+import { Retention } from './retention.ts';
+import { LIMITS } from './snapshot.ts';
 import { toUtcTimestamp } from './timestamp.ts';
-import { financeItem, GENERATION_ID_LENGTH, headItem, memberItem, newGenerationId, pendingItem, resourceItem, retiredItem } from './stored-items.ts';
-import type { SnapshotTeam, SnapshotToken, ValidSnapshot } from './validation.ts';
+import { financeItem, headItem, memberItem, newGenerationId, pendingItem, resourceItem, retiredItem } from './stored-items.ts';
+import type { SnapshotTeam, SnapshotToken, SnapshotUser, ValidSnapshot } from './validation.ts';
 
 /**
- * Pass 2 of an import, and everything around it (docs/contract.md, section 7, docs/storage.md). Each
- * team of the snapshot is written as a new generation beside the one readers use, its members
- * included, then switched to in one transaction with its finance summary. In order:
+ * Pass 2 of an import (docs/contract.md, section 7; docs/storage.md). Each team of the snapshot is
+ * written as a new generation beside the one readers use, its members included, then switched to
+ * in one transaction with its finance summary. In order, under the table's import lock (lock.ts):
  *
- * 1. Take the table's import lock (lock.ts), and read what the import depends on: the teams'
- *    heads and slugs, the members' tokens, the snapshot's tokens. Anything the table makes
- *    impossible (a slug held by another team, a token of another user, a token that would grow
- *    past DynamoDB's item size) rejects the import before its first write.
- * 2. Reserve a new generation per team (pending in the ledger, so a dead import's is swept).
- * 3. Write each new generation: its member index, the membership entry `<team>#<generation>`
- *    added to every token of every member (tokens new in the snapshot are written inactive),
- *    then every project and daemon, read again from the file (its fingerprint must not change).
- * 4. Switch the teams, one transaction each: both head copies, both finance copies, the ledger
- *    (pending to current, the old generation retired with the time), on condition that the head
- *    still names the generation this import started from and that the lock is still ours. A
- *    team's members switch with its data: a reader checks the entry of the head's generation.
- * 5. After the last switch: users upserted, members' tokens listed again (a token created during
- *    the import gets its entries), then the snapshot's tokens updated and activated.
- * 6. Sweep what retention allows (retention.ts), and release the lock.
- *
- * Killed anywhere, it leaves every team whole (old or new, each with its own members), no new
- * token valid, and a lock that the next import takes over; run again, it completes.
+ * 1. Read what the import depends on; anything the table makes impossible (a slug another team
+ *    holds, a slug swap, a token of another user, a user past 1,000 teams) rejects it here.
+ * 2. Clear what killed imports left (retention.ts), then narrow the snapshot's existing tokens
+ *    (earlier expiry, fewer abilities): in force before any team switches.
+ * 3. Write each new generation: member index, new tokens (inactive), the entry
+ *    `<team>#<generation>` added to every token of every member, every project and daemon (read
+ *    again from the file, whose fingerprint must not have changed). Users then list old and new
+ *    teams, and tokens created meanwhile get their entries too (a token created later finds the
+ *    pending generations itself: commands/tokens/tokens.ts).
+ * 4. Switch the teams, one transaction each, on condition that the head still names the
+ *    generation this import started from and that the lock is still ours.
+ * 5. Remove the replaced generations' entries, write users as the snapshot says, widen and
+ *    activate the snapshot's tokens, and sweep what retention allows.
  */
 
-export type ImportPhase = 'writing' | 'switching' | 'members' | 'sweeping';
 export interface ImportProgress {
-  phase: ImportPhase;
+  phase: 'writing' | 'switching';
   done: number;
   total: number;
 }
@@ -53,10 +46,9 @@ export interface ImportProgress {
 export interface ImportOptions {
   /** Called as the import goes; an async observer is awaited (the import waits for it). */
   onProgress?: (progress: ImportProgress) => void | Promise<void>;
-  /** One line per event worth a line (waiting for a lock, sweeping). */
+  /** One line per event worth a line (waiting for a lock, a sweep that stopped). */
   log?: (line: string) => void;
-  concurrency?: number;
-  /** Wall-clock milliseconds: retention and the lock's lease are measured with it. */
+  /** Wall-clock milliseconds: retention is measured with it. */
   clock?: () => number;
   lock?: Pick<LockOptions, 'leaseMs' | 'renewEveryMs'>;
 }
@@ -66,8 +58,6 @@ export interface ImportSummary {
   items: number;
   users: number;
   tokens: number;
-  /** Generations deleted by the retention sweep. */
-  swept: number;
 }
 
 /** Thrown before anything is written when the table itself makes the snapshot unusable. */
@@ -95,39 +85,50 @@ interface HeadItem {
 }
 
 interface TokenItem {
-  pk: string;
   user_id: number;
+  abilities: string[];
+  expires_at: string | null;
+  inactive?: boolean;
 }
 
 export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, options: ImportOptions = {}): Promise<ImportSummary> {
   const clock = options.clock ?? Date.now;
   await assertUnchanged(snapshot);
-  const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, now: clock, onWait: options.log });
-  let summary: ImportSummary;
+  const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, onWait: options.log });
   try {
-    summary = await new Import(doc, tableName, snapshot, lock, options, clock).run();
+    await new Import(doc, tableName, snapshot, lock, options, clock).run();
   } catch (error) {
     // The import's own failure is the one to report; a lock not released expires by itself.
     await lock.release().catch(() => {});
     throw error;
   }
   await lock.release();
-  return summary;
+  return { teams: snapshot.teams.length, items: snapshot.items, users: snapshot.users.length, tokens: snapshot.tokens.length };
 }
 
 class Import {
+  private readonly teamsById: Map<number, SnapshotTeam>;
+  private readonly generations = new Map<number, string>();
+  /** Each member of a snapshot team, with the snapshot teams they are a member of. */
+  private readonly members = new Map<number, number[]>();
+  /** Each member's tokens as listed before the first write. */
+  private readonly memberTokens = new Map<number, string[]>();
+  /** Snapshot tokens not in the table, or left inactive by a killed import: written inactive, activated last. */
+  private newTokens: SnapshotToken[] = [];
+  /** Snapshot tokens already in the table, as stored. */
+  private readonly stored = new Map<SnapshotToken, TokenItem>();
+  private readonly usersById: Map<number, SnapshotUser>;
+  /** The teams each snapshot user lists in the table now. */
+  private readonly listedTeams = new Map<number, number[]>();
+  private readonly retention: Retention;
+  private readonly beforeWrite = () => this.lock.assertHeld();
+
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly snapshot: ValidSnapshot;
   private readonly lock: ImportLock;
   private readonly options: ImportOptions;
   private readonly clock: () => number;
-  private readonly teamsById: Map<number, SnapshotTeam>;
-  private readonly generations = new Map<number, string>();
-  /** Each member's tokens as found before the first write. */
-  private readonly memberTokens = new Map<number, string[]>();
-  /** Snapshot tokens not yet in the table: written inactive, activated after the last switch. */
-  private newTokens: SnapshotToken[] = [];
 
   constructor(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, lock: ImportLock, options: ImportOptions, clock: () => number) {
     this.doc = doc;
@@ -137,36 +138,40 @@ class Import {
     this.options = options;
     this.clock = clock;
     this.teamsById = new Map(snapshot.teams.map((team) => [team.id, team]));
+    this.usersById = new Map(snapshot.users.map((user) => [user.id, user]));
+    for (const team of snapshot.teams) {
+      for (const userId of team.memberIds) this.members.set(userId, [...(this.members.get(userId) ?? []), team.id]);
+    }
+    this.retention = new Retention(doc, tableName, this.beforeWrite);
   }
 
-  async run(): Promise<ImportSummary> {
+  async run(): Promise<void> {
     const { heads, switchOrder } = await this.readTable();
-    await this.reserveGenerations();
+    await this.retention.clearDeadImports();
+    await this.narrowTokens();
     await this.writeGenerations();
+    await this.writeUsers('during');
+    await this.tagTokens(async (userId) => (await listUserTokens(this.doc, this.tableName, userId)).filter((hash) => !this.memberTokens.get(userId)!.includes(hash)));
     let switched = 0;
     for (const team of switchOrder) {
       await this.switchTeam(team, heads.get(team.id));
       await this.progress({ phase: 'switching', done: ++switched, total: switchOrder.length });
     }
-    await this.afterSwitches();
-    let swept = 0;
+    await this.retention.removeReplacedEntries();
+    await this.writeUsers('after');
+    await this.widenTokens();
     try {
-      swept = await sweep(this.doc, this.tableName, {
-        now: this.clock(),
-        beforeWrite: () => this.lock.assertHeld(),
-        onSwept: () => swept++,
-      });
+      await this.retention.sweepRetired(this.clock());
     } catch (error) {
       // Every team is imported by now: what is left to remove, the next import removes.
       this.options.log?.(`the import is complete, but removing replaced generations stopped (${(error as Error).message}); the next import will finish it`);
     }
-    return { teams: this.snapshot.teams.length, items: this.snapshot.items, users: this.snapshot.users.length, tokens: this.snapshot.tokens.length, swept };
   }
 
   // ---- 1. What the import depends on; rejections before the first write ----------------
 
   private async readTable(): Promise<{ heads: Map<number, HeadItem>; switchOrder: SnapshotTeam[] }> {
-    const { teams } = this.snapshot;
+    const { teams, tokens, users } = this.snapshot;
     const problems = new Problems();
     const heads = new Map((await this.get(teams.map((t) => teamHeadKey(t.id)))).map((item) => [(item as unknown as HeadItem).team_id, item as unknown as HeadItem]));
     const slugHolders = new Map((await this.get(teams.map((t) => teamHeadKey(t.slug)))).map((item) => [(item as unknown as HeadItem).slug, item as unknown as HeadItem]));
@@ -177,78 +182,109 @@ class Import {
       }
     }
     const switchOrder = orderForSlugMoves(teams, heads, problems);
-    await this.readTokens(problems);
+
+    const existing = new Map((await this.get(tokens.map((t) => tokenKey(t.hash)))).map((item) => [String(item.pk), item as unknown as TokenItem]));
+    for (const token of tokens) {
+      const stored = existing.get(tokenKey(token.hash).pk);
+      // A token a killed import left inactive was never valid: this import takes it over.
+      if (!stored || stored.inactive) this.newTokens.push(token);
+      else if (Number(stored.user_id) !== token.userId) problems.addRelation(say.tokenOfAnotherUser(locate('tokens', token.index), Number(stored.user_id)));
+      else this.stored.set(token, stored);
+    }
+
+    for (const item of await this.get(users.map((u) => userKey(u.id)))) this.listedTeams.set(userIdOf(item as unknown as Key), (item.teams as number[] | undefined) ?? []);
+    users.forEach((user, index) => {
+      const teamCount = this.teamsOf(user.id, 'after').length;
+      if (teamCount > LIMITS.teamsPerUser) problems.addRelation(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
+    });
     if (problems.count > 0) throw new ImportRejected(problems.lines());
     return { heads, switchOrder };
   }
 
-  /** The snapshot's tokens and every member's tokens: owners, and sizes once the entries are added. */
-  private async readTokens(problems: Problems): Promise<void> {
-    const existing = new Map((await this.get(this.snapshot.tokens.map((t) => tokenKey(t.hash)))).map((item) => [String(item.pk), item]));
-    for (const token of this.snapshot.tokens) {
-      const stored = existing.get(tokenKey(token.hash).pk) as TokenItem | undefined;
-      if (stored && Number(stored.user_id) !== token.userId) problems.addRelation(say.tokenOfAnotherUser(locate('tokens', token.index), Number(stored.user_id)));
-    }
-    this.newTokens = this.snapshot.tokens.filter((token) => !existing.has(tokenKey(token.hash).pk));
+  /**
+   * The teams a user lists: the snapshot's, and those outside the snapshot it is in (their
+   * membership is unchanged). While the import runs, also those it is leaving, so that a token
+   * created meanwhile finds every team it may read.
+   */
+  private teamsOf(userId: number, when: 'during' | 'after'): number[] {
+    const listed = this.listedTeams.get(userId) ?? [];
+    const kept = when === 'during' ? listed : listed.filter((teamId) => !this.teamsById.has(teamId));
+    return [...new Set([...(this.usersById.get(userId)?.teams ?? []), ...kept])];
+  }
 
-    const members = this.members();
-    await forEachConcurrently(members.keys(), 16, async (userId) => {
-      this.memberTokens.set(userId, await listUserTokens(this.doc, this.tableName, userId));
+  // ---- 2. Tokens: narrowing first, widening last -----------------------------------------
+
+  /** What the snapshot takes away from an existing token: an earlier expiry, abilities removed. */
+  private async narrowTokens(): Promise<void> {
+    await forEachConcurrently(this.stored, 16, async ([token, stored]) => {
+      const abilities = commonAbilities(stored.abilities, token.abilities);
+      const expiresAt = earlierExpiry(stored.expires_at, token.expiresAt);
+      if (String(abilities) === String(stored.abilities) && expiresAt === stored.expires_at) return;
+      await this.updateToken(token, 'SET abilities = :abilities, expires_at = :expires', { ':abilities': abilities, ':expires': expiresAt });
     });
-    const hashes = [...this.memberTokens.values()].flat();
-    const items = new Map((await this.get(hashes.map(tokenKey))).map((item) => [String(item.pk), item]));
-    for (const [userId, teamIds] of members) {
-      const entriesBytes = teamIds.reduce((n, teamId) => n + Buffer.byteLength(membershipEntry(teamId, 'g'.repeat(GENERATION_ID_LENGTH))), 0);
-      for (const hash of this.memberTokens.get(userId) ?? []) {
-        const item = items.get(tokenKey(hash).pk);
-        const bytes = item ? itemSize(item) + entriesBytes : 0;
-        if (bytes > DYNAMODB_LIMITS.itemBytes) problems.addRelation(say.tokenTooLarge(userId, bytes, DYNAMODB_LIMITS.itemBytes));
-      }
-    }
   }
 
-  /** Each member of a snapshot team, with the snapshot teams they are a member of. */
-  private members(): Map<number, number[]> {
-    const members = new Map<number, number[]>();
-    for (const team of this.snapshot.teams) {
-      for (const userId of team.memberIds) members.set(userId, [...(members.get(userId) ?? []), team.id]);
-    }
-    return members;
+  /** The snapshot's tokens as it says (abilities, expiry, name, Sanctum id), and valid: after the last switch. A revocation stays. */
+  private async widenTokens(): Promise<void> {
+    await forEachConcurrently(this.snapshot.tokens, 16, async (token) => {
+      const name = token.name === undefined ? { remove: ', #name', set: '' } : { remove: '', set: ', #name = :name' };
+      const sanctumId = token.sanctumId === undefined ? { remove: ', sanctum_id', set: '' } : { remove: '', set: ', sanctum_id = :sanctumId' };
+      await this.updateToken(token, `SET abilities = :abilities, expires_at = :expires${name.set}${sanctumId.set} REMOVE inactive${name.remove}${sanctumId.remove}`, {
+        ':abilities': token.abilities, ':expires': token.expiresAt, ...(token.name !== undefined && { ':name': token.name }),
+        ...(token.sanctumId !== undefined && { ':sanctumId': token.sanctumId }),
+      }, { '#name': 'name' });
+    });
+    await writeAll(this.doc, this.tableName, this.newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })), { beforeSend: this.beforeWrite });
   }
 
-  // ---- 2. and 3. New generations ----------------------------------------------------------
-
-  private async reserveGenerations(): Promise<void> {
-    const now = this.clock();
-    for (const team of this.snapshot.teams) this.generations.set(team.id, newGenerationId(now));
+  private async updateToken(token: SnapshotToken, UpdateExpression: string, values: Record<string, unknown>, ExpressionAttributeNames?: Record<string, string>) {
     this.lock.assertHeld();
-    await writeAll(this.doc, this.tableName, this.snapshot.teams.map((team) => ({ PutRequest: { Item: pendingItem(team.id, this.generations.get(team.id)!, now) } })));
+    await this.doc.send(new UpdateCommand({
+      TableName: this.tableName, Key: tokenKey(token.hash), UpdateExpression, ExpressionAttributeNames,
+      ConditionExpression: 'user_id = :user', ExpressionAttributeValues: { ...values, ':user': token.userId },
+    }));
+  }
+
+  // ---- 3. New generations ----------------------------------------------------------------
+
+  private entriesOf(userId: number): string[] {
+    return (this.members.get(userId) ?? []).map((teamId) => membershipEntry(teamId, this.generations.get(teamId)!));
   }
 
   private async writeGenerations(): Promise<void> {
-    const members = this.members();
-    const entriesOf = (userId: number) => (members.get(userId) ?? []).map((teamId) => membershipEntry(teamId, this.generations.get(teamId)!));
-    const beforeSend = () => this.lock.assertHeld();
+    const now = this.clock();
+    for (const team of this.snapshot.teams) this.generations.set(team.id, newGenerationId(now));
+    const write = (requests: Iterable<WriteRequest>) => writeAll(this.doc, this.tableName, requests, { beforeSend: this.beforeWrite });
+    const put = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });
+    // Reserved in the ledger first, as are new tokens: whatever a killed import wrote, the next finds.
+    await write([
+      ...this.snapshot.teams.map((team) => put(pendingItem(team.id, this.generations.get(team.id)!, now))),
+      ...this.newTokens.map((token) => put({ ...pendingTokenKey(token.hash), user_id: token.userId })),
+    ]);
+    await write(function* (this: Import) {
+      // The member index: whoever removes a generation's entries finds its members through it.
+      for (const team of this.snapshot.teams) for (const userId of team.memberIds) yield put(memberItem(team.id, this.generations.get(team.id)!, userId));
+      for (const token of this.newTokens) {
+        yield put(newTokenItem(token, this.entriesOf(token.userId), new Date(now).toISOString()));
+        yield put(userTokenKey(token.userId, token.hash));
+      }
+    }.call(this));
+    await forEachConcurrently(this.members.keys(), 16, async (userId) => {
+      this.memberTokens.set(userId, await listUserTokens(this.doc, this.tableName, userId));
+    });
+    await this.tagTokens(async (userId) => this.memberTokens.get(userId)!);
+    await this.writeItems();
+  }
 
-    // The member index first: whoever sweeps a generation finds its entries on tokens through it.
-    const writer = new BatchWriter(this.doc, this.tableName, { concurrency: this.options.concurrency, beforeSend });
-    for (const team of this.snapshot.teams) {
-      for (const userId of team.memberIds) await writer.put(memberItem(team.id, this.generations.get(team.id)!, userId));
-    }
-    // Tokens new in the snapshot: inactive (invalid) until every team has switched.
-    for (const token of this.newTokens) {
-      await writer.put(newTokenItem(token, entriesOf(token.userId), new Date(this.clock()).toISOString()));
-      await writer.put(userTokenKey(token.userId, token.hash) as unknown as Record<string, unknown>);
-    }
-    await writer.flush();
-    // Every existing token of every member gets the new generations' entries (added, never set).
-    await forEachConcurrently(this.memberTokens, 16, async ([userId, hashes]) => {
-      for (const hash of hashes) {
+  /** Adds the new generations' entries (added, never set) to the tokens `tokensOf` gives for each member. */
+  private async tagTokens(tokensOf: (userId: number) => Promise<string[]>): Promise<void> {
+    const isNew = new Set(this.newTokens.map((token) => token.hash));
+    await forEachConcurrently(this.members.keys(), 16, async (userId) => {
+      for (const hash of await tokensOf(userId)) {
         this.lock.assertHeld();
-        await addMemberships(this.doc, this.tableName, hash, entriesOf(userId));
+        if (!isNew.has(hash)) await changeMemberships(this.doc, this.tableName, hash, 'ADD', this.entriesOf(userId));
       }
     });
-    await this.writeItems();
   }
 
   /** Pass 2: every project and daemon, from the file again, numbered by the ids pass 1 sorted. */
@@ -258,36 +294,36 @@ class Import {
     let done = 0;
     await this.progress({ phase: 'writing', done, total });
     const writer = new BatchWriter(this.doc, this.tableName, {
-      concurrency: this.options.concurrency,
-      beforeSend: () => this.lock.assertHeld(),
+      beforeSend: this.beforeWrite,
       onWritten: (count) => this.progress({ phase: 'writing', done: (done += count), total }),
     });
-    const changed = (what: string) => new SnapshotChanged(what);
     // Pass 1 checked every record of this file; its fingerprint is checked again below, before
     // any switch. So records are taken as they are here: a file changed meanwhile can only
     // leave garbage in a generation that is never switched to (and is swept).
     const read = await readSnapshotRecords(this.snapshot.path, {
-      record: (collection: Collection, _index: number, fields: Record<string, unknown>) => {
-        if (collection === 'projects') {
-          const team = this.teamsById.get(fields.team_id as number);
-          const ordinal = team ? ordinalOf(team.projectIds, fields.id as number) : 0;
-          const createdAt = toUtcTimestamp(String(fields.created_at));
-          if (!team || ordinal === 0 || createdAt === undefined) throw changed('a project that was not validated');
-          const project = { id: fields.id as number, name: fields.name as string, slug: fields.slug as string, client_id: (fields.client_id ?? null) as number | null, created_at: createdAt };
-          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'projects', ordinal, projectJson(project)));
-        }
-        if (collection === 'daemons') {
-          const team = this.teamsById.get(this.snapshot.environmentTeams.get(fields.environment_id as number) ?? 0);
-          const ordinal = team ? ordinalOf(team.daemonIds, fields.id as number) : 0;
-          if (!team || ordinal === 0) throw changed('a daemon that was not validated');
-          return writer.put(resourceItem(team.id, this.generations.get(team.id)!, 'daemons', ordinal, daemonJson(fields as unknown as Daemon)));
-        }
-        return undefined;
+      record: (collection, _index, fields) => {
+        if (collection !== 'projects' && collection !== 'daemons') return undefined;
+        const project = collection === 'projects';
+        const team = this.teamsById.get((project ? fields.team_id : this.snapshot.environmentTeams.get(fields.environment_id as number)) as number);
+        const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
+        const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
+        if (!team || ordinal === 0 || createdAt === undefined) throw new SnapshotChanged(`one of its ${collection} was not validated`);
+        const json = project
+          ? projectJson({ ...(fields as unknown as Project), client_id: (fields.client_id ?? null) as number | null, created_at: createdAt })
+          : daemonJson(fields as unknown as Daemon);
+        return writer.put(resourceItem(team.id, this.generations.get(team.id)!, collection, ordinal, json));
       },
     }, new Problems());
     await writer.flush();
-    if (!read.readable || read.sha256 !== this.snapshot.sha256) throw changed('its SHA-256 differs');
-    if (writer.written !== total) throw changed(`${writer.written} items instead of ${total}`);
+    if (!read.readable || read.sha256 !== this.snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');
+    if (writer.written !== total) throw new SnapshotChanged(`${writer.written} items instead of ${total}`);
+  }
+
+  /** Users as the snapshot says, listing their teams (teamsOf). */
+  private async writeUsers(when: 'during' | 'after'): Promise<void> {
+    await writeAll(this.doc, this.tableName, this.snapshot.users.map((user) => ({
+      PutRequest: { Item: { ...userKey(user.id), ...(user.name !== undefined && { name: user.name }), teams: this.teamsOf(user.id, when) } },
+    })), { beforeSend: this.beforeWrite });
   }
 
   // ---- 4. The switch ------------------------------------------------------------------------
@@ -330,54 +366,6 @@ class Import {
     }
   }
 
-  // ---- 5. After the last switch ---------------------------------------------------------------
-
-  private async afterSwitches(): Promise<void> {
-    const members = this.members();
-    await this.upsertUsers();
-    // Members' tokens again: a token created while this import ran gets the new entries.
-    let done = 0;
-    await forEachConcurrently(members, 16, async ([userId, teamIds]) => {
-      const known = new Set([...(this.memberTokens.get(userId) ?? []), ...this.newTokens.filter((t) => t.userId === userId).map((t) => t.hash)]);
-      for (const hash of await listUserTokens(this.doc, this.tableName, userId)) {
-        if (!known.has(hash)) await addMemberships(this.doc, this.tableName, hash, teamIds.map((teamId) => membershipEntry(teamId, this.generations.get(teamId)!)));
-      }
-      await this.progress({ phase: 'members', done: ++done, total: members.size });
-    });
-    // The snapshot's tokens: abilities, expiry and name as the snapshot says; now valid. A revoked
-    // token stays revoked, and keeps its creation time.
-    await forEachConcurrently(this.snapshot.tokens, 16, async (token) => {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: tokenKey(token.hash),
-        UpdateExpression: [
-          `SET abilities = :abilities, expires_at = :expires${token.name === undefined ? '' : ', #name = :name'}${token.sanctumId === undefined ? '' : ', sanctum_id = :sanctumId'}`,
-          `REMOVE inactive${token.name === undefined ? ', #name' : ''}${token.sanctumId === undefined ? ', sanctum_id' : ''}`,
-        ].join(' '),
-        ConditionExpression: 'user_id = :user',
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: {
-          ':abilities': token.abilities, ':expires': token.expiresAt, ':user': token.userId,
-          ...(token.name === undefined ? {} : { ':name': token.name }),
-          ...(token.sanctumId === undefined ? {} : { ':sanctumId': token.sanctumId }),
-        },
-      }));
-    });
-  }
-
-  /**
-   * Users as the snapshot says. A user's `teams` speaks for the snapshot's teams only: teams
-   * outside the snapshot that the user was in stay in the list (their membership is unchanged).
-   */
-  private async upsertUsers(): Promise<void> {
-    const old = new Map((await this.get(this.snapshot.users.map((u) => userKey(u.id)))).map((item) => [userIdOf(item as unknown as Key), (item.teams as number[] | undefined) ?? []]));
-    await writeAll(this.doc, this.tableName, this.snapshot.users.map((user) => {
-      const kept = (old.get(user.id) ?? []).filter((teamId) => !this.teamsById.has(teamId));
-      const teams = [...new Set([...user.teams, ...kept])];
-      return { PutRequest: { Item: { ...userKey(user.id), ...(user.name === undefined ? {} : { name: user.name }), teams } } };
-    }), { beforeSend: () => this.lock.assertHeld() });
-  }
-
   // ---- helpers ------------------------------------------------------------------------------
 
   private get(keys: Key[]) {
@@ -389,17 +377,30 @@ class Import {
   }
 }
 
+/** The abilities both lists grant (`*` grants every one). */
+function commonAbilities(stored: string[], given: string[]): string[] {
+  if (stored.includes('*')) return given;
+  if (given.includes('*')) return stored;
+  return stored.filter((ability) => given.includes(ability));
+}
+
+/** The earlier of two expiries (null: never). */
+function earlierExpiry(stored: string | null, given: string | null): string | null {
+  if (stored === null || given === null) return stored ?? given;
+  return Date.parse(given) < Date.parse(stored) ? given : stored;
+}
+
 function newTokenItem(token: SnapshotToken, entries: string[], createdAt: string): Record<string, unknown> {
   return {
     ...tokenKey(token.hash),
     user_id: token.userId,
     abilities: token.abilities,
     expires_at: token.expiresAt,
-    ...(token.name === undefined ? {} : { name: token.name }),
-    ...(token.sanctumId === undefined ? {} : { sanctum_id: token.sanctumId }),
+    ...(token.name !== undefined && { name: token.name }),
+    ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
     created_at: createdAt,
     inactive: true,
-    ...(entries.length > 0 ? { memberships: new Set(entries) } : {}),
+    ...(entries.length > 0 && { memberships: new Set(entries) }),
   };
 }
 
@@ -411,18 +412,20 @@ async function assertUnchanged(snapshot: ValidSnapshot): Promise<void> {
 
 /**
  * A team may take a slug another team of the same snapshot gives up; that team must switch
- * first. A cycle (two teams swapping slugs) cannot be ordered and is rejected.
+ * first. A cycle (two teams swapping slugs) cannot be ordered and is rejected, naming both.
  */
 function orderForSlugMoves(teams: SnapshotTeam[], heads: Map<number, HeadItem>, problems: Problems): SnapshotTeam[] {
-  const currentSlug = (team: SnapshotTeam) => heads.get(team.id)?.slug;
+  const holderOf = (team: SnapshotTeam, among: SnapshotTeam[]) =>
+    among.find((other) => other !== team && heads.get(other.id)?.slug === team.slug && other.slug !== team.slug);
   const ordered: SnapshotTeam[] = [];
   let remaining = [...teams];
   while (remaining.length > 0) {
-    const blocked = (team: SnapshotTeam) =>
-      remaining.some((other) => other !== team && currentSlug(other) === team.slug && other.slug !== team.slug);
-    const ready = remaining.filter((team) => !blocked(team));
+    const ready = remaining.filter((team) => !holderOf(team, remaining));
     if (ready.length === 0) {
-      for (const team of remaining) problems.addRelation(say.slugCycle(team.id, team.slug));
+      for (const team of remaining) {
+        const holder = holderOf(team, remaining)!;
+        problems.addRelation(say.slugCycle(locate('teams', team.index, team.id), team.slug, locate('teams', holder.index, holder.id), holder.slug));
+      }
       return ordered;
     }
     ordered.push(...ready);

@@ -4,6 +4,7 @@ import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
 import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from './snapshot.ts';
+import { jsonNumber } from './decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 
 /**
@@ -22,8 +23,6 @@ export type KeyProblem = (where: string) => string;
 export interface RecordVisitor {
   /** One record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: KeyProblem[]): void | Promise<void>;
-  /** A collection's array has ended: every record of it has been seen. */
-  collectionEnd?(collection: Collection): void;
 }
 
 export interface ReadOptions {
@@ -94,7 +93,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
       }
     } catch (error) {
       if (error instanceof NotAnObject) throw error;
-      if (error instanceof TypeError) problems.add(say.notUtf8(bytes - unfinishedCharacterLength(previous)));
+      if (error instanceof TypeError) problems.add(say.notUtf8(invalidUtf8Offset(previous, Buffer.alloc(0), bytes)));
       else problems.add(blank ? say.empty : await syntaxError(path));
       return { readable: false, sha256: '', bytes };
     }
@@ -176,7 +175,7 @@ class TokenWalker {
           this.scalar(token.value);
           break;
         case 'numberValue':
-          this.scalar(Number(token.value));
+          this.scalar(jsonNumber(token.value as string));
           break;
         case 'nullValue':
         case 'trueValue':
@@ -229,9 +228,6 @@ class TokenWalker {
   private close(): void | Promise<void> {
     const frame = this.stack.pop()!;
     const parent = this.top;
-    if (frame.role === 'collection') {
-      this.visitor.collectionEnd?.(frame.collection!);
-    }
     if (parent?.role === 'collection') parent.index!++;
     if (frame.role === 'record') {
       const where = locate(frame.collection!, frame.index!, frame.fields!.id);
@@ -305,49 +301,20 @@ class TokenWalker {
   }
 }
 
-const isContinuationByte = (byte: number) => (byte & 0xc0) === 0x80;
-
 /**
- * Where the first invalid UTF-8 sequence is: the offset in the file where it begins (the bad byte,
- * or the first byte of a character it breaks), so that a bad byte deep in a large file is found
- * where it is. `chunk`
- * starts at file offset `start`; `before` is the end of the chunk before it, which may hold the
- * start of a character (at most 3 bytes: the decoder keeps no more). Decoding from the first
- * byte of `before` that starts a character, the prefixes that decode grow until the bad byte:
- * a binary search finds the longest.
+ * Where the first invalid UTF-8 sequence begins, as a file offset: in `chunk` (which starts at
+ * `start`; empty at the end of the file), after the bytes the streaming decoder still held from
+ * `before` (the end of the chunk before). The bytes are decoded again without `fatal`: the first
+ * U+FFFD that the file does not itself hold (EF BF BD) is where the broken sequence begins.
  */
 function invalidUtf8Offset(before: Buffer, chunk: Buffer, start: number): number {
   let from = 0;
-  while (from < before.length && isContinuationByte(before[from]!)) from++;
+  while (from < before.length && (before[from]! & 0xc0) === 0x80) from++;
   const bytes = Buffer.concat([before.subarray(from), chunk]);
-  let low = 0; // decodes
-  let high = bytes.length; // does not
-  while (high - low > 1) {
-    const middle = (low + high) >>> 1;
-    if (decodesAsUtf8(bytes.subarray(0, middle), { stream: true })) low = middle;
-    else high = middle;
+  const text = new TextDecoder().decode(bytes, { stream: chunk.length > 0 });
+  for (let i = text.indexOf('\ufffd'); i >= 0; i = text.indexOf('\ufffd', i + 1)) {
+    const at = Buffer.byteLength(text.slice(0, i));
+    if (bytes.subarray(at, at + 3).toString('hex') !== 'efbfbd') return start - (before.length - from) + at;
   }
-  // The byte at `low` breaks the text; if a character began before it and is not finished, the
-  // broken sequence begins where that character does.
-  const prefix = bytes.subarray(0, low);
-  const broken = decodesAsUtf8(prefix, { stream: false }) ? low : low - unfinishedCharacterLength(prefix.subarray(-3));
-  return start - (before.length - from) + broken;
-}
-
-/** Whether `bytes` are valid UTF-8; with `stream`, an unfinished last character still counts as valid. */
-function decodesAsUtf8(bytes: Uint8Array, { stream }: { stream: boolean }): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The bytes at the end of the file that begin a character but do not finish it. */
-function unfinishedCharacterLength(end: Buffer): number {
-  for (let back = 1; back <= end.length; back++) {
-    if (!isContinuationByte(end[end.length - back]!)) return back;
-  }
-  return end.length;
+  return start;
 }

@@ -20,13 +20,9 @@ import { importLockKey } from '../../shared/store/keys.ts';
  */
 const LEASE_MS = 60_000;
 const RENEW_EVERY_MS = 15_000;
-/** A holder stops writing this long after its last renewal: well before anyone may take over. */
-const SAFE_MS = LEASE_MS - RENEW_EVERY_MS;
 const POLL_MS = 1_000;
 
 export interface LockOptions {
-  /** Wall-clock milliseconds (leases are compared across machines by it). */
-  now?: () => number;
   leaseMs?: number;
   renewEveryMs?: number;
   /** Told once when the import has to wait for another one's lock. */
@@ -62,126 +58,118 @@ interface LockItem {
   expires_at: number;
 }
 
+/** This machine's boot id (Linux), so a pid is only judged on the machine and boot it belongs to. */
+const BOOT_ID = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+})();
+
 export class ImportLock {
-  readonly owner: string;
+  readonly owner = randomBytes(12).toString('hex');
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
-  private readonly now: () => number;
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
   private renewedAt = performance.now();
   private lost = false;
   private timer?: NodeJS.Timeout;
 
-  private constructor(doc: DynamoDBDocumentClient, tableName: string, owner: string, options: LockOptions) {
+  private constructor(doc: DynamoDBDocumentClient, tableName: string, { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS }: LockOptions) {
     this.doc = doc;
     this.tableName = tableName;
-    this.owner = owner;
-    this.now = options.now ?? Date.now;
-    this.leaseMs = options.leaseMs ?? LEASE_MS;
-    this.renewEveryMs = options.renewEveryMs ?? RENEW_EVERY_MS;
+    this.leaseMs = leaseMs;
+    this.renewEveryMs = renewEveryMs;
   }
 
   /** Takes the lock: at once when free, expired or left by a dead process here; else see the class. */
   static async acquire(doc: DynamoDBDocumentClient, tableName: string, options: LockOptions = {}): Promise<ImportLock> {
-    const lock = new ImportLock(doc, tableName, randomBytes(12).toString('hex'), options);
+    const lock = new ImportLock(doc, tableName, options);
     let firstSeen: LockItem | undefined;
     for (;;) {
       const held = (await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))).Item as LockItem | undefined;
-      const takeable = !held || held.expires_at <= lock.now() || isDeadHere(held);
-      if (takeable && (await lock.put(held))) break;
-      if (held && !takeable) {
-        if (!firstSeen || firstSeen.lock_owner !== held.lock_owner) {
-          firstSeen = held;
-          options.onWait?.(`waiting for the lock of another import (${held.host}, pid ${held.pid}): taken over if it is not renewed within ${Math.ceil((held.expires_at - lock.now()) / 1000)} s`);
-        } else if (held.renewed_at !== firstSeen.renewed_at) {
-          throw new LockHeld(held);
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(held.expires_at - lock.now(), 10))));
+      if (!held || held.expires_at <= Date.now() || isDeadHere(held)) {
+        if (await lock.write(held)) break;
+        continue; // someone else was faster: look again
       }
+      if (firstSeen?.lock_owner !== held.lock_owner) {
+        firstSeen = held;
+        options.onWait?.(`waiting for the lock of another import (${held.host}, pid ${held.pid}): taken over if it is not renewed within ${Math.ceil((held.expires_at - Date.now()) / 1000)} s`);
+      } else if (held.renewed_at !== firstSeen.renewed_at) {
+        throw new LockHeld(held);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(held.expires_at - Date.now(), 10))));
     }
-    lock.timer = setInterval(() => void lock.renew(), lock.renewEveryMs);
-    lock.timer.unref();
+    lock.timer = setInterval(() => void lock.renew(), lock.renewEveryMs).unref();
     return lock;
   }
 
-  /** Throws unless the lease is certainly still this import's. */
+  /** Throws unless the lease is certainly still this import's: it stops a renewal interval before anyone may take over. */
   assertHeld(): void {
-    if (this.lost || performance.now() - this.renewedAt > Math.min(SAFE_MS, this.leaseMs - this.renewEveryMs)) throw new LockLost();
+    if (this.lost || performance.now() - this.renewedAt > this.leaseMs - this.renewEveryMs) throw new LockLost();
   }
 
   /** A transaction action that fails the transaction unless the lock is still this import's. */
-  conditionCheck(): { ConditionCheck: { TableName: string; Key: Record<string, string>; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> } } {
+  conditionCheck() {
     return { ConditionCheck: { TableName: this.tableName, Key: { ...importLockKey() }, ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } } };
   }
 
   async release(): Promise<void> {
     clearInterval(this.timer);
-    await this.doc.send(new DeleteCommand({
+    await this.ifOurs(new DeleteCommand({
       TableName: this.tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner },
-    })).catch((error: Error) => {
-      if (error.name !== 'ConditionalCheckFailedException') throw error;
-    });
+    }));
   }
 
   /** Writes the lock as ours, if it is still as we saw it (free, or the same stale lease). */
-  private async put(seen: LockItem | undefined): Promise<boolean> {
-    const now = this.now();
-    const item: LockItem = {
-      lock_owner: this.owner, host: hostname(), boot_id: bootId(), pid: process.pid,
-      started_at: now, renewed_at: now, expires_at: now + this.leaseMs,
-    };
-    try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...importLockKey(), ...item },
-        ConditionExpression: seen ? 'lock_owner = :owner AND renewed_at = :renewed' : 'attribute_not_exists(pk)',
-        ExpressionAttributeValues: seen ? { ':owner': seen.lock_owner, ':renewed': seen.renewed_at } : undefined,
-      }));
-      this.renewedAt = performance.now();
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false; // someone else was faster: look again
-      throw error;
-    }
+  private async write(seen: LockItem | undefined): Promise<boolean> {
+    const now = Date.now();
+    const item: LockItem = { lock_owner: this.owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: now, renewed_at: now, expires_at: now + this.leaseMs };
+    const written = await this.ifOurs(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...importLockKey(), ...item },
+      ConditionExpression: seen ? 'lock_owner = :owner AND renewed_at = :renewed' : 'attribute_not_exists(pk)',
+      ExpressionAttributeValues: seen ? { ':owner': seen.lock_owner, ':renewed': seen.renewed_at } : undefined,
+    }));
+    if (written) this.renewedAt = performance.now();
+    return written;
   }
 
   private async renew(): Promise<void> {
     const started = performance.now();
-    const now = this.now();
+    const now = Date.now();
     try {
-      await this.doc.send(new UpdateCommand({
+      // Taken over: never write again.
+      this.lost = !(await this.ifOurs(new UpdateCommand({
         TableName: this.tableName,
         Key: importLockKey(),
         UpdateExpression: 'SET renewed_at = :now, expires_at = :expires',
         ConditionExpression: 'lock_owner = :me',
         ExpressionAttributeValues: { ':now': now, ':expires': now + this.leaseMs, ':me': this.owner },
-      }));
-      this.renewedAt = started;
-    } catch (error) {
-      // Taken over: never write again. Any other failure: the next renewal tries again, and
-      // assertHeld stops the writes if none succeeds in time.
-      if ((error as Error).name === 'ConditionalCheckFailedException') this.lost = true;
-    }
-  }
-}
-
-let cachedBootId: string | undefined;
-/** This machine's boot id (Linux), so a pid is only judged on the machine and boot it belongs to. */
-function bootId(): string {
-  if (cachedBootId === undefined) {
-    try {
-      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      })));
+      if (!this.lost) this.renewedAt = started;
     } catch {
-      cachedBootId = '';
+      // Any other failure: the next renewal tries again, and assertHeld stops the writes if none succeeds in time.
     }
   }
-  return cachedBootId;
+
+  /** Sends a conditional write; false when its condition failed. */
+  private async ifOurs(command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
+    try {
+      await this.doc.send(command as PutCommand);
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
 }
 
 /** A lock held by a process of this machine (same host and boot) that no longer exists. */
 function isDeadHere(held: LockItem): boolean {
-  if (!held.boot_id || held.boot_id !== bootId() || held.host !== hostname() || held.pid === process.pid) return false;
+  if (!held.boot_id || held.boot_id !== BOOT_ID || held.host !== hostname() || held.pid === process.pid) return false;
   try {
     process.kill(held.pid, 0);
     return false;

@@ -6,6 +6,7 @@
  */
 
 import { count, counted, escapeText } from '../cli/text.ts';
+import { WrittenNumber } from './decimal.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
@@ -54,7 +55,7 @@ export function quote(text: string): string {
 
 /** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */
 export function locate(collection: string, index: number, id?: unknown): string {
-  if (typeof id === 'number' && Number.isFinite(id)) return `${collection}[${index}] (id ${id})`;
+  if ((typeof id === 'number' && Number.isFinite(id)) || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
   if (typeof id === 'string') return `${collection}[${index}] (id ${quote(id)})`;
   return `${collection}[${index}]`;
 }
@@ -69,8 +70,6 @@ export const say = {
   duplicateKey: (where: string, key: string) => `${where}: the key ${quote(key)} appears twice in one object`,
   notAnArray: (collection: string) => `${collection}: must be an array`,
   recordNotAnObject: (where: string) => `${where}: must be an object`,
-  missing: (where: string, field: string) => `${where}: ${field} is missing`,
-  field: (where: string, field: string, problem: string) => `${where}: ${field} ${problem}`,
   duplicateId: (where: string) => `${where}: id is a duplicate`,
   duplicateSlug: (where: string, slug: string) => `${where}: slug ${quote(slug)} is a duplicate`,
   duplicateSecret: (where: string) => `${where}: token is a duplicate of an earlier token (the same secret, as token or token_sha256)`,
@@ -83,16 +82,12 @@ export const say = {
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
   itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
     `${where}: its ${what} would be ${count(bytes)} bytes in DynamoDB, more than the ${count(limit)} an item may hold`,
-  transactionTooLarge: (where: string, bytes: number, limit: number) =>
-    `${where}: switching it would write ${count(bytes)} bytes in one transaction, more than DynamoDB's ${count(limit)}`,
-  tooManyTeams: (where: string, teams: number, limit: number) => `${where}: teams lists ${counted(teams, 'team')}, more than the ${count(limit)} a user may be in`,
+  tooManyTeams: (where: string, teams: number, limit: number) =>
+    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
   slugTaken: (where: string, slug: string, holder: number) => `${where}: slug ${quote(slug)} is already used by team ${holder}`,
-  slugCycle: (teamId: number, slug: string) =>
-    `teams (id ${teamId}): slug ${quote(slug)} is held by a team of this snapshot that takes another team's slug in turn; rename in two imports`,
+  slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
+    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
   tokenOfAnotherUser: (where: string, owner: number) =>
     `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
-  tokenTooLarge: (userId: number, bytes: number, limit: number) =>
-    `user ${userId}: a token of this user would grow to ${count(bytes)} bytes with this import's memberships, more than DynamoDB's ${count(limit)}; ` +
-    'replaced generations leave them within 5 minutes: import again then',
 } as const;

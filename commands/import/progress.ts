@@ -17,53 +17,38 @@ export interface ProgressDisplay {
   stop(): void;
 }
 
-export interface ProgressOptions {
-  stream?: NodeJS.WriteStream;
-  /** Files smaller than this validate without a display. */
-  minimumBytes?: number;
-  /** Imports of fewer items write without a display. */
-  minimumItems?: number;
-}
-
-const PHASES: Record<ImportProgress['phase'] | 'validating', string> = {
-  validating: 'validating',
-  writing: 'writing items',
-  switching: 'switching teams',
-  members: 'checking members',
-  sweeping: 'removing old data',
-};
+/** Files and imports smaller than these go without a display: they are over before a bar means anything. */
+const MINIMUM_BYTES = 5_000_000;
+const MINIMUM_ITEMS = 5_000;
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 
-export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay {
-  const stream = options.stream ?? process.stderr;
-  const minimumBytes = options.minimumBytes ?? 5_000_000;
-  const minimumItems = options.minimumItems ?? 5_000;
+export function progressDisplay({ stream = process.stderr }: { stream?: NodeJS.WriteStream } = {}): ProgressDisplay {
   let writingStarted = performance.now();
   let bar: cliProgress.SingleBar | undefined;
-  let barPhase = '';
+  let barLabel = '';
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
   let releaseHold = () => {};
-  let lastLine = { phase: '', decile: -1 };
+  let lastLine = '';
 
   const stopBar = () => {
     const shown = bar;
     bar = undefined;
-    barPhase = '';
+    barLabel = '';
     releaseHold();
     shown?.stop();
   };
 
-  /** One phase's state: a bar on a terminal, a line per 10% elsewhere. */
-  const show = (phase: keyof typeof PHASES, done: number, total: number, text: string) => {
+  /** One pass's state: a bar on a terminal, a line per 10% elsewhere. */
+  const show = (label: string, done: number, total: number, text: string) => {
     if (stream.isTTY) {
-      if (barPhase !== phase) {
+      if (barLabel !== label) {
         stopBar();
         bar = new cliProgress.SingleBar({
-          stream, format: `${PHASES[phase].padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
+          stream, format: `${label.padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
         }, cliProgress.Presets.legacy);
         bar.start(Math.max(total, 1), 0, { text });
-        barPhase = phase;
+        barLabel = label;
         releaseHold = holdTerminal(stopBar);
       }
       bar!.setTotal(Math.max(total, 1));
@@ -71,28 +56,28 @@ export function progressDisplay(options: ProgressOptions = {}): ProgressDisplay 
       if (done >= total) stopBar();
       return;
     }
-    const decile = total === 0 ? 10 : Math.floor((done / total) * 10);
-    if (phase !== lastLine.phase || decile !== lastLine.decile) {
-      lastLine = { phase, decile };
-      stream.write(`${PHASES[phase]} ${text} (${total === 0 ? 100 : Math.floor((done / total) * 100)}%)\n`);
+    const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+    const line = `${label} ${Math.floor(percent / 10)}`;
+    if (line !== lastLine) {
+      lastLine = line;
+      stream.write(`${label} ${text} (${percent}%)\n`);
     }
   };
 
   let quietImport = false;
   return {
     validating(bytes, total) {
-      if (total < minimumBytes) return;
-      show('validating', bytes, total, `${megabytes(bytes)} of ${megabytes(total)}`);
+      if (total >= MINIMUM_BYTES) show('validating', bytes, total, `${megabytes(bytes)} of ${megabytes(total)}`);
     },
     importing(p) {
       if (p.phase === 'writing' && p.done === 0) {
-        quietImport = p.total < minimumItems;
+        quietImport = p.total < MINIMUM_ITEMS;
         writingStarted = performance.now();
       }
       if (quietImport || p.phase !== 'writing') return;
       const seconds = (performance.now() - writingStarted) / 1000;
       const rate = seconds > 0 && p.done > 0 ? `, ${count(Math.round(p.done / seconds))} items/s` : '';
-      show('writing', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);
+      show('writing items', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);
     },
     stop: stopBar,
   };

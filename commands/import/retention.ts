@@ -1,98 +1,108 @@
-import { DeleteCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
-  LEDGER_PARTITION, memberPartition, membershipEntry, memberUserIdOf, pendingRange, resourcePartition, retiredUntil, type Key,
+  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, resourcePartition, retiredUntil, tokenKey, userTokenKey, type Key,
 } from '../../shared/store/keys.ts';
-import { BatchWriter } from '../store/batch-write.ts';
+import { BatchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { listUserTokens, removeMemberships } from '../store/memberships.ts';
+import { changeMemberships, ledgerEntries, listUserTokens, queryPages } from '../store/memberships.ts';
 
 /**
- * Retention: a replaced generation stays readable for at least 5 minutes after the switch that
- * replaced it, however many imports follow (a request runs for seconds), and is deleted by the
- * first import that runs after that. The ledger (shared/store/keys.ts) records when each
- * generation was retired, so every import sweeps exactly what has been retired long enough, of
- * any team. Generations still pending when an import holds the lock belong to imports that died
- * before switching them: no reader ever saw them, and they are swept at once.
+ * What an import leaves behind, and when it goes (docs/contract.md, section 7; docs/storage.md).
+ * The ledger (shared/store/keys.ts) records each generation while it is pending (reserved, not yet
+ * switched to) and once retired (replaced, with the time), and each token written inactive.
+ *
+ * - Membership entries of a retired generation leave right after the switch (and, for an import
+ *   killed before it got there, at the start of the next): a token holds one entry per team of its
+ *   user, whatever the import history. A reader that still sees the old head re-reads strongly.
+ * - A retired generation's items stay readable at least 5 minutes, however many imports follow
+ *   (a request runs for seconds), and are deleted by the first import after that.
+ * - Pending generations and inactive tokens found by an import that holds the lock belong to an
+ *   import that died: no reader ever used them, and they go at once.
  */
 const RETENTION_MS = 5 * 60_000;
 /** A minute more than the contract's 5, for the clocks of two machines that disagree a little. */
 const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
 
-interface LedgerEntry extends Key {
-  team_id: number;
-  generation: string;
-}
+type Entry = Key & Record<string, unknown>;
 
-export interface SweepOptions {
-  /** Wall-clock milliseconds now (injectable: tests move it on). */
-  now: number;
+export class Retention {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
   /** Called before each write: the import lock's check. */
-  beforeWrite?: () => void;
-  onSwept?: (team: number, generation: string, why: 'dead import' | 'retired') => void;
-}
+  private readonly beforeWrite: () => void;
 
-/** Sweeps what may go: dead imports' generations, and generations retired long enough ago. */
-export async function sweep(doc: DynamoDBDocumentClient, tableName: string, options: SweepOptions): Promise<number> {
-  const dead = await ledger(doc, tableName, pendingRange());
-  const expired = await ledger(doc, tableName, retiredUntil(options.now - SWEEP_AFTER_MS));
-  for (const [entries, why] of [[dead, 'dead import'], [expired, 'retired']] as const) {
-    for (const entry of entries) {
-      await sweepGeneration(doc, tableName, entry.team_id, entry.generation, options);
-      options.beforeWrite?.();
-      // The ledger entry goes last: a sweep that is interrupted is finished by the next import.
-      await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk: entry.pk, sk: entry.sk } }));
-      options.onSwept?.(entry.team_id, entry.generation, why);
+  constructor(doc: DynamoDBDocumentClient, tableName: string, beforeWrite: () => void) {
+    this.doc = doc;
+    this.tableName = tableName;
+    this.beforeWrite = beforeWrite;
+  }
+
+  /** What dead imports left: their generations, their inactive tokens, the entries they did not remove. */
+  async clearDeadImports(): Promise<void> {
+    for (const entry of await ledgerEntries(this.doc, this.tableName, pendingRange())) await this.deleteGeneration(entry);
+    for (const entry of await ledgerEntries(this.doc, this.tableName, pendingTokensRange())) {
+      const hash = String(entry.sk).slice(2);
+      const token = (await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(hash), ConsistentRead: true }))).Item;
+      // Activated just before its import died: valid, and kept.
+      if (!token || token.inactive) await this.delete(userTokenKey(Number(entry.user_id), hash), tokenKey(hash));
+      await this.delete(entry);
+    }
+    await this.removeReplacedEntries();
+  }
+
+  /** Removes the membership entries of every retired generation not yet cleared of them, grouped by user. */
+  async removeReplacedEntries(): Promise<void> {
+    const retired = await ledgerEntries(this.doc, this.tableName, retiredUntil(Number.MAX_SAFE_INTEGER), 'attribute_not_exists(cleared)');
+    const entriesByUser = new Map<number, string[]>();
+    await forEachConcurrently(retired, 16, async ({ team_id, generation }) => {
+      for await (const page of queryPages(this.doc, this.tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
+        for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
+      }
+    });
+    await this.removeEntries(entriesByUser);
+    await writeAll(this.doc, this.tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: this.beforeWrite });
+  }
+
+  /** Deletes generations retired long enough ago (`now` in wall-clock ms); returns how many. */
+  async sweepRetired(now: number): Promise<number> {
+    const expired = await ledgerEntries(this.doc, this.tableName, retiredUntil(now - SWEEP_AFTER_MS));
+    for (const entry of expired) await this.deleteGeneration(entry);
+    return expired.length;
+  }
+
+  private async removeEntries(entriesByUser: Map<number, string[]>): Promise<void> {
+    await forEachConcurrently(entriesByUser, 8, async ([userId, entries]) => {
+      for (const hash of await listUserTokens(this.doc, this.tableName, userId)) {
+        this.beforeWrite();
+        await changeMemberships(this.doc, this.tableName, hash, 'DELETE', entries);
+      }
+    });
+  }
+
+  /** One generation: its members' entries, its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
+  private async deleteGeneration(entry: Entry): Promise<void> {
+    const teamId = Number(entry.team_id);
+    const generation = String(entry.generation);
+    const members: Key[] = [];
+    for await (const page of queryPages(this.doc, this.tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
+    await this.removeEntries(new Map(members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]])));
+    const writer = new BatchWriter(this.doc, this.tableName, { beforeSend: this.beforeWrite });
+    for (const key of members) await writer.delete(key);
+    for (const resource of LIST_RESOURCES) {
+      // A page of keys at a time: a generation of millions of items is never held in memory.
+      for await (const page of queryPages(this.doc, this.tableName, resourcePartition(teamId, generation, resource), { keysOnly: true })) {
+        for (const key of page) await writer.delete(key);
+      }
+    }
+    await writer.flush();
+    await this.delete(entry);
+  }
+
+  private async delete(...keys: Key[]): Promise<void> {
+    for (const { pk, sk } of keys) {
+      this.beforeWrite();
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk } }));
     }
   }
-  return dead.length + expired.length;
-}
-
-/**
- * Deletes one generation: first its members' membership entries (found through the
- * generation's member index), then the member index, then its projects and daemons.
- */
-async function sweepGeneration(doc: DynamoDBDocumentClient, tableName: string, teamId: number, generation: string, options: SweepOptions): Promise<void> {
-  const entry = membershipEntry(teamId, generation);
-  const members: Key[] = [];
-  for await (const page of partitionPages(doc, tableName, memberPartition(teamId, generation))) members.push(...page);
-  await forEachConcurrently(members, 8, async (member) => {
-    for (const hash of await listUserTokens(doc, tableName, memberUserIdOf(member))) {
-      options.beforeWrite?.();
-      await removeMemberships(doc, tableName, hash, [entry]);
-    }
-  });
-  const writer = new BatchWriter(doc, tableName, { beforeSend: options.beforeWrite });
-  for (const key of members) await writer.delete(key);
-  for (const resource of LIST_RESOURCES) {
-    // A page of keys at a time: a generation of millions of items is never held in memory.
-    for await (const page of partitionPages(doc, tableName, resourcePartition(teamId, generation, resource))) {
-      for (const key of page) await writer.delete(key);
-    }
-  }
-  await writer.flush();
-}
-
-async function ledger(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }): Promise<LedgerEntry[]> {
-  const entries: LedgerEntry[] = [];
-  const pages = paginateQuery({ client: doc }, {
-    TableName: tableName,
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': LEDGER_PARTITION, ':from': range.from, ':to': range.to },
-    ConsistentRead: true,
-  });
-  for await (const page of pages) entries.push(...((page.Items ?? []) as LedgerEntry[]));
-  return entries;
-}
-
-/** The keys of a partition, a page at a time (a generation's partitions are read only to be deleted). */
-async function* partitionPages(doc: DynamoDBDocumentClient, tableName: string, pk: string): AsyncGenerator<Key[]> {
-  const pages = paginateQuery({ client: doc }, {
-    TableName: tableName,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': pk },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  for await (const page of pages) yield (page.Items ?? []) as Key[];
 }

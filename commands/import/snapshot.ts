@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
 import { isTokenAbility, TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
-import { parseAmount } from './decimal.ts';
+import { isLargeInteger, parseAmount } from './decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
@@ -40,16 +40,14 @@ const text = (max: number) =>
   );
 const name = text(LIMITS.name);
 
-const id = v.pipe(
-  v.number('must be a positive integer'),
-  v.safeInteger('must be a positive integer'),
-  v.minValue(1, 'must be a positive integer'),
-);
-const count = v.pipe(
-  v.number('must be a whole number'),
-  v.safeInteger('must be a whole number'),
-  v.minValue(0, 'must not be negative'),
-);
+/** A whole number from `min`, judged as written (decimal.ts: `800.0000000000000001` is no integer). */
+const integer = (min: number, problem: string) =>
+  v.custom<number>(
+    (input) => Number.isSafeInteger(input) && (input as number) >= min,
+    ({ input }) => (isLargeInteger(input) ? `must be at most ${Number.MAX_SAFE_INTEGER}` : min === 0 && Number.isInteger(input) ? 'must not be negative' : problem),
+  );
+const id = integer(1, 'must be a positive integer');
+const count = integer(0, 'must be a whole number');
 const currency = v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{3}$/, 'is not a currency code of 3 capital letters'));
 /** An amount: its units (1/10,000ths) once valid. */
 const amount = v.pipe(

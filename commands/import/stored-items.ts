@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import {
-  importLockKey, memberKey, ordinalKey, pendingKey, resourcePartition, retiredKey, teamFinanceKey, teamHeadKey,
+  memberKey, ordinalKey, pendingKey, resourcePartition, retiredKey, teamFinanceKey, teamHeadKey,
 } from '../../shared/store/keys.ts';
 import type { ListResource } from '../../shared/domain/resources.ts';
-import { itemSize } from '../store/item-size.ts';
 
 /**
  * The items an import writes, shaped in one place: validation measures them (in bytes, as
@@ -49,21 +48,7 @@ export function retiredItem(teamId: number, generation: string, retiredAtMs: num
   return { ...retiredKey(teamId, generation, retiredAtMs), team_id: teamId, generation, retired_at: retiredAtMs };
 }
 
-/** The most actions one team's switch takes: 2 heads, 2 finance items, 2 deletes of an old slug's copies, 2 ledger entries, the lock check. */
-export const SWITCH_ACTIONS_MAX = 9;
-
-/** The bytes one team's switch writes in its transaction, at most (a generous bound of every item in it). */
-export function switchTransactionBytes(team: TeamIdentity, fieldsJson: string): number {
-  const counts = { projects: Number.MAX_SAFE_INTEGER, daemons: Number.MAX_SAFE_INTEGER };
-  const head = itemSize(headItem(team, longerRef(team), LONGEST_GENERATION, counts));
-  const finance = itemSize(financeItem(team, fieldsJson));
-  const ledger = itemSize(retiredItem(team.id, LONGEST_GENERATION, Number.MAX_SAFE_INTEGER)) + itemSize(pendingItem(team.id, LONGEST_GENERATION, Number.MAX_SAFE_INTEGER));
-  const lock = 1_024;
-  return 4 * head + 2 * finance + ledger + lock;
-}
-
 function longerRef(team: TeamIdentity): string {
   return String(team.id).length > team.slug.length ? String(team.id) : team.slug;
 }
 
-export { importLockKey };

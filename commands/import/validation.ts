@@ -6,16 +6,16 @@ import { IdList, repeatedValues } from './id-list.ts';
 import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
-import { financeItem, SWITCH_ACTIONS_MAX, switchTransactionBytes } from './stored-items.ts';
-import { DYNAMODB_LIMITS, itemSize } from '../store/item-size.ts';
+import { financeItem } from './stored-items.ts';
+import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read once, as a stream, and checked against
  * every rule of docs/contract.md, section 7 before anything is written. What it keeps is compact: the
  * small collections (teams, users, tokens as hashes, environments, servers, clients), each
  * team's project and daemon ids in Float64Arrays (sorted at the end: pass 2 numbers each item
- * by binary search), references still to be resolved as numbers, and cost sums as bigint. Never
- * a whole project or daemon record.
+ * by binary search), the servers and clients referred to, and cost sums as bigint. Never a whole
+ * project or daemon record.
  */
 
 export interface SnapshotTeam {
@@ -49,6 +49,8 @@ export interface SnapshotToken {
   name?: string;
   abilities: string[];
   expiresAt: string | null;
+  /** Given as a plain-text `token` (development data: its secret is in the file). */
+  plain: boolean;
 }
 
 /** A snapshot file that passed pass 1, and what pass 2 needs to write it. */
@@ -83,13 +85,15 @@ export async function validateSnapshotFile(path: string, options: ValidateOption
   const read = await readSnapshotRecords(path, index, problems, { onBytes: (bytes) => options.onBytes?.(bytes, size) });
   if (!read.readable) return { ok: false, problems: problems.lines(), count: problems.count };
   const result = index.finish();
-  if (result.repeated.projects.length + result.repeated.daemons.length > 0) await locateRepeats(path, result.repeated, problems);
+  // References are checked on what the pass kept; when one fails (or an id repeats), the file is
+  // read once more to name each record that breaks it, in file order.
+  if (result.broken) await readSnapshotRecords(path, { record: (...args) => index.recheck(...args) }, new Problems());
   if (problems.count > 0) return { ok: false, problems: problems.lines(), count: problems.count };
   return {
     ok: true,
     snapshot: {
       path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs,
-      teams: result.teams, users: result.users, tokens: result.tokens,
+      teams: result.teams, users: [...result.users.values()], tokens: result.tokens,
       environmentTeams: result.environmentTeams,
       items: result.teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
     },
@@ -99,7 +103,6 @@ export async function validateSnapshotFile(path: string, options: ValidateOption
 /** What a team accumulates while the file is read (under any team id a record names). */
 class TeamBucket {
   readonly projectIds = new IdList();
-  readonly daemonIds = new IdList();
   /** Sums by label and currency, in 1/10,000ths. */
   readonly costs = new Map<string, Cost>();
 
@@ -111,41 +114,16 @@ class TeamBucket {
   }
 }
 
-/** References that could not be resolved when their record was read, kept as numbers. */
-class PendingRefs {
-  private readonly indexes = new IdList();
-  private readonly ids = new IdList();
-  private readonly values = new IdList();
-  private readonly extras = new IdList();
+type Owned = 'environments' | 'servers' | 'clients';
+type Kept = 'teams' | 'users' | Owned;
 
-  add(index: number, id: number, value: number, extra = 0): void {
-    this.indexes.push(index);
-    this.ids.push(id);
-    this.values.push(value);
-    this.extras.push(extra);
-  }
-
-  *entries(): Generator<{ index: number; id: number; value: number; extra: number }> {
-    const ids = this.ids.toArray();
-    const values = this.values.toArray();
-    const extras = this.extras.toArray();
-    let i = 0;
-    for (const index of this.indexes) {
-      yield { index, id: ids[i]!, value: values[i]!, extra: extras[i]! };
-      i++;
-    }
-  }
-}
-
-interface Owned {
-  index: number;
-  teamId: number;
-}
-
-/** The visitor of pass 1: checks each record, and keeps what the rules between records need. */
+/**
+ * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
+ * small collections, project ids by the team they name, daemon ids by the environment they name
+ * (its team may come later in the file), the servers and (client, team) pairs referred to.
+ */
 class SnapshotIndex implements RecordVisitor {
   private readonly problems: Problems;
-  private readonly complete = new Set<Collection>();
   private readonly teams = new Map<number, { index: number; id: number; slug: string; name: string }>();
   private readonly slugs = new Set<string>();
   private readonly users = new Map<number, SnapshotUser>();
@@ -153,28 +131,20 @@ class SnapshotIndex implements RecordVisitor {
   private readonly hashes = new Set<string>();
   /** Sanctum ids of the tokens that give one. */
   private readonly sanctumIds = new Set<number>();
-  private readonly environments = new Map<number, Owned>();
-  private readonly servers = new Map<number, Owned>();
-  private readonly clients = new Map<number, Owned>();
+  /** The team of each environment, server and client. */
+  private readonly owners: Record<Owned, Map<number, number>> = { environments: new Map(), servers: new Map(), clients: new Map() };
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
-  private readonly malformed = { teams: new Set<number>(), users: new Set<number>(), environments: new Set<number>(), servers: new Set<number>(), clients: new Set<number>() };
+  private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   private readonly buckets = new Map<number, TeamBucket>();
-  /** Each reference still open, by what it refers to. */
-  private readonly pending = {
-    team: new Map<Collection, PendingRefs>(),
-    user: new PendingRefs(),
-    client: new PendingRefs(),
-    server: new PendingRefs(),
-  };
-  /** Daemons whose environment was not read yet: its id (and so its team) comes later. */
-  private readonly daemonsAwaitingEnvironment = new Map<number, { ids: IdList; indexes: IdList }>();
+  private readonly daemonsByEnvironment = new Map<number, IdList>();
+  private readonly serversUsed = new Set<number>();
+  /** `<client id>#<team id>` of every project with a client. */
+  private readonly clientsUsed = new Set<string>();
+  private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
+  private readonly seen = { projects: new Set<number>(), daemons: new Set<number>() };
 
   constructor(problems: Problems) {
     this.problems = problems;
-  }
-
-  collectionEnd(collection: Collection): void {
-    this.complete.add(collection);
   }
 
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
@@ -184,186 +154,124 @@ class SnapshotIndex implements RecordVisitor {
       // Key problems are reported already. Either way the record is not used, but its id is
       // known: references to it are not reported as unresolved on top of its own problem.
       if (!checked.ok) for (const problem of checked.problems) this.problems.add(`${where}: ${problem}`);
-      if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as keyof typeof this.malformed].add(fields.id);
+      if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as Kept].add(fields.id);
       return;
     }
+    const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
+    const id = record.id!;
+    const duplicate = () => this.problems.addRelation(say.duplicateId(where));
     switch (collection) {
-      case 'teams': return this.team(index, where, checked.record as RecordOf<'teams'>);
-      case 'users': return this.user(index, where, checked.record as RecordOf<'users'>);
-      case 'tokens': return this.token(index, where, checked.record as RecordOf<'tokens'>);
-      case 'environments': this.owned(this.environments, 'environments', index, where, checked.record as RecordOf<'environments'>); return;
-      case 'servers': return this.server(index, where, checked.record as RecordOf<'servers'>);
-      case 'clients': this.owned(this.clients, 'clients', index, where, checked.record as RecordOf<'clients'>); return;
-      case 'projects': return this.project(index, checked.record as RecordOf<'projects'>);
-      case 'daemons': return this.daemon(index, checked.record as RecordOf<'daemons'>);
-      case 'costs': return this.cost(index, checked.record as RecordOf<'costs'>);
+      case 'teams':
+        if (this.teams.has(id)) return duplicate();
+        if (this.slugs.has(record.slug!)) return this.problems.addRelation(say.duplicateSlug(where, record.slug!));
+        this.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
+        this.slugs.add(record.slug!);
+        return;
+      case 'users':
+        if (this.users.has(id)) return duplicate();
+        this.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
+        return;
+      case 'tokens': {
+        // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
+        const hash = record.token_sha256 ?? hashToken(record.token!);
+        if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
+        if (record.id !== undefined && this.sanctumIds.has(id)) return duplicate();
+        this.hashes.add(hash);
+        if (record.id !== undefined) this.sanctumIds.add(id);
+        this.tokens.push({
+          index, userId: record.user_id!, hash, sanctumId: record.id, name: record.name, abilities: [...new Set(record.abilities!)],
+          expiresAt: record.expires_at!, plain: record.token !== undefined,
+        });
+        return;
+      }
+      case 'environments':
+      case 'servers':
+      case 'clients':
+        if (this.owners[collection].has(id)) return duplicate();
+        this.owners[collection].set(id, record.team_id!);
+        if (collection === 'servers') this.bucket(record.team_id!).addCost(SERVERS_LABEL, record.currency!, record.monthly_cost!);
+        return;
+      case 'projects':
+        this.bucket(record.team_id!).projectIds.push(id);
+        if (record.client_id !== null) this.clientsUsed.add(`${record.client_id}#${record.team_id}`);
+        return;
+      case 'daemons':
+        mapped(this.daemonsByEnvironment, record.environment_id!, () => new IdList()).push(id);
+        this.serversUsed.add(record.server_id!);
+        return;
+      case 'costs':
+        this.bucket(record.team_id!).addCost(record.label!, record.currency!, record.amount!);
     }
-  }
-
-  private team(index: number, where: string, team: RecordOf<'teams'>): void {
-    if (this.teams.has(team.id)) return this.problems.addRelation(say.duplicateId(where));
-    if (this.slugs.has(team.slug)) return this.problems.addRelation(say.duplicateSlug(where, team.slug));
-    this.teams.set(team.id, { index, id: team.id, slug: team.slug, name: team.name });
-    this.slugs.add(team.slug);
-  }
-
-  private user(index: number, where: string, user: RecordOf<'users'>): void {
-    if (this.users.has(user.id)) return this.problems.addRelation(say.duplicateId(where));
-    const teams = [...new Set(user.teams)];
-    this.users.set(user.id, { id: user.id, name: user.name, teams });
-    user.teams.forEach((teamId, j) => this.refer('team', 'users', index, user.id, teamId, `teams[${j}]`));
-  }
-
-  private token(index: number, where: string, token: RecordOf<'tokens'>): void {
-    const hash = token.token_sha256 ?? hashToken(token.token!);
-    if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
-    if (token.id !== undefined && this.sanctumIds.has(token.id)) return this.problems.addRelation(say.duplicateId(where));
-    this.hashes.add(hash);
-    if (token.id !== undefined) this.sanctumIds.add(token.id);
-    this.tokens.push({
-      index, userId: token.user_id, hash, sanctumId: token.id, name: token.name, abilities: [...new Set(token.abilities)], expiresAt: token.expires_at,
-    });
-    this.refer('user', 'tokens', index, NaN, token.user_id, 'user_id');
-  }
-
-  private owned(map: Map<number, Owned>, collection: Collection, index: number, where: string, record: { id: number; team_id: number }): boolean {
-    if (map.has(record.id)) {
-      this.problems.addRelation(say.duplicateId(where));
-      return false;
-    }
-    map.set(record.id, { index, teamId: record.team_id });
-    this.refer('team', collection, index, record.id, record.team_id, 'team_id');
-    if (collection === 'environments') this.placeAwaitingDaemons(record.id, record.team_id);
-    return true;
-  }
-
-  private server(index: number, where: string, server: RecordOf<'servers'>): void {
-    if (this.owned(this.servers, 'servers', index, where, server)) this.bucket(server.team_id).addCost(SERVERS_LABEL, server.currency, server.monthly_cost);
-  }
-
-  private project(index: number, project: RecordOf<'projects'>): void {
-    this.bucket(project.team_id).projectIds.push(project.id);
-    this.refer('team', 'projects', index, project.id, project.team_id, 'team_id');
-    if (project.client_id !== null) this.referClient(index, project.id, project.client_id, project.team_id);
-  }
-
-  private daemon(index: number, daemon: RecordOf<'daemons'>): void {
-    const environment = this.environments.get(daemon.environment_id);
-    if (environment) this.bucket(environment.teamId).daemonIds.push(daemon.id);
-    else if (this.complete.has('environments')) this.unresolved('daemons', index, daemon.id, 'environment_id', daemon.environment_id);
-    else {
-      let awaiting = this.daemonsAwaitingEnvironment.get(daemon.environment_id);
-      if (!awaiting) this.daemonsAwaitingEnvironment.set(daemon.environment_id, (awaiting = { ids: new IdList(), indexes: new IdList() }));
-      awaiting.ids.push(daemon.id);
-      awaiting.indexes.push(index);
-    }
-    this.refer('server', 'daemons', index, daemon.id, daemon.server_id, 'server_id');
-  }
-
-  private cost(index: number, cost: RecordOf<'costs'>): void {
-    this.bucket(cost.team_id).addCost(cost.label, cost.currency, cost.amount);
-    this.refer('team', 'costs', index, NaN, cost.team_id, 'team_id');
   }
 
   private bucket(teamId: number): TeamBucket {
-    let bucket = this.buckets.get(teamId);
-    if (!bucket) this.buckets.set(teamId, (bucket = new TeamBucket()));
-    return bucket;
+    return mapped(this.buckets, teamId, () => new TeamBucket());
   }
 
-  private placeAwaitingDaemons(environmentId: number, teamId: number): void {
-    const awaiting = this.daemonsAwaitingEnvironment.get(environmentId);
-    if (!awaiting) return;
-    const bucket = this.bucket(teamId);
-    for (const id of awaiting.ids) bucket.daemonIds.push(id);
-    this.daemonsAwaitingEnvironment.delete(environmentId);
+  private has(kind: Kept, id: number): boolean {
+    return (kind === 'teams' ? this.teams : kind === 'users' ? this.users : this.owners[kind]).has(id) || this.malformed[kind].has(id);
   }
 
-  // ---- references ----------------------------------------------------------------------
-
-  private static readonly TARGET: Record<'team' | 'user' | 'server', Collection> = { team: 'teams', user: 'users', server: 'servers' };
-
-  private has(target: 'team' | 'user' | 'server' | 'client', id: number): boolean {
-    switch (target) {
-      case 'team': return this.teams.has(id) || this.malformed.teams.has(id);
-      case 'user': return this.users.has(id) || this.malformed.users.has(id);
-      case 'server': return this.servers.has(id) || this.malformed.servers.has(id);
-      case 'client': return this.clients.has(id) || this.malformed.clients.has(id);
-    }
-  }
-
-  /** Checks a reference now when it can be, or keeps it (as numbers) for the end of the file. */
-  private refer(target: 'team' | 'user' | 'server', collection: Collection, index: number, id: number, value: number, field: string): void {
-    if (this.has(target, value)) return;
-    if (this.complete.has(SnapshotIndex.TARGET[target])) return this.unresolved(collection, index, id, field, value);
-    if (target === 'team') {
-      let refs = this.pending.team.get(collection);
-      if (!refs) this.pending.team.set(collection, (refs = new PendingRefs()));
-      // users' team references keep their position in `teams` in `extra`.
-      refs.add(index, id, value, field.startsWith('teams[') ? Number(field.slice(6, -1)) : -1);
-    } else {
-      this.pending[target].add(index, id, value);
-    }
-  }
-
-  private referClient(index: number, projectId: number, clientId: number, teamId: number): void {
-    const client = this.clients.get(clientId);
-    if (client) return this.checkClientTeam(index, projectId, clientId, client.teamId, teamId);
-    if (this.malformed.clients.has(clientId)) return;
-    if (this.complete.has('clients')) return this.unresolved('projects', index, projectId, 'client_id', clientId);
-    this.pending.client.add(index, projectId, clientId, teamId);
-  }
-
-  private checkClientTeam(index: number, projectId: number, clientId: number, clientTeam: number, projectTeam: number): void {
-    if (clientTeam !== projectTeam) this.problems.addRelation(say.clientOfOtherTeam(locate('projects', index, projectId), clientId, clientTeam, projectTeam));
-  }
-
-  private unresolved(collection: Collection, index: number, id: number, field: string, value: number): void {
-    const what = { teams: 'a team', users: 'a user', environment_id: 'an environment', server_id: 'a server', client_id: 'a client' };
-    const kind = field === 'environment_id' || field === 'server_id' || field === 'client_id' ? what[field] : field === 'user_id' ? what.users : what.teams;
-    this.problems.addRelation(say.notInSnapshot(locate(collection, index, id), field, value, kind));
+  /** Why a project's client does not fit it, if it does not. */
+  private clientProblem(clientId: number, teamId: number): ((where: string) => string) | undefined {
+    const owner = this.owners.clients.get(clientId);
+    if (owner === undefined) return this.malformed.clients.has(clientId) ? undefined : (where) => say.notInSnapshot(where, 'client_id', clientId, 'a client');
+    return owner === teamId ? undefined : (where) => say.clientOfOtherTeam(where, clientId, owner, teamId);
   }
 
   // ---- the end of the file ------------------------------------------------------------
 
   finish() {
-    this.resolvePending();
-    const teams = [...this.teams.values()].map((team) => this.finishTeam(team));
+    const environmentTeams = this.owners.environments;
+    const daemonsByTeam = new Map<number, Float64Array[]>();
+    for (const [environmentId, teamId] of environmentTeams) mapped(daemonsByTeam, teamId, () => []).push(this.daemonsByEnvironment.get(environmentId)?.toArray() ?? new Float64Array());
+    const teams = [...this.teams.values()].map((team) => this.finishTeam(team, concatSorted(daemonsByTeam.get(team.id) ?? [])));
     const byId = new Map(teams.map((team) => [team.id, team]));
     for (const user of this.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
-    const all = { projects: concatSorted(teams.map((t) => t.projectIds)), daemons: concatSorted(teams.map((t) => t.daemonIds)) };
-    const repeated = { projects: repeatedValues(all.projects), daemons: repeatedValues(all.daemons) };
-    const environmentTeams = new Map([...this.environments].map(([id, e]) => [id, e.teamId]));
-    return { teams, users: [...this.users.values()], tokens: this.tokens, environmentTeams, repeated };
+    const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
+    this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
+    const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
+      || [...this.buckets.keys()].some((id) => !this.has('teams', id))
+      || [...this.users.values()].some((user) => user.teams.some((id) => !this.has('teams', id)))
+      || this.tokens.some((token) => !this.has('users', token.userId))
+      || (['environments', 'servers', 'clients'] as const).some((kind) => [...this.owners[kind].values()].some((id) => !this.has('teams', id)))
+      || [...this.daemonsByEnvironment.keys()].some((id) => !this.has('environments', id))
+      || [...this.serversUsed].some((id) => !this.has('servers', id))
+      || [...this.clientsUsed].some((pair) => this.clientProblem(...(pair.split('#').map(Number) as [number, number])));
+    return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
   }
 
-  private resolvePending(): void {
-    for (const [collection, refs] of this.pending.team) {
-      for (const { index, id, value, extra } of refs.entries()) {
-        if (!this.has('team', value)) this.unresolved(collection, index, id, extra >= 0 ? `teams[${extra}]` : 'team_id', value);
-      }
+  /** The second reading, when a reference failed: names each record that breaks one. */
+  recheck(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
+    const checked = checkRecord(collection, fields);
+    if (!checked.ok || keyProblems.length > 0) return;
+    const record = checked.record as Record<string, unknown>;
+    const where = locate(collection, index, fields.id);
+    const refer = (field: string, kind: Kept, value: unknown) => {
+      if (!this.has(kind, value as number)) this.problems.addRelation(say.notInSnapshot(where, field, value as number, REFERRED[kind]));
+    };
+    if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => refer(`teams[${i}]`, 'teams', teamId));
+    if (collection === 'tokens') refer('user_id', 'users', record.user_id);
+    if ('team_id' in record) refer('team_id', 'teams', record.team_id);
+    if (collection === 'projects' && record.client_id !== null) {
+      const problem = this.clientProblem(record.client_id as number, record.team_id as number);
+      if (problem) this.problems.addRelation(problem(where));
     }
-    for (const { index, value } of this.pending.user.entries()) {
-      if (!this.has('user', value)) this.unresolved('tokens', index, NaN, 'user_id', value);
+    if (collection === 'daemons') {
+      refer('environment_id', 'environments', record.environment_id);
+      refer('server_id', 'servers', record.server_id);
     }
-    for (const [environmentId, awaiting] of this.daemonsAwaitingEnvironment) {
-      const ids = awaiting.ids.toArray();
-      let i = 0;
-      for (const index of awaiting.indexes) this.unresolved('daemons', index, ids[i++]!, 'environment_id', environmentId);
-    }
-    for (const { index, id, value } of this.pending.server.entries()) {
-      if (!this.has('server', value)) this.unresolved('daemons', index, id, 'server_id', value);
-    }
-    for (const { index, id, value, extra } of this.pending.client.entries()) {
-      const client = this.clients.get(value);
-      if (client) this.checkClientTeam(index, id, value, client.teamId, extra);
-      else if (!this.malformed.clients.has(value)) this.unresolved('projects', index, id, 'client_id', value);
+    if (collection === 'projects' || collection === 'daemons') {
+      const id = record.id as number;
+      if (!this.repeated[collection].has(id)) return;
+      if (this.seen[collection].has(id)) this.problems.addRelation(say.duplicateId(where));
+      this.seen[collection].add(id);
     }
   }
 
-  private finishTeam(team: { index: number; id: number; slug: string; name: string }): SnapshotTeam {
+  private finishTeam(team: { index: number; id: number; slug: string; name: string }, daemonIds: Float64Array): SnapshotTeam {
     const bucket = this.buckets.get(team.id) ?? new TeamBucket();
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
@@ -371,21 +279,23 @@ class SnapshotIndex implements RecordVisitor {
       if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), LIMITS.amountBelow.toLocaleString('en')));
     }
     if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), LIMITS.amountBelow.toLocaleString('en')));
-    // DynamoDB's limits, in bytes as DynamoDB counts them: the finance item is the one that grows.
-    const fieldsJson = financeFieldsJson(finance);
-    const financeBytes = itemSize(financeItem(team, fieldsJson));
-    if (financeBytes > DYNAMODB_LIMITS.itemBytes) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_LIMITS.itemBytes));
-    const transactionBytes = switchTransactionBytes(team, fieldsJson);
-    if (transactionBytes > DYNAMODB_LIMITS.transactionBytes) this.problems.addRelation(say.transactionTooLarge(where, transactionBytes, DYNAMODB_LIMITS.transactionBytes));
-    if (SWITCH_ACTIONS_MAX > DYNAMODB_LIMITS.transactionActions) throw new Error('a team switch has more actions than a transaction may hold');
-    const projectIds = bucket.projectIds.toArray().sort();
-    const daemonIds = bucket.daemonIds.toArray().sort();
-    this.buckets.delete(team.id);
-    return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds, daemonIds, finance, memberIds: [] };
+    // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
+    // (both its copies, and the small heads, stay far within a transaction's 4 MB).
+    const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
+    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
+    return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds: bucket.projectIds.toArray().sort(), daemonIds, finance, memberIds: [] };
   }
 }
 
-/** All teams' sorted ids in one sorted array, to find an id used twice anywhere in a collection. */
+const REFERRED: Record<Kept, string> = { teams: 'a team', users: 'a user', environments: 'an environment', servers: 'a server', clients: 'a client' };
+
+function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = create()));
+  return value;
+}
+
+/** Sorted ids of several lists, in one sorted array. */
 function concatSorted(lists: Float64Array[]): Float64Array {
   const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
   let at = 0;
@@ -394,22 +304,4 @@ function concatSorted(lists: Float64Array[]): Float64Array {
     at += list.length;
   }
   return all.sort();
-}
-
-/**
- * Ids repeated within projects or daemons are found by sorting; which records hold them is found
- * by reading the file once more (only when there are any), so each later record is named.
- */
-async function locateRepeats(path: string, repeated: { projects: number[]; daemons: number[] }, problems: Problems): Promise<void> {
-  const wanted = { projects: new Set(repeated.projects), daemons: new Set(repeated.daemons) };
-  const seen = { projects: new Set<number>(), daemons: new Set<number>() };
-  await readSnapshotRecords(path, {
-    record(collection, index, fields) {
-      if (collection !== 'projects' && collection !== 'daemons') return;
-      const id = fields.id as number;
-      if (!wanted[collection].has(id)) return;
-      if (seen[collection].has(id)) problems.addRelation(say.duplicateId(locate(collection, index, id)));
-      seen[collection].add(id);
-    },
-  }, new Problems());
 }

@@ -6,9 +6,10 @@ export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | {
 
 const BATCH_SIZE = 25; // BatchWriteItem's limit
 
+/** Batches in flight at once. */
+const CONCURRENCY = 16;
+
 export interface WriterOptions {
-  /** Batches in flight at once. */
-  concurrency?: number;
   /** Called after each batch is written, with its size; an async observer is awaited. */
   onWritten?: (count: number) => void | Promise<void>;
   /** Called before each batch is sent: may throw to stop the writer (the import lock's check). */
@@ -41,8 +42,8 @@ export class BatchWriter {
     return this.add({ PutRequest: { Item: item } });
   }
 
-  delete(key: Key): void | Promise<void> {
-    return this.add({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } });
+  delete({ pk, sk }: Key): void | Promise<void> {
+    return this.add({ DeleteRequest: { Key: { pk, sk } } });
   }
 
   add(request: WriteRequest): void | Promise<void> {
@@ -74,7 +75,7 @@ export class BatchWriter {
       })
       .finally(() => this.inFlight.delete(sending));
     this.inFlight.add(sending);
-    if (this.inFlight.size < (this.options.concurrency ?? 16)) return undefined;
+    if (this.inFlight.size < CONCURRENCY) return undefined;
     return Promise.race(this.inFlight).then(() => {
       if (this.failure) throw this.failure;
     });

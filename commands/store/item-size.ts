@@ -5,16 +5,10 @@
  * digits plus 1 (counted here from its text, which is never smaller); null and booleans 1 byte;
  * a set the sum of its members; a list or map 3 bytes plus, per element, 1 byte and the element
  * (a map's keys count as names). The import checks every item it will write against these before
- * the first write (commands/import/validation.ts and importer.ts).
+ * the first write (commands/import/validation.ts).
  */
-export const DYNAMODB_LIMITS = {
-  /** One item, key attributes included. */
-  itemBytes: 400 * 1024,
-  /** Actions in one TransactWriteItems. */
-  transactionActions: 100,
-  /** The items of one TransactWriteItems, together. */
-  transactionBytes: 4 * 1024 * 1024,
-} as const;
+/** DynamoDB's limit of one item, key attributes included. */
+export const DYNAMODB_ITEM_BYTES = 400 * 1024;
 
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 

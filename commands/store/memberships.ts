@@ -1,5 +1,5 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
+import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
 
 /**
  * Memberships live on the token items, as `<team id>#<generation>` entries in a string set
@@ -8,39 +8,49 @@ import { tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shar
  * while an import adds the next generation's.
  */
 
-/** The hashes of a user's tokens, from the user's token index (strongly consistent). */
+interface QueryOptions {
+  range?: { from: string; to: string };
+  /** A FilterExpression. */
+  filter?: string;
+  keysOnly?: boolean;
+}
+
+/** The items of a partition (of a sort-key range of it), strongly consistent, a page at a time. */
+export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, filter, keysOnly }: QueryOptions = {}) {
+  const pages = paginateQuery({ client: doc }, {
+    TableName: tableName,
+    KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk, ...(range && { ':from': range.from, ':to': range.to }) },
+    FilterExpression: filter,
+    ProjectionExpression: keysOnly ? 'pk, sk' : undefined,
+    ConsistentRead: true,
+  });
+  for await (const page of pages) yield (page.Items ?? []) as (Key & Record<string, unknown>)[];
+}
+
+/** Ledger entries (shared/store/keys.ts) in a sort-key range. */
+export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }, filter?: string) {
+  const entries: (Key & Record<string, unknown>)[] = [];
+  for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range, filter })) entries.push(...page);
+  return entries;
+}
+
+/** The hashes of a user's tokens, from the user's token index. */
 export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<string[]> {
   const { pk, skPrefix } = userTokensQuery(userId);
   const hashes: string[] = [];
-  const pages = paginateQuery({ client: doc }, {
-    TableName: tableName,
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  for await (const page of pages) for (const item of page.Items ?? []) hashes.push(userTokenHashOf(item as Key));
+  for await (const page of queryPages(doc, tableName, pk, { range: { from: skPrefix, to: `${skPrefix}\uffff` }, keysOnly: true })) hashes.push(...page.map(userTokenHashOf));
   return hashes;
 }
 
-/** Adds membership entries to a token (a token that does not exist is left alone). */
-export async function addMemberships(doc: DynamoDBDocumentClient, tableName: string, hash: string, entries: string[]): Promise<void> {
+/** Adds (ADD) or removes (DELETE) membership entries of a token; a token that does not exist is left alone. */
+export async function changeMemberships(doc: DynamoDBDocumentClient, tableName: string, hash: string, change: 'ADD' | 'DELETE', entries: string[]): Promise<void> {
   if (entries.length === 0) return;
-  await updateExisting(doc, tableName, hash, 'ADD memberships :entries', entries);
-}
-
-/** Deletes membership entries from a token (DynamoDB drops the attribute when the set empties). */
-export async function removeMemberships(doc: DynamoDBDocumentClient, tableName: string, hash: string, entries: string[]): Promise<void> {
-  if (entries.length === 0) return;
-  await updateExisting(doc, tableName, hash, 'DELETE memberships :entries', entries);
-}
-
-async function updateExisting(doc: DynamoDBDocumentClient, tableName: string, hash: string, expression: string, entries: string[]): Promise<void> {
   try {
     await doc.send(new UpdateCommand({
       TableName: tableName,
       Key: tokenKey(hash),
-      UpdateExpression: expression,
+      UpdateExpression: `${change} memberships :entries`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':entries': new Set(entries) },
     }));

@@ -1,9 +1,10 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashToken, isExpired } from '../../shared/auth/token.ts';
+import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
-import { addMemberships, listUserTokens } from '../store/memberships.ts';
-import { memberKey, membershipEntry, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
+import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
@@ -14,8 +15,6 @@ export interface NewToken {
   expiresAt: string | null;
 }
 
-/** What `list` says of a token, in its status column (as wide as the longest). */
-export const TOKEN_STATUSES = ['active', 'inactive', 'expired', 'revoked'] as const;
 
 export interface TokenSummary {
   /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
@@ -28,7 +27,7 @@ export interface TokenSummary {
   expiresAt: string | null;
   revokedAt: string | null;
   /** inactive: written by an import that has not finished (not valid until it does). */
-  status: (typeof TOKEN_STATUSES)[number];
+  status: 'active' | 'inactive' | 'expired' | 'revoked';
 }
 
 export class UnknownUser extends Error {
@@ -39,16 +38,17 @@ export class UnknownUser extends Error {
 }
 
 /**
- * Issues a token: written active, then given the membership entries of the user's teams (a token
- * carries its memberships: shared/store/keys.ts). For each team the user lists, the current
- * generation's entry is added when that generation's member index holds the user; the heads are
- * read again, and if one moved meanwhile (an import switched it), the new generation's entry is
- * added too. An import running meanwhile lists the user's tokens again after its last switch, so
- * either way the token ends up with the entries of the generations readers use.
+ * Issues a token: written active, then given the membership entries of its user's teams (a token
+ * carries its memberships: shared/store/keys.ts). For each team the user lists, and each generation
+ * an import is writing (pending in the ledger), the entry is added when that generation's member
+ * index holds the user; the heads are then read again, and if one moved meanwhile (an import
+ * switched it), the round is repeated. An import lists its members' tokens again before its first
+ * switch, so a token created before that gets the new entries from the import, and one created
+ * after finds the pending generations here: either way it reads every team of its user, in the
+ * old state and in the new (docs/contract.md, section 7).
  */
 export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: NewToken): Promise<string> {
-  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(token.userId), ConsistentRead: true }));
-  if (!user.Item) throw new UnknownUser(token.userId);
+  if (!(await userTeams(doc, tableName, token.userId))) throw new UnknownUser(token.userId);
   const secret = generateToken();
   const hash = hashToken(secret);
   await doc.send(new TransactWriteCommand({
@@ -58,7 +58,7 @@ export async function createToken(doc: DynamoDBDocumentClient, tableName: string
           TableName: tableName,
           Item: {
             ...tokenKey(hash), user_id: token.userId, name: token.name, abilities: token.abilities,
-            expires_at: token.expiresAt, created_at: new Date().toISOString(),
+            expires_at: token.expiresAt, created_at: utcTime(new Date()),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -66,27 +66,54 @@ export async function createToken(doc: DynamoDBDocumentClient, tableName: string
       { Put: { TableName: tableName, Item: userTokenKey(token.userId, hash) } },
     ],
   }));
-  await tagMemberships(doc, tableName, token.userId, (user.Item.teams as number[] | undefined) ?? [], hash);
+  await tagMemberships(doc, tableName, token.userId, hash);
   return secret;
 }
 
-async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, teamIds: number[], hash: string): Promise<void> {
+async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, hash: string): Promise<void> {
   const tagged = new Set<string>();
-  const generations = async () =>
-    new Map((await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)]));
-  let current = await generations();
+  let heads = '';
   for (let round = 0; round < 5; round++) {
-    const candidates = [...current].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
-    const members = await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true });
-    const memberOf = new Set(members.map((item) => String((item as unknown as Key).pk)));
-    const entries = candidates
-      .filter(([teamId, generation]) => memberOf.has(memberKey(teamId, generation, userId).pk))
-      .map(([teamId, generation]) => membershipEntry(teamId, generation));
-    await addMemberships(doc, tableName, hash, entries);
-    for (const [teamId, generation] of candidates) tagged.add(membershipEntry(teamId, generation));
-    const again = await generations();
-    if ([...again].every(([teamId, generation]) => current.get(teamId) === generation)) return;
-    current = again;
+    const teamIds = (await userTeams(doc, tableName, userId)) ?? [];
+    const current = (await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)] as const);
+    const pending = (await ledgerEntries(doc, tableName, pendingRange())).map((entry) => [Number(entry.team_id), String(entry.generation)] as const);
+    const candidates = [...current, ...pending].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
+    const members = new Set((await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true })).map((item) => String(item.pk)));
+    const entries = candidates.map(([teamId, generation]) => membershipEntry(teamId, generation));
+    await changeMemberships(doc, tableName, hash, 'ADD', entries.filter((_, i) => members.has(memberKey(...candidates[i]!, userId).pk)));
+    for (const entry of entries) tagged.add(entry);
+    const seen = JSON.stringify(current.toSorted());
+    if (seen === heads) return;
+    heads = seen;
+  }
+}
+
+/** The teams a user lists, or undefined when there is no such user. */
+async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<number[] | undefined> {
+  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
+  return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
+}
+
+/**
+ * Revokes by secret or by id (the hash `list` shows). Revoking a revoked token changes nothing: its
+ * first revocation time stays, and is returned as `already`. Undefined when no such token exists.
+ */
+export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<{ already?: string } | undefined> {
+  const hash = 'secret' in by ? hashToken(by.secret) : by.id.toLowerCase();
+  try {
+    const { Attributes } = await doc.send(new UpdateCommand({
+      TableName: tableName,
+      Key: tokenKey(hash),
+      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': utcTime(new Date()) },
+      ReturnValues: 'UPDATED_OLD',
+    }));
+    const before = Attributes?.revoked_at as string | undefined;
+    return before ? { already: utcTime(before) } : {};
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw error;
   }
 }
 
@@ -95,22 +122,9 @@ export async function sanctumTokenHashes(doc: DynamoDBDocumentClient, tableName:
   return (await listTokens(doc, tableName, userId)).filter((token) => token.sanctumId === sanctumId).map((token) => token.id);
 }
 
-/** Revokes by secret or by id (the hash `list` shows). Returns false when no such token exists. */
+/** Revokes by secret or by id; false when no such token exists. */
 export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
-  const hash = 'secret' in by ? hashToken(by.secret) : by.id.toLowerCase();
-  try {
-    await doc.send(new UpdateCommand({
-      TableName: tableName,
-      Key: tokenKey(hash),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': new Date().toISOString() },
-    }));
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+  return (await revoke(doc, tableName, by)) !== undefined;
 }
 
 export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number, now = new Date()): Promise<TokenSummary[]> {
@@ -127,9 +141,9 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
       sanctumId: (item.sanctum_id as number | undefined) ?? null,
       name: String(item.name ?? ''),
       abilities: (item.abilities as string[]) ?? [],
-      createdAt: (item.created_at as string | undefined) ?? null,
-      expiresAt,
-      revokedAt,
+      createdAt: item.created_at ? utcTime(item.created_at as string) : null,
+      expiresAt: expiresAt && utcTime(expiresAt),
+      revokedAt: revokedAt && utcTime(revokedAt),
       status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : item.inactive === true ? 'inactive' : 'active',
     });
   }
@@ -138,6 +152,5 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
 
 /** Whether the user exists (the token command reports an unknown user as an error). */
 export async function userExists(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<boolean> {
-  const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
-  return user.Item !== undefined;
+  return (await userTeams(doc, tableName, userId)) !== undefined;
 }

@@ -16,6 +16,7 @@ import type { ListResource } from '../domain/resources.ts';
  * | daemon                       | TEAM#<id>#G<generation>#daemons     | 10-digit ordinal          |
  * | generation ledger: pending   | GENERATIONS                         | P#<team id>#<generation>  |
  * | generation ledger: retired   | GENERATIONS                         | R#<retired at ms, 15 digits>#<team id>#<generation> |
+ * | ledger: a token not yet valid | GENERATIONS                        | T#<sha256 hex>            |
  * | the import lock              | IMPORT                              | LOCK                      |
  *
  * A token carries its memberships as a string set of `<team id>#<generation>` entries
@@ -93,8 +94,11 @@ export const retiredKey = (teamId: number, generation: string, retiredAtMs: numb
   pk: LEDGER_PARTITION,
   sk: `${RETIRED}${String(retiredAtMs).padStart(TIME_DIGITS, '0')}#${teamId}#${generation}`,
 });
-/** Sort-key bounds: every pending entry; every entry retired at or before `ms`. */
+/** A token an import wrote inactive, until it activates it: an import that dies leaves it here for the next. */
+export const pendingTokenKey = (hash: string): Key => ({ pk: LEDGER_PARTITION, sk: `T#${hash}` });
+/** Sort-key bounds: every pending entry; every entry retired at or before `ms`; every pending token. */
 export const pendingRange = () => ({ from: PENDING, to: `${PENDING}\uffff` });
+export const pendingTokensRange = () => ({ from: 'T#', to: 'T#\uffff' });
 export const retiredUntil = (ms: number) => ({ from: RETIRED, to: `${RETIRED}${String(ms).padStart(TIME_DIGITS, '0')}#\uffff` });
 
 /** The one import lock of the table. */

@@ -352,12 +352,14 @@ describe('npm run token', () => {
     const secrets = names.map((name, i) => run('commands/token.ts', ['create', '--user', '52', '--abilities', abilities[i]!, '--name', name]).stdout.trim());
     await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
     expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
-    const lines = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
+    const [header, ...lines] = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID +STATUS +NAME +ABILITIES +CREATED +EXPIRES +SANCTUM ID +REVOKED$/);
     expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
     // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
     for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
-    // And so do the abilities and the dates after names and abilities of different lengths.
-    for (const column of ['created ', 'expires ']) expect(new Set(lines.map((line) => line.indexOf(column))).size, lines.join('\n')).toBe(1);
+    // And so do the abilities and the dates (one format) after names and abilities of different lengths, under their headings.
+    for (const column of ['CREATED', 'EXPIRES']) for (const line of lines) expect(line.slice(header!.indexOf(column)), line).toMatch(/^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00|never) /);
+    expect(lines.find((line) => line.includes('revoked-one'))!.slice(header!.indexOf('REVOKED'))).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
     expect(new Set(lines.map((line) => line.search(/\*|projects:read|finances:read/))).size, lines.join('\n')).toBe(1);
   });
 
@@ -368,6 +370,10 @@ describe('npm run token', () => {
     expect(run('commands/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
     for (const secret of [a, b]) expect((await reader().readAccess(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
     expect(run('commands/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
+    // Revoking it again changes nothing, says since when, and is no failure (a script may repeat it).
+    const again = run('commands/token.ts', ['revoke', a]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^already revoked at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00; nothing changed\n$/);
   });
 
   it.each([

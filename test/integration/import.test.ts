@@ -152,7 +152,6 @@ describe('consistency while importing', () => {
     await importDocument(table, base());
     const seen: (number[] | undefined)[] = [];
     await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 400, 7000) }), {
-      concurrency: 2,
       onProgress: async () => { seen.push((await view('ada-secret', 'acme'))?.projects); },
     });
     expect(seen.length).toBeGreaterThan(5);
@@ -165,7 +164,6 @@ describe('consistency while importing', () => {
     const next = snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 300, 5000) });
     let batches = 0;
     const crash = importDocument(table, next, {
-      concurrency: 1,
       onProgress: (p) => {
         if (p.phase === 'writing' && ++batches === 5) throw new Error('killed');
       },

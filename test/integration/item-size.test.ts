@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { daemonJson, projectJson } from '../../shared/domain/resources.ts';
 import { LIMITS } from '../../commands/import/snapshot.ts';
 import { resourceItem } from '../../commands/import/stored-items.ts';
-import { DYNAMODB_LIMITS, itemSize } from '../../commands/store/item-size.ts';
+import { DYNAMODB_ITEM_BYTES, itemSize } from '../../commands/store/item-size.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
 /**
@@ -31,11 +31,11 @@ function itemOf(bytes: number): Record<string, unknown> {
 
 describe('item sizes in bytes, as DynamoDB counts them', () => {
   it('stores an item of exactly 400 KB', async () => {
-    await expect(put(itemOf(DYNAMODB_LIMITS.itemBytes))).resolves.toBeDefined();
+    await expect(put(itemOf(DYNAMODB_ITEM_BYTES))).resolves.toBeDefined();
   });
 
   it('refuses an item of 400 KB and one byte', async () => {
-    await expect(put(itemOf(DYNAMODB_LIMITS.itemBytes + 1))).rejects.toThrow(/size/i);
+    await expect(put(itemOf(DYNAMODB_ITEM_BYTES + 1))).rejects.toThrow(/size/i);
   });
 
   it('leaves every project and daemon item far below the limit, whatever the strings (so no record needs measuring)', () => {
@@ -48,7 +48,7 @@ describe('item sizes in bytes, as DynamoDB counts them', () => {
       processes: id, environment_id: id, server_id: id,
     });
     for (const json of [project, daemon]) {
-      expect(itemSize(resourceItem(id, 'g'.repeat(16), 'daemons', 9_999_999_999, json))).toBeLessThan(DYNAMODB_LIMITS.itemBytes / 4);
+      expect(itemSize(resourceItem(id, 'g'.repeat(16), 'daemons', 9_999_999_999, json))).toBeLessThan(DYNAMODB_ITEM_BYTES / 4);
     }
   });
 });

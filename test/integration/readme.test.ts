@@ -45,11 +45,12 @@ describe('README.md examples', () => {
   });
 
   it.each(BLOCKS.filter((b) => b.language === 'ts'))('$name', ({ code }) => {
-    // Beside the typed client's example, so that its imports (./api.d.ts) resolve as the README says.
-    const dir = mkdtempSync(join(ROOT, 'examples/typed-client/readme-'));
+    // As if saved at the project's root, where the README says to run it: a folder one level down,
+    // its relative imports one level up.
+    const dir = mkdtempSync(join(ROOT, '.readme-'));
     try {
-      writeFileSync(join(dir, 'block.ts'), code.replaceAll("'./api.d.ts'", "'../api.d.ts'"));
-      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', compilerOptions: { strict: true, noEmit: true }, include: ['block.ts'] }));
+      writeFileSync(join(dir, 'block.ts'), code.replaceAll("from './", "from '../"));
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../tsconfig.json', compilerOptions: { strict: true, noEmit: true }, include: ['block.ts'] }));
       const checked = spawnSync(NODE, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: ROOT, encoding: 'utf8' });
       expect(checked.status, checked.stdout).toBe(0);
       const ran = spawnSync(NODE, [join(dir, 'block.ts')], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { importLockKey } from '../../shared/store/keys.ts';
 import { inject } from 'vitest';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
 import { importSnapshot, type ImportOptions } from '../../commands/import/importer.ts';
@@ -47,4 +48,40 @@ export async function scanAll(table: TestTable): Promise<Record<string, unknown>
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+/** What `interceptedTable` stops an import with: from that call on, every call fails, as after a kill. */
+export class Killed extends Error {
+  constructor(operation: string) {
+    super(`killed at ${operation}`);
+  }
+}
+
+/**
+ * The table through a client whose every call first passes `at(operation, n)` (n: that
+ * operation's count so far, from 1). `at` may wait (a pause at a chosen call) or throw Killed (a
+ * kill there: that call and every later one fail, so the import stops where it stands and its lock
+ * stays behind; `afterKill` then removes the lock, as the next import's takeover would).
+ */
+export function interceptedTable(table: TestTable, at: (operation: string, n: number) => void | Promise<void>) {
+  const client = createDynamoDbClient({ endpoint: table.endpoint, maxAttempts: 1, requestTimeoutMs: 30_000 });
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const counts = new Map<string, number>();
+  let killed: Killed | undefined;
+  doc.middlewareStack.add((next, context) => async (args) => {
+    const operation = String(context.commandName).replace(/Command$/, '');
+    counts.set(operation, (counts.get(operation) ?? 0) + 1);
+    if (killed) throw killed;
+    try {
+      await at(operation, counts.get(operation)!);
+    } catch (error) {
+      if (error instanceof Killed) killed = error;
+      throw error;
+    }
+    return next(args);
+  }, { step: 'initialize', name: 'testIntercept' });
+  return {
+    table: { ...table, client, doc } as TestTable,
+    afterKill: () => table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLockKey() })),
+  };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAmount, parseAmount } from '../../commands/import/decimal.ts';
+import { formatAmount, jsonNumber, parseAmount, WrittenNumber } from '../../commands/import/decimal.ts';
 
 /** The units of an amount that must parse, or a failed test naming the input. */
 function units(input: unknown): bigint {
@@ -145,16 +145,30 @@ describe('formatAmount', () => {
   });
 });
 
-describe('JSON numbers too large to be exact', () => {
-  it.each([1e21, 9.5e11, Number.MAX_SAFE_INTEGER])('rejects %d and asks for a decimal string', (amount) => {
-    expect(parseAmount(amount)).toEqual({ ok: false, problem: 'is too large to be exact as a JSON number; write it as a decimal string' });
+describe('numbers judged as written (docs/contract.md, section 7)', () => {
+  it.each([
+    [jsonNumber('5.00000000000000001'), { ok: false, problem: 'has more than 4 decimals' }],
+    [jsonNumber('-0'), { ok: true, units: 0n }],
+    ['-0', { ok: true, units: 0n }],
+    ['-0.00', { ok: true, units: 0n }],
+    [jsonNumber('1e15'), { ok: true, units: 10n ** 19n }],
+    [jsonNumber('1.5e-3'), { ok: true, units: 15n }],
+    [jsonNumber('1e-5'), { ok: false, problem: 'has more than 4 decimals' }],
+    [jsonNumber('900719925474.0991'), { ok: true, units: 9007199254740991n }],
+  ])('reads %s as %o', (amount, parsed) => {
+    expect(parseAmount(amount)).toEqual(parsed);
   });
 
-  it('takes the same amount as a decimal string, exactly', () => {
+  it('takes a large amount as a decimal string, exactly', () => {
     expect(parseAmount('1000000000000000000000.1234')).toEqual({ ok: true, units: 10000000000000000000001234n });
   });
 
-  it('still takes the largest exact JSON number', () => {
-    expect(parseAmount(900_719_925_474.0991)).toEqual({ ok: true, units: 9007199254740991n });
+  it.each([['800.0000000000000001'], ['9007199254740993'], ['5.00000000000000001']])('keeps %s as written, not as a double', (text) => {
+    expect(String(jsonNumber(text))).toBe(text);
+    expect(jsonNumber(text)).toBeInstanceOf(WrittenNumber);
+  });
+
+  it.each([['1.0', 1], ['1e2', 100], ['24.15', 24.15], ['-0', -0]])('reads %s as the number %d, which holds it exactly', (text, value) => {
+    expect(jsonNumber(text)).toBe(value);
   });
 });
