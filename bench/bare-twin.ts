@@ -1,5 +1,5 @@
 import { BatchGetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { API_CLIENT_LIMITS, createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
+import { createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
 
 /**
  * The bare twin: a Lambda handler that makes exactly a function's DynamoDB calls (the event
@@ -13,7 +13,7 @@ export interface TwinEvent {
   together: boolean;
 }
 
-const client = createDynamoDbClient({ endpoint: process.env.DYNAMODB_ENDPOINT || undefined, ...API_CLIENT_LIMITS });
+const client = createDynamoDbClient({ endpoint: process.env.DYNAMODB_ENDPOINT || undefined });
 
 async function send({ command, input }: TwinEvent['calls'][number]): Promise<unknown[]> {
   if (command === 'QueryCommand') return (await client.send(new QueryCommand(input as never))).Items ?? [];

@@ -1,5 +1,5 @@
 import { readApiConfig, type ApiConfig } from './config.ts';
-import { API_CLIENT_LIMITS, createDynamoDbClient } from './store/dynamodb-client.ts';
+import { createDynamoDbClient } from './store/dynamodb-client.ts';
 import { TeamReader } from './store/team-reader.ts';
 
 /** What a function needs at run time, built once per container at module scope. */
@@ -11,6 +11,6 @@ export interface Runtime {
 /** Config read (and checked) once, and one DynamoDB client that warm invocations reuse. */
 export function runtime(): Runtime {
   const config = readApiConfig();
-  const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint, ...API_CLIENT_LIMITS });
+  const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint });
   return { config, reader: new TeamReader(client, { tableName: config.tableName }) };
 }

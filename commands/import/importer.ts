@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { daemonJson, projectJson, type Daemon, type Project } from '../../shared/domain/resources.ts';
-import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { daemonJson, projectJson, type Daemon, type Project } from '../store/resources.ts';
+import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { BatchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { importLockKey } from '../../shared/store/keys.ts';
+import { importLockKey } from '../store/keys.ts';
 
 /**
  * The table's one import lock: two imports never run at once, so they can never interleave within

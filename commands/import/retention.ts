@@ -1,15 +1,15 @@
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
-  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, resourcePartition, retiredUntil, tokenKey, userTokenKey, type Key,
-} from '../../shared/store/keys.ts';
+  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, generationPartition, retiredUntil, tokenKey, userTokenKey, type Key,
+} from '../store/keys.ts';
 import { BatchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { changeMemberships, ledgerEntries, listUserTokens, queryPages } from '../store/memberships.ts';
 
 /**
  * What an import leaves behind, and when it goes (docs/contract.md, section 7; docs/storage.md).
- * The ledger (shared/store/keys.ts) records each generation while it is pending (reserved, not yet
+ * The ledger (commands/store/keys.ts) records each generation while it is pending (reserved, not yet
  * switched to) and once retired (replaced, with the time), and each token written inactive.
  *
  * - Membership entries of a retired generation leave right after the switch (and, for an import
@@ -91,7 +91,7 @@ export class Retention {
     for (const key of members) await writer.delete(key);
     for (const resource of LIST_RESOURCES) {
       // A page of keys at a time: a generation of millions of items is never held in memory.
-      for await (const page of queryPages(this.doc, this.tableName, resourcePartition(teamId, generation, resource), { keysOnly: true })) {
+      for await (const page of queryPages(this.doc, this.tableName, generationPartition(teamId, generation, resource), { keysOnly: true })) {
         for (const key of page) await writer.delete(key);
       }
     }

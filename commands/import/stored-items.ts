@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
-  memberKey, ordinalKey, pendingKey, resourcePartition, retiredKey, teamFinanceKey, teamHeadKey,
-} from '../../shared/store/keys.ts';
+  memberKey, ordinalKey, pendingKey, generationPartition, retiredKey, teamFinanceKey, teamHeadKey,
+} from '../store/keys.ts';
 import type { ListResource } from '../../shared/domain/resources.ts';
 
 /**
@@ -33,7 +33,7 @@ export function financeItem(team: TeamIdentity, fieldsJson: string, ref: string 
 }
 
 export function resourceItem(teamId: number, generation: string, resource: ListResource, ordinal: number, json: string) {
-  return { pk: resourcePartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
+  return { pk: generationPartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
 }
 
 export function memberItem(teamId: number, generation: string, userId: number) {

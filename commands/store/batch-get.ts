@@ -22,7 +22,7 @@ export async function getItems(
       const result = await doc.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: options.consistent } } }));
       items.push(...(result.Responses?.[tableName] ?? []));
       return (result.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
-    }, { budget: 'command' });
+    }, { retries: 10 });
   }
   return items;
 }

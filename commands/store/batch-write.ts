@@ -85,7 +85,7 @@ export class BatchWriter {
     await untilProcessed('BatchWriteItem', batch, async (pending) => {
       const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
       return (result.UnprocessedItems?.[this.tableName] as WriteRequest[] | undefined) ?? [];
-    }, { budget: 'command' });
+    }, { retries: 10 });
   }
 }
 

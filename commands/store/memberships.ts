@@ -1,5 +1,5 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
+import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from './keys.ts';
 
 /**
  * Memberships live on the token items, as `<team id>#<generation>` entries in a string set
@@ -28,7 +28,7 @@ export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string
   for await (const page of pages) yield (page.Items ?? []) as (Key & Record<string, unknown>)[];
 }
 
-/** Ledger entries (shared/store/keys.ts) in a sort-key range. */
+/** Ledger entries (commands/store/keys.ts) in a sort-key range. */
 export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }, filter?: string) {
   const entries: (Key & Record<string, unknown>)[] = [];
   for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range, filter })) entries.push(...page);

@@ -4,7 +4,7 @@ import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { getItems } from '../store/batch-get.ts';
 import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
-import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../../shared/store/keys.ts';
+import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 

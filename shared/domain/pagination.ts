@@ -50,9 +50,7 @@ export function parsePagination(query: Record<string, string | undefined> | unde
     const { page, per_page: perPage } = result.output;
     return { ok: true, value: { page, perPage, perPageGiven: query?.per_page !== undefined } };
   }
-  const errors: Record<string, string[]> = {};
-  for (const issue of result.issues) (errors[String(issue.path?.[0]?.key)] ??= []).push(issue.message);
-  return { ok: false, errors };
+  return { ok: false, errors: v.flatten<typeof PaginationQuery>(result.issues).nested as Record<string, string[]> };
 }
 
 /** 1-based ordinals of stored items, inclusive. */

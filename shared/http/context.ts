@@ -17,12 +17,12 @@ export interface Timed {
 
 /** From authorize, once checks 1 to 3 passed: the caller's token and team, and a page Query sent with them. */
 export interface Authorized {
-  access: { head: TeamHead; token: StoredToken; teamSegment: string; prefetched?: Prefetched };
+  access: { team: TeamHead; token: StoredToken; teamSegment: string; prefetched?: Prefetched };
 }
 
 /** From authorizeFinances: the same checks, on the team's finance item instead of its head. */
 export interface FinanceAuthorized {
-  access: { finance: TeamFinance; token: StoredToken; teamSegment: string };
+  access: { team: TeamFinance; token: StoredToken; teamSegment: string };
 }
 
 /** From readPageQuery, before any check: the query as parsed, not yet judged. */

@@ -3,40 +3,24 @@ import type { PageWindow } from '../domain/pagination.ts';
 import { servedIn } from './response.ts';
 
 /**
- * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the request's
- * scheme and host, and whatever precedes the route's own path in `rawPath`: a named stage in an
- * execute-api URL (`/prod`), or nothing (`$default`). Behind a custom domain rawPath never carries
- * the API mapping's path, so the stack that maps one sets PUBLIC_BASE_URL (infra/stack.ts).
+ * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the
+ * request's scheme and host, and whatever precedes the route's own path in `rawPath`: the named
+ * stage of an execute-api address (`/prod`), or nothing (`$default`). Behind a custom domain
+ * `rawPath` carries no mapping path, which is why the stack sets PUBLIC_BASE_URL there.
  *
  * `routePath` is the route's template from shared/routes.ts (`/api/{team}/projects`).
  */
 export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | undefined, routePath: string): string {
   if (publicBaseUrl) return publicBaseUrl;
-  const headers = event.headers ?? {};
+  const { headers } = event;
   // The first scheme x-forwarded-proto names, when it is http; anything else is https.
   const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase() === 'http' ? 'http' : 'https';
-  return `${scheme}://${headers.host ?? event.requestContext?.domainName ?? 'localhost'}${basePath(event.rawPath, routePath)}`;
+  return `${scheme}://${headers.host ?? event.requestContext.domainName}${basePath(event.rawPath, routePath)}`;
 }
 
-/**
- * What precedes the route's own path in the raw path, provided the raw path ends with the
- * route template's segments (literal ones compared decoded, as API Gateway routes them); for an
- * event not from this route, nothing. Each segment is given percent-encoded, once.
- */
-export function basePath(rawPath: string | undefined, routePath: string): string {
-  const template = routePath.split('/').slice(1);
-  const segments = (rawPath ?? '').split('/').slice(1).map(decodeSegment);
-  const own = segments.slice(-template.length);
-  const matches = own.length === template.length && template.every((part, i) => part.startsWith('{') || own[i] === part);
-  return matches ? segments.slice(0, -template.length).map((segment) => `/${encodeURIComponent(segment)}`).join('') : '';
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
+/** What precedes the route's own segments in the raw path (a stage name needs no encoding). */
+export function basePath(rawPath: string, routePath: string): string {
+  return rawPath.split('/').slice(0, 1 - routePath.split('/').length).join('/');
 }
 
 /** `meta.path`: the list's address without a query, with the team segment percent-encoded. */

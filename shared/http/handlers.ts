@@ -13,7 +13,7 @@ import { contractErrors } from './middleware/contract-errors.ts';
 import { headWithoutBody } from './middleware/head.ts';
 import { readPageQuery, requireValidPage } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
-import { requestEvent } from './middleware/request-event.ts';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { conditionalJson, entityTag, listEntityTag } from './entity-tag.ts';
 import { RecentAccess } from '../store/recent-access.ts';
 
@@ -29,9 +29,11 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
- * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first);
- * requestEvent checks the event and lower-cases header names before anything reads them.
+ * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first).
  * Middy's own early timeout is off: requestDeadline's covers the middlewares too.
+ *
+ * @middy/http-header-normalizer lower-cases header names before anything reads them: API Gateway
+ * does so itself, `sam local` passes them as the client wrote them.
  */
 function apiFunction(route: ServedRoute) {
   const log = createLogger();
@@ -42,7 +44,11 @@ function apiFunction(route: ServedRoute) {
     .use(headWithoutBody())
     .use(contractErrors(log))
     .use(requestDeadline())
-    .use(requestEvent());
+    // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
+    .before(function checkEvent({ event }) {
+      if (!(event instanceof Object) || Array.isArray(event)) throw new TypeError('the event is not an API Gateway event object');
+    })
+    .use(httpHeaderNormalizer());
 }
 
 /**
@@ -59,12 +65,12 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
     .use(authorize({ reader, ability: route.ability, resource, recent: new RecentAccess() }))
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
-      const { head, teamSegment, prefetched } = context.access;
+      const { team: head, teamSegment, prefetched } = context.access;
       const { page, perPage, perPageGiven } = context.page;
       const window = pageWindow(head.counts[resource], page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
-        const items = window.ordinals ? await reader.readPage(head, resource, window.ordinals, { signal: context.signal, usage: context.usage, prefetched }) : [];
+        const items = window.ordinals ? await reader.readPage(head, resource, window.ordinals, context, prefetched) : [];
         return listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt });
       });
     });
@@ -76,7 +82,7 @@ export function financesHandler({ reader }: Runtime) {
   return apiFunction(route)
     .use(authorizeFinances({ reader, ability: route.ability }))
     .handler(async function financeSummary(event, context) {
-      const { finance } = context.access;
+      const { team: finance } = context.access;
       const etag = entityTag('finances', finance.teamId, finance.generation);
       return conditionalJson(event, etag, () => financeJson(finance.fieldsJson, context.startedAt));
     });

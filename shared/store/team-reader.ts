@@ -1,7 +1,7 @@
 import { BatchGetItemCommand, QueryCommand, type AttributeValue, type ConsumedCapacity, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
-import { membershipEntry, ordinalKey, resourcePartition, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
+import { generationPartition, membershipEntry, ordinalKey, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
 import { untilProcessed } from './retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
@@ -44,10 +44,7 @@ export function isMember(token: StoredToken, team: TeamState): boolean {
 
 /** A page came back with fewer items than the head promised, even when read again (503, never a short 200). */
 export class ShortPage extends Error {
-  constructor(expected: number, got: number) {
-    super(`a page promised ${expected} items and held ${got}`);
-    this.name = 'ShortPage';
-  }
+  override readonly name = 'ShortPage';
 }
 
 /** How a read is made: eventually consistent unless asked otherwise, abandoned when the request's signal aborts. */
@@ -64,15 +61,12 @@ export interface ReadOptions {
  * it waited on one after another (calls in flight together count once) and the read capacity
  * DynamoDB reports for each call, asked for on the call itself, so counting adds no request.
  */
-type Metered = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
-const track = <T extends Metered>(usage: DatabaseUsage | undefined, call: Promise<T>) => (usage ? usage.track(call) : call);
-
 export class DatabaseUsage {
   roundTrips = 0;
   readCapacity = 0;
   private inFlight = 0;
 
-  async track<T extends Metered>(call: Promise<T>): Promise<T> {
+  async track<T extends { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }>(call: Promise<T>): Promise<T> {
     if (this.inFlight++ === 0) this.roundTrips += 1;
     try {
       const output = await call;
@@ -87,111 +81,104 @@ export class DatabaseUsage {
 /** A page Query sent before the request knew which generation is current (authorize.ts), with its items. */
 export interface Prefetched {
   team: TeamState;
-  ordinals: Ordinals;
   items: string[];
 }
 
 /**
  * The read side of the store: everything the three functions ask of DynamoDB. Only BatchGetItem
- * and Query: never Scan, never a write.
+ * and Query: never Scan, never a write. It sends the plain commands and decodes the few
+ * attributes it reads itself, so the functions bundle no document client.
  *
  * Reads are eventually consistent (half the capacity of a strong read) unless a caller asks
  * otherwise. That is safe for the page Query because a generation's items never change once
  * the head names it: the only possible error is to miss some, and the head says how many the page
  * must hold (readPage). For the token and the head it means AWS may answer from a replica up to
  * about a second behind (docs/storage.md).
- *
- * It sends the plain commands and decodes the few attributes it reads itself, so the functions
- * bundle no document client.
  */
 export class TeamReader {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
 
-  constructor(client: DynamoDBClient, options: { tableName: string }) {
+  constructor(client: DynamoDBClient, { tableName }: { tableName: string }) {
     this.client = client;
-    this.tableName = options.tableName;
+    this.tableName = tableName;
   }
 
   /** A list's first read: the token and the team head together, in one BatchGetItem. */
-  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; head?: TeamHead }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'head'), options);
-    return { token, head: team && { ...toTeamState(team), counts: { projects: Number(team.projects?.N ?? 0), daemons: Number(team.daemons?.N ?? 0) } } };
+  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; team?: TeamHead }> {
+    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'HEAD'), options);
+    return { token, team: team && { ...toTeamState(team), counts: { projects: Number(team.projects?.N), daemons: Number(team.daemons?.N) } } };
   }
 
   /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
-  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; finance?: TeamFinance }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'finance'), options);
-    return { token, finance: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S) } };
+  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; team?: TeamFinance }> {
+    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'FINANCE'), options);
+    return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S) } };
   }
 
-  /**
-   * A page Query on a generation the caller only expects to be current. It never rejects: a
-   * speculation that fails is simply not used, and readPage asks again.
-   */
+  /** A page Query on a generation the caller only expects to be current: one that fails is simply not used. */
   prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched | undefined> {
-    return this.queryPage(team, resource, ordinals, options).then((items) => ({ team, ordinals, items }), () => undefined);
+    return this.queryPage(team, resource, ordinals, options).then((items) => ({ team, items }), () => undefined);
   }
 
   /**
-   * The page's items (each item's JSON), by ordinal range, in one Query, eventually consistent,
-   * unless a prefetched Query already read exactly this page. The head promised every ordinal
-   * from `first` to `last`: a page that holds fewer (a replica behind the import that wrote the
-   * generation) is read again strongly consistent, once, and still short it is refused
-   * (ShortPage: a 503), never served.
+   * The page's items (each item's JSON), by ordinal range, in one eventually consistent Query,
+   * unless a prefetched Query already read this generation (whose counts, and so the page's
+   * ordinals, never change). The head promised every ordinal from `first` to `last`: a page that
+   * holds fewer (a replica behind the import that wrote the generation) is read again strongly
+   * consistent, once, and still short it is refused (ShortPage: a 503), never served.
    */
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: ReadOptions & { prefetched?: Prefetched } = {}): Promise<string[]> {
+  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}, prefetched?: Prefetched): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
-    const { prefetched, ...read } = options;
-    const samePage = prefetched?.team.teamId === head.teamId && prefetched.team.generation === head.generation
-      && prefetched.ordinals.first === ordinals.first && prefetched.ordinals.last === ordinals.last;
-    let items = samePage ? prefetched.items : await this.queryPage(head, resource, ordinals, read);
-    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { ...read, consistent: true });
-    if (items.length !== expected) throw new ShortPage(expected, items.length);
+    const reusable = prefetched?.team.teamId === head.teamId && prefetched.team.generation === head.generation;
+    let items = reusable ? prefetched.items : await this.queryPage(head, resource, ordinals, options);
+    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { ...options, consistent: true });
+    if (items.length !== expected) throw new ShortPage(`a page promised ${expected} items and held ${items.length}`);
     return items;
   }
 
-  private async queryPage(team: TeamState, resource: ListResource, { first, last }: Ordinals, options: ReadOptions): Promise<string[]> {
+  private async queryPage(team: TeamState, resource: ListResource, { first, last }: Ordinals, { consistent, signal, usage }: ReadOptions): Promise<string[]> {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
-      const result = await track(options.usage, this.client.send(
+      const query = this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
-            ':pk': { S: resourcePartition(team.teamId, team.generation, resource) },
+            ':pk': { S: generationPartition(team.teamId, team.generation, resource) },
             ':first': { S: ordinalKey(first) },
             ':last': { S: ordinalKey(last) },
           },
           ProjectionExpression: 'j',
-          ConsistentRead: options.consistent === true,
+          ConsistentRead: consistent,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: 'TOTAL',
         }),
-        { abortSignal: options.signal },
-      ));
-      for (const item of result.Items ?? []) json.push(item.j?.S as string);
+        { abortSignal: signal },
+      );
+      const result = await (usage?.track(query) ?? query);
+      for (const item of result.Items ?? []) json.push(item.j!.S!);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
     return json;
   }
 
-  private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, options: ReadOptions): Promise<{ token?: StoredToken; team?: RawItem }> {
-    const keys: Key[] = [tokenKey(tokenHash), ...(teamKey ? [teamKey] : [])];
+  private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, { consistent, signal, usage }: ReadOptions): Promise<{ token?: StoredToken; team?: RawItem }> {
     const items: RawItem[] = [];
-    const requested = keys.map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
-    await untilProcessed('BatchGetItem', requested, async (pending) => {
-      const result = await track(options.usage, this.client.send(
-        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: options.consistent === true } }, ReturnConsumedCapacity: 'TOTAL' }),
-        { abortSignal: options.signal },
-      ));
+    const token = tokenKey(tokenHash);
+    const keys = [token, ...(teamKey ? [teamKey] : [])].map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
+    await untilProcessed('BatchGetItem', keys, async (pending) => {
+      const batch = this.client.send(
+        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } }, ReturnConsumedCapacity: 'TOTAL' }),
+        { abortSignal: signal },
+      );
+      const result = await (usage?.track(batch) ?? batch);
       items.push(...(result.Responses?.[this.tableName] ?? []));
       return result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-    }, { budget: 'request', signal: options.signal });
-    const tokenItem = items.find((item) => item.pk?.S === keys[0]!.pk);
-    const teamItem = teamKey && items.find((item) => item.pk?.S === teamKey.pk);
-    return { token: tokenItem && toStoredToken(tokenItem), team: teamItem };
+    }, { retries: 4, signal });
+    const tokenItem = items.find((item) => item.pk?.S === token.pk);
+    return { token: tokenItem && toStoredToken(tokenItem), team: items.find((item) => item !== tokenItem) };
   }
 }
 
@@ -201,7 +188,7 @@ export class TeamReader {
 function toStoredToken(item: RawItem): StoredToken {
   return {
     userId: Number(item.user_id?.N),
-    abilities: item.abilities?.L?.map((ability) => ability.S as string) ?? [],
+    abilities: item.abilities?.L?.map((ability) => ability.S!) ?? [],
     expiresAt: item.expires_at?.S ?? null,
     revokedAt: item.revoked_at?.S ?? null,
     inactive: item.inactive?.BOOL === true,

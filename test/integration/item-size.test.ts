@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { daemonJson, projectJson } from '../../shared/domain/resources.ts';
+import { daemonJson, projectJson } from '../../commands/store/resources.ts';
 import { LIMITS } from '../../commands/import/snapshot.ts';
 import { resourceItem } from '../../commands/import/stored-items.ts';
 import { DYNAMODB_ITEM_BYTES, itemSize } from '../../commands/store/item-size.ts';

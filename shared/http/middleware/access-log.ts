@@ -49,16 +49,16 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
     Metrics: metrics.filter((metric) => readsTable(route) || !metric.Name.startsWith('DynamoDB')),
   }));
   let coldStart = true;
-  const write = ({ event, context, response }: Request) => {
+  const logRequest = ({ event, context, response }: Request) => {
     const status = response?.statusCode ?? 500;
     log.info('request', {
       _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
       route: route.name,
       outcome: outcomeOf(status),
       status,
-      // The event may be anything a direct invoke passed (request-event.ts answers it 500): read it warily.
+      // The event may be anything a direct invoke passed (handlers.ts answers it 500): read it warily.
       apiRequestId: event?.requestContext?.requestId,
-      team: context.access ? ('head' in context.access ? context.access.head : context.access.finance).teamId : null,
+      team: context.access?.team.teamId ?? null,
       Requests: 1,
       Latency: context.startedAt === undefined ? 0 : Math.round((performance.now() - context.startedAt) * 100) / 100,
       ColdStart: coldStart ? 1 : 0,
@@ -66,12 +66,5 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
     });
     coldStart = false;
   };
-  return {
-    after: function logRequest(request) {
-      write(request);
-    },
-    onError: function logFailedRequest(request) {
-      write(request);
-    },
-  };
+  return { after: logRequest, onError: logRequest };
 }

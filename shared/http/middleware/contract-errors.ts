@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { Logger } from '../../log.ts';
-import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.ts';
+import { isContractError, toContractError } from '../errors.ts';
 
 /**
  * The error handling, as one unit: every error a request throws answers with its contract body.
@@ -11,11 +11,10 @@ import { isContractError, SERVER_ERROR_BODY, toContractError } from '../errors.t
  *   the bare 500. It logs the cause of every 5xx by name and message only (SDK errors carry no
  *   request headers, and the event is never logged).
  * - @middy/http-error-handler then turns the contract error into the response: status, body,
- *   headers. Its own logging is off (the access log records every request), and its fallback,
- *   should anything else reach it, is the bare 500 too.
+ *   headers. Its own logging is off: the access log records every request.
  */
 export function contractErrors(log: Logger): MiddlewareObj[] {
-  return [httpErrorHandler({ logger: false, fallbackMessage: SERVER_ERROR_BODY }), classifyErrors(log)];
+  return [httpErrorHandler({ logger: false }), classifyErrors(log)];
 }
 
 function classifyErrors(log: Logger): MiddlewareObj {

@@ -12,18 +12,11 @@ type Request = { event: APIGatewayProxyEventV2 | null | undefined; response?: Re
  * 304: the function never sets one, and the local server sends none on a HEAD.
  */
 export function headWithoutBody(): MiddlewareObj<APIGatewayProxyEventV2, Result> {
-  const dropBody = (request: Request) => {
+  const dropHeadBody = (request: Request) => {
     if (request.response && request.event?.requestContext?.http?.method === 'HEAD') {
       const { body: _body, ...rest } = request.response;
       request.response = rest;
     }
   };
-  return {
-    after: function dropHeadBody(request) {
-      dropBody(request);
-    },
-    onError: function dropHeadErrorBody(request) {
-      dropBody(request);
-    },
-  };
+  return { after: dropHeadBody, onError: dropHeadBody };
 }

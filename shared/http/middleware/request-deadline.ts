@@ -23,11 +23,11 @@ export function requestDeadline(): MiddlewareObj<unknown, unknown, Error, Contex
       const abort = () => controller.abort(new DOMException('the request waited on the database too long', 'TimeoutError'));
       request.internal.deadline = setTimeout(abort, DATABASE_WAIT_MS).unref();
     },
-    after: function stopClock(request) {
-      clearTimeout(request.internal.deadline);
-    },
-    onError: function stopClockOnError(request) {
-      clearTimeout(request.internal.deadline);
-    },
+    after: stopClock,
+    onError: stopClock,
   };
+}
+
+function stopClock(request: { internal: Internal }): void {
+  clearTimeout(request.internal.deadline);
 }

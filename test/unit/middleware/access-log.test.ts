@@ -34,7 +34,7 @@ function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
     context: apiContext({ startedAt: performance.now() - elapsedMs }),
     response: status === 304 ? { statusCode: 304, headers: { ETag: '"x"' } } : jsonResponse(status, '{}'),
   });
-  request.context.access = { head: ACME, token: TOKEN, teamSegment: 'acme' };
+  request.context.access = { team: ACME, token: TOKEN, teamSegment: 'acme' };
   request.context.usage.roundTrips = 2;
   request.context.usage.readCapacity = 1.5;
   return request;
@@ -88,7 +88,7 @@ describe('the access line', () => {
   it('logs the team of the finance item a finances request resolved to', async () => {
     const { lines, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
     const request = apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances' }), response: jsonResponse(200, '{}') });
-    request.context.access = { finance: { teamId: 7, generation: 'g1', fieldsJson: '' }, token: TOKEN, teamSegment: 'acme' };
+    request.context.access = { team: { teamId: 7, generation: 'g1', fieldsJson: '' }, token: TOKEN, teamSegment: 'acme' };
     await middleware.after!(request);
     expect(lines[0]).toMatchObject({ route: 'finances', team: 7, status: 200 });
   });

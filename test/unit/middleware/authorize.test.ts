@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashToken } from '../../../shared/auth/token.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
@@ -17,6 +17,8 @@ import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest,
  * (read-cost.test.ts).
  */
 const NOW = new Date('2026-06-01T12:00:00.000Z');
+beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
+afterEach(() => vi.useRealTimers());
 
 /** Team 1 (acme), whose current generation is g2. */
 const ACME: TeamHead = { teamId: 1, generation: 'g2', counts: { projects: 3, daemons: 1 } };
@@ -51,23 +53,23 @@ class StandInReader implements AccessPort {
 
   async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
     this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
-    return { token: this.tokens.get(tokenHash), head: this.segments.has(teamSegment) ? ACME : undefined };
+    return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME : undefined };
   }
 
   async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
     this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
-    return { token: this.tokens.get(tokenHash), finance: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
+    return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
   }
 
   async prefetchPage(team: TeamState, _resource: 'projects' | 'daemons', ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched> {
     this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal: options.signal });
-    return { team, ordinals, items: [] };
+    return { team, items: [] };
   }
 }
 
 function setUp(options: { ability?: Ability; reader?: Pick<TeamReader, 'readAccess'> } = {}) {
   const reader = options.reader ?? new StandInReader();
-  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', now: () => NOW, resource: 'projects', recent: new RecentAccess() });
+  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', resource: 'projects', recent: new RecentAccess() });
   return { reader, middleware };
 }
 
@@ -90,7 +92,7 @@ describe('authorize, before the handler', () => {
     const { middleware } = setUp();
     const request = requestWith('Bearer all', '1');
     await middleware.before!(request);
-    expect(request.context.access).toEqual({ head: ACME, token: TOKENS.all, teamSegment: '1' });
+    expect(request.context.access).toEqual({ team: ACME, token: TOKENS.all, teamSegment: '1' });
   });
 
   it('accepts the scheme in any case and spaces around the header value', async () => {
@@ -160,7 +162,7 @@ describe('authorize, before the handler', () => {
     const { middleware } = setUp({ ability });
     const request = requestWith('Bearer all');
     await middleware.before!(request);
-    expect(request.context.access?.head).toEqual(ACME);
+    expect(request.context.access?.team).toEqual(ACME);
   });
 
   it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
@@ -194,11 +196,11 @@ describe('authorize, before the handler', () => {
   it('stops speculating for a token once it fails a check', async () => {
     const reader = new StandInReader();
     const recent = new RecentAccess();
-    const middleware = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', now: () => NOW, resource: 'projects', recent });
+    const middleware = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', resource: 'projects', recent });
     await middleware.before!(requestWith('Bearer expiresLater', 'acme'));
     expect(recent.speculation(hashToken('expiresLater'), 'acme')).toEqual(ACME);
-    const later = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', now: () => new Date('2026-06-01T12:00:01Z'), resource: 'projects', recent });
-    await thrownContractError(() => later.before!(requestWith('Bearer expiresLater', 'acme')));
+    vi.setSystemTime(new Date('2026-06-01T12:00:01Z'));
+    await thrownContractError(() => middleware.before!(requestWith('Bearer expiresLater', 'acme')));
     expect(recent.speculation(hashToken('expiresLater'), 'acme')).toBeUndefined();
   });
 
@@ -213,7 +215,7 @@ describe('authorize, before the handler', () => {
 describe('authorizeFinances, before the handler', () => {
   const setUpFinances = (ability: Ability = 'finances:read') => {
     const reader = new StandInReader();
-    return { reader, middleware: authorizeFinances({ reader: reader as AccessPort as TeamReader, ability, now: () => NOW }) };
+    return { reader, middleware: authorizeFinances({ reader: reader as AccessPort as TeamReader, ability }) };
   };
 
   const financeRequestWith = (authorization: string, team = 'acme') =>
@@ -224,7 +226,7 @@ describe('authorizeFinances, before the handler', () => {
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
     expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.signal, consistent: false }]);
-    expect(request.context.access).toEqual({ finance: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
+    expect(request.context.access).toEqual({ team: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 
   it('checks in the contract\'s order: 401 for an expired token, 403 without finances:read, 404 for a non-member', async () => {
