@@ -1,23 +1,3 @@
-/** A growing list of ids (integers up to 2^53): 8 bytes an id, in one Float64Array that doubles when full. */
-export class IdList {
-  private ids = new Float64Array(16);
-  length = 0;
-
-  push(id: number): void {
-    if (this.length === this.ids.length) {
-      const grown = new Float64Array(this.ids.length * 2);
-      grown.set(this.ids);
-      this.ids = grown;
-    }
-    this.ids[this.length++] = id;
-  }
-
-  /** The ids, in insertion order (a view: sorting it sorts the list). */
-  toArray(): Float64Array {
-    return this.ids.subarray(0, this.length);
-  }
-}
-
 /** The 1-based position of `id` in a sorted array (its ordinal), or 0 when it is not there. */
 export function ordinalOf(sorted: Float64Array, id: number): number {
   let low = 0;

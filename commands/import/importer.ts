@@ -5,7 +5,7 @@ import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadK
 import { getItems } from '../store/batch-get.ts';
 import { BatchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { changeMemberships, listUserTokens } from '../store/memberships.ts';
+import { changeUsersMemberships, listUserTokens } from '../store/memberships.ts';
 import { financeFieldsJson } from './finance.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
@@ -92,11 +92,10 @@ interface TokenItem {
 }
 
 export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, options: ImportOptions = {}): Promise<ImportSummary> {
-  const clock = options.clock ?? Date.now;
   await assertUnchanged(snapshot);
   const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, onWait: options.log });
   try {
-    await new Import(doc, tableName, snapshot, lock, options, clock).run();
+    await new Import(doc, tableName, snapshot, lock, options).run();
   } catch (error) {
     // The import's own failure is the one to report; a lock not released expires by itself.
     await lock.release().catch(() => {});
@@ -122,21 +121,21 @@ class Import {
   private readonly listedTeams = new Map<number, number[]>();
   private readonly retention: Retention;
   private readonly beforeWrite = () => this.lock.assertHeld();
+  private readonly clock: () => number;
 
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly snapshot: ValidSnapshot;
   private readonly lock: ImportLock;
   private readonly options: ImportOptions;
-  private readonly clock: () => number;
 
-  constructor(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, lock: ImportLock, options: ImportOptions, clock: () => number) {
+  constructor(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, lock: ImportLock, options: ImportOptions) {
     this.doc = doc;
     this.tableName = tableName;
     this.snapshot = snapshot;
     this.lock = lock;
     this.options = options;
-    this.clock = clock;
+    this.clock = options.clock ?? Date.now;
     this.teamsById = new Map(snapshot.teams.map((team) => [team.id, team]));
     this.usersById = new Map(snapshot.users.map((user) => [user.id, user]));
     for (const team of snapshot.teams) {
@@ -173,8 +172,8 @@ class Import {
   private async readTable(): Promise<{ heads: Map<number, HeadItem>; switchOrder: SnapshotTeam[] }> {
     const { teams, tokens, users } = this.snapshot;
     const problems = new Problems();
-    const heads = new Map((await this.get(teams.map((t) => teamHeadKey(t.id)))).map((item) => [(item as unknown as HeadItem).team_id, item as unknown as HeadItem]));
-    const slugHolders = new Map((await this.get(teams.map((t) => teamHeadKey(t.slug)))).map((item) => [(item as unknown as HeadItem).slug, item as unknown as HeadItem]));
+    const heads = new Map((await this.get<HeadItem>(teams.map((t) => teamHeadKey(t.id)))).map((item) => [item.team_id, item]));
+    const slugHolders = new Map((await this.get<HeadItem>(teams.map((t) => teamHeadKey(t.slug)))).map((item) => [item.slug, item]));
     for (const team of teams) {
       const holder = slugHolders.get(team.slug);
       if (holder && holder.team_id !== team.id && !this.teamsById.has(holder.team_id)) {
@@ -183,7 +182,7 @@ class Import {
     }
     const switchOrder = orderForSlugMoves(teams, heads, problems);
 
-    const existing = new Map((await this.get(tokens.map((t) => tokenKey(t.hash)))).map((item) => [String(item.pk), item as unknown as TokenItem]));
+    const existing = new Map((await this.get<TokenItem & Key>(tokens.map((t) => tokenKey(t.hash)))).map((item) => [item.pk, item]));
     for (const token of tokens) {
       const stored = existing.get(tokenKey(token.hash).pk);
       // A token a killed import left inactive was never valid: this import takes it over.
@@ -192,7 +191,7 @@ class Import {
       else this.stored.set(token, stored);
     }
 
-    for (const item of await this.get(users.map((u) => userKey(u.id)))) this.listedTeams.set(userIdOf(item as unknown as Key), (item.teams as number[] | undefined) ?? []);
+    for (const item of await this.get<Key & { teams?: number[] }>(users.map((u) => userKey(u.id)))) this.listedTeams.set(userIdOf(item), item.teams ?? []);
     users.forEach((user, index) => {
       const teamCount = this.teamsOf(user.id, 'after').length;
       if (teamCount > LIMITS.teamsPerUser) problems.addRelation(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
@@ -276,15 +275,11 @@ class Import {
     await this.writeItems();
   }
 
-  /** Adds the new generations' entries (added, never set) to the tokens `tokensOf` gives for each member. */
+  /** Adds the new generations' entries (added, never set) to the tokens `tokensOf` gives for each member (new tokens have theirs). */
   private async tagTokens(tokensOf: (userId: number) => Promise<string[]>): Promise<void> {
     const isNew = new Set(this.newTokens.map((token) => token.hash));
-    await forEachConcurrently(this.members.keys(), 16, async (userId) => {
-      for (const hash of await tokensOf(userId)) {
-        this.lock.assertHeld();
-        if (!isNew.has(hash)) await changeMemberships(this.doc, this.tableName, hash, 'ADD', this.entriesOf(userId));
-      }
-    });
+    const entries = [...this.members.keys()].map((userId): [number, string[]] => [userId, this.entriesOf(userId)]);
+    await changeUsersMemberships(this.doc, this.tableName, entries, 'ADD', this.beforeWrite, async (userId) => (await tokensOf(userId)).filter((hash) => !isNew.has(hash)));
   }
 
   /** Pass 2: every project and daemon, from the file again, numbered by the ids pass 1 sorted. */
@@ -368,8 +363,8 @@ class Import {
 
   // ---- helpers ------------------------------------------------------------------------------
 
-  private get(keys: Key[]) {
-    return getItems(this.doc, this.tableName, keys, { consistent: true });
+  private async get<T>(keys: Key[]): Promise<T[]> {
+    return (await getItems(this.doc, this.tableName, keys, { consistent: true })) as T[];
   }
 
   private async progress(progress: ImportProgress): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { importLockKey } from '../store/keys.ts';
 
 /**
@@ -74,6 +74,8 @@ export class ImportLock {
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
   private renewedAt = performance.now();
+  /** The lock as this import last wrote it. */
+  private held?: LockItem;
   private lost = false;
   private timer?: NodeJS.Timeout;
 
@@ -123,40 +125,33 @@ export class ImportLock {
     }));
   }
 
-  /** Writes the lock as ours, if it is still as we saw it (free, or the same stale lease). */
+  /** Writes the lock as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */
   private async write(seen: LockItem | undefined): Promise<boolean> {
+    const sent = performance.now();
     const now = Date.now();
-    const item: LockItem = { lock_owner: this.owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: now, renewed_at: now, expires_at: now + this.leaseMs };
+    const item: LockItem = { lock_owner: this.owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: this.held?.started_at ?? now, renewed_at: now, expires_at: now + this.leaseMs };
     const written = await this.ifOurs(new PutCommand({
       TableName: this.tableName,
       Item: { ...importLockKey(), ...item },
-      ConditionExpression: seen ? 'lock_owner = :owner AND renewed_at = :renewed' : 'attribute_not_exists(pk)',
-      ExpressionAttributeValues: seen ? { ':owner': seen.lock_owner, ':renewed': seen.renewed_at } : undefined,
+      // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
+      ConditionExpression: !seen ? 'attribute_not_exists(pk)' : seen === this.held ? 'lock_owner = :owner' : 'lock_owner = :owner AND renewed_at = :renewed',
+      ExpressionAttributeValues: seen && { ':owner': seen.lock_owner, ...(seen !== this.held && { ':renewed': seen.renewed_at }) },
     }));
-    if (written) this.renewedAt = performance.now();
+    if (written) [this.renewedAt, this.held] = [sent, item];
     return written;
   }
 
   private async renew(): Promise<void> {
-    const started = performance.now();
-    const now = Date.now();
     try {
       // Taken over: never write again.
-      this.lost = !(await this.ifOurs(new UpdateCommand({
-        TableName: this.tableName,
-        Key: importLockKey(),
-        UpdateExpression: 'SET renewed_at = :now, expires_at = :expires',
-        ConditionExpression: 'lock_owner = :me',
-        ExpressionAttributeValues: { ':now': now, ':expires': now + this.leaseMs, ':me': this.owner },
-      })));
-      if (!this.lost) this.renewedAt = started;
+      this.lost = !(await this.write(this.held));
     } catch {
       // Any other failure: the next renewal tries again, and assertHeld stops the writes if none succeeds in time.
     }
   }
 
   /** Sends a conditional write; false when its condition failed. */
-  private async ifOurs(command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
+  private async ifOurs(command: PutCommand | DeleteCommand): Promise<boolean> {
     try {
       await this.doc.send(command as PutCommand);
       return true;

@@ -5,7 +5,7 @@ import {
 } from '../store/keys.ts';
 import { BatchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { changeMemberships, ledgerEntries, listUserTokens, queryPages } from '../store/memberships.ts';
+import { changeUsersMemberships, ledgerEntries, queryPages } from '../store/memberships.ts';
 
 /**
  * What an import leaves behind, and when it goes (docs/contract.md, section 7; docs/storage.md).
@@ -60,7 +60,7 @@ export class Retention {
         for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
       }
     });
-    await this.removeEntries(entriesByUser);
+    await changeUsersMemberships(this.doc, this.tableName, entriesByUser, 'DELETE', this.beforeWrite);
     await writeAll(this.doc, this.tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: this.beforeWrite });
   }
 
@@ -71,22 +71,13 @@ export class Retention {
     return expired.length;
   }
 
-  private async removeEntries(entriesByUser: Map<number, string[]>): Promise<void> {
-    await forEachConcurrently(entriesByUser, 8, async ([userId, entries]) => {
-      for (const hash of await listUserTokens(this.doc, this.tableName, userId)) {
-        this.beforeWrite();
-        await changeMemberships(this.doc, this.tableName, hash, 'DELETE', entries);
-      }
-    });
-  }
-
   /** One generation: its members' entries, its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
   private async deleteGeneration(entry: Entry): Promise<void> {
     const teamId = Number(entry.team_id);
     const generation = String(entry.generation);
     const members: Key[] = [];
     for await (const page of queryPages(this.doc, this.tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
-    await this.removeEntries(new Map(members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]])));
+    await changeUsersMemberships(this.doc, this.tableName, members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]]), 'DELETE', this.beforeWrite);
     const writer = new BatchWriter(this.doc, this.tableName, { beforeSend: this.beforeWrite });
     for (const key of members) await writer.delete(key);
     for (const resource of LIST_RESOURCES) {

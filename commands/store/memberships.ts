@@ -1,4 +1,5 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { forEachConcurrently } from './concurrently.ts';
 import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from './keys.ts';
 
 /**
@@ -41,6 +42,16 @@ export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: str
   const hashes: string[] = [];
   for await (const page of queryPages(doc, tableName, pk, { range: { from: skPrefix, to: `${skPrefix}\uffff` }, keysOnly: true })) hashes.push(...page.map(userTokenHashOf));
   return hashes;
+}
+
+/** Adds or removes `entries` on every token of each user (`beforeWrite` may throw to stop: the import lock's check). */
+export async function changeUsersMemberships(doc: DynamoDBDocumentClient, tableName: string, entriesByUser: Iterable<[number, string[]]>, change: 'ADD' | 'DELETE', beforeWrite: () => void, tokensOf = (userId: number) => listUserTokens(doc, tableName, userId)): Promise<void> {
+  await forEachConcurrently(entriesByUser, 16, async ([userId, entries]) => {
+    for (const hash of await tokensOf(userId)) {
+      beforeWrite();
+      await changeMemberships(doc, tableName, hash, change, entries);
+    }
+  });
 }
 
 /** Adds (ADD) or removes (DELETE) membership entries of a token; a token that does not exist is left alone. */

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ImportLock, LockHeld, LockLost } from '../../commands/import/lock.ts';
 import { importLockKey } from '../../commands/store/keys.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
@@ -40,11 +40,11 @@ describe('the import lock', () => {
   });
 
   it('stops a holder whose lock was taken over from writing again', async () => {
-    const holder = await ImportLock.acquire(table.doc, table.tableName, { leaseMs: 1_000, renewEveryMs: 200 });
+    // A lease far longer than the wait: only a renewal that finds the lock taken can stop the holder (however loaded the machine).
+    const holder = await ImportLock.acquire(table.doc, table.tableName, { leaseMs: 60_000, renewEveryMs: 200 });
     // Another import took the lock over (as after a lease that ran out).
     await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { ...importLockKey(), lock_owner: 'someone-else', host: 'h', boot_id: '', pid: 2, started_at: 0, renewed_at: 0, expires_at: Date.now() + 60_000 } }));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(() => holder.assertHeld()).toThrow(LockLost);
+    await vi.waitFor(() => expect(() => holder.assertHeld()).toThrow(LockLost), { timeout: 20_000, interval: 100 });
     await holder.release(); // not its lock any more: left alone
     expect((await lockItem())?.lock_owner).toBe('someone-else');
   });

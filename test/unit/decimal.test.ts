@@ -16,52 +16,26 @@ function problem(input: unknown): string {
 }
 
 describe('parseAmount', () => {
-  it('reads a decimal string as ten-thousandths', () => {
-    expect(units('24.15')).toBe(241_500n);
+  it.each([
+    ['reads a decimal string as ten-thousandths', '24.15', 241_500n],
+    ['reads a whole decimal string', '5', 50_000n],
+    ['reads a JSON number', 24.15, 241_500n],
+    ['reads zero', 0, 0n],
+    ['accepts exactly 4 decimals', '0.0001', 1n],
+    ['accepts trailing zeros beyond the value, as long as there are at most 4 decimals', '5.0000', 50_000n],
+    ['ignores white space around a string', ' 5.00 ', 50_000n],
+    ['keeps amounts beyond 2^53 exact', '123456789012345678.1234', 1_234_567_890_123_456_781_234n],
+  ])('%s', (_behaviour, input, expected) => {
+    expect(units(input)).toBe(expected);
   });
 
-  it('reads a whole decimal string', () => {
-    expect(units('5')).toBe(50_000n);
-  });
-
-  it('reads a JSON number', () => {
-    expect(units(24.15)).toBe(241_500n);
-  });
-
-  it('reads zero', () => {
-    expect(units(0)).toBe(0n);
-  });
-
-  it('accepts exactly 4 decimals', () => {
-    expect(units('0.0001')).toBe(1n);
-  });
-
-  it('accepts trailing zeros beyond the value, as long as there are at most 4 decimals', () => {
-    expect(units('5.0000')).toBe(50_000n);
-  });
-
-  it('ignores white space around a string', () => {
-    expect(units(' 5.00 ')).toBe(50_000n);
-  });
-
-  it('keeps amounts beyond 2^53 exact', () => {
-    expect(units('123456789012345678.1234')).toBe(1_234_567_890_123_456_781_234n);
-  });
-
-  it('rejects more than 4 decimals in a string with "has more than 4 decimals"', () => {
-    expect(problem('1.23456')).toBe('has more than 4 decimals');
-  });
-
-  it('rejects more than 4 decimals in a number with "has more than 4 decimals"', () => {
-    expect(problem(1.23456)).toBe('has more than 4 decimals');
-  });
-
-  it('rejects a negative string with "must not be negative"', () => {
-    expect(problem('-5.00')).toBe('must not be negative');
-  });
-
-  it('rejects a negative number with "must not be negative"', () => {
-    expect(problem(-0.01)).toBe('must not be negative');
+  it.each([
+    ['rejects more than 4 decimals in a string with "has more than 4 decimals"', '1.23456', 'has more than 4 decimals'],
+    ['rejects more than 4 decimals in a number with "has more than 4 decimals"', 1.23456, 'has more than 4 decimals'],
+    ['rejects a negative string with "must not be negative"', '-5.00', 'must not be negative'],
+    ['rejects a negative number with "must not be negative"', -0.01, 'must not be negative'],
+  ])('%s', (_behaviour, input, expected) => {
+    expect(problem(input)).toBe(expected);
   });
 
   it.each(['', 'abc', '1,5', '1.2.3', '1e3', '0x10', '+5', '.5', '5.', 'NaN'])('rejects the string %j as not a decimal number', (text) => {
@@ -87,24 +61,14 @@ describe('parseAmount', () => {
 });
 
 describe('formatAmount', () => {
-  it('writes a whole amount without a fraction', () => {
-    expect(formatAmount(50_000n)).toBe('5');
-  });
-
-  it('drops trailing zeros of the fraction', () => {
-    expect(formatAmount(533_000n)).toBe('53.3');
-  });
-
-  it('writes zero as 0', () => {
-    expect(formatAmount(0n)).toBe('0');
-  });
-
-  it('writes the smallest unit as 0.0001', () => {
-    expect(formatAmount(1n)).toBe('0.0001');
-  });
-
-  it('writes a negative amount with a leading minus', () => {
-    expect(formatAmount(-12_500n)).toBe('-1.25');
+  it.each([
+    ['writes a whole amount without a fraction', 50_000n, '5'],
+    ['drops trailing zeros of the fraction', 533_000n, '53.3'],
+    ['writes zero as 0', 0n, '0'],
+    ['writes the smallest unit as 0.0001', 1n, '0.0001'],
+    ['writes a negative amount with a leading minus', -12_500n, '-1.25'],
+  ])('%s', (_behaviour, input, expected) => {
+    expect(formatAmount(input)).toBe(expected);
   });
 
   it('makes 0.1 + 0.2 exactly 0.3', () => {

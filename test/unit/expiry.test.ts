@@ -7,16 +7,12 @@ import { expiryFrom } from '../../commands/tokens/expiry.ts';
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 
 describe('expiryFrom', () => {
-  it('reads 90d as 90 days from now', () => {
-    expect(expiryFrom('90d', NOW)).toBe('2026-08-30T12:00:00+00:00');
-  });
-
-  it('reads 12h as 12 hours from now', () => {
-    expect(expiryFrom('12h', NOW)).toBe('2026-06-02T00:00:00+00:00');
-  });
-
-  it('reads 30m as 30 minutes from now', () => {
-    expect(expiryFrom('30m', NOW)).toBe('2026-06-01T12:30:00+00:00');
+  it.each([
+    ['90d', '90 days', '2026-08-30T12:00:00+00:00'],
+    ['12h', '12 hours', '2026-06-02T00:00:00+00:00'],
+    ['30m', '30 minutes', '2026-06-01T12:30:00+00:00'],
+  ])('reads %s as %s from now', (text, _meaning, expiry) => {
+    expect(expiryFrom(text, NOW)).toBe(expiry);
   });
 
   it('writes the API’s UTC shape, dropping milliseconds', () => {

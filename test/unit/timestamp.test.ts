@@ -24,60 +24,23 @@ function localText(utcMs: number, offsetMinutes: number, fraction: string, colon
 }
 
 describe('toUtcTimestamp', () => {
-  it('converts a positive offset to UTC', () => {
-    expect(toUtcTimestamp('2026-01-02T05:04:05+02:00')).toBe('2026-01-02T03:04:05+00:00');
-  });
-
-  it('converts a negative offset to UTC across midnight and the year', () => {
-    expect(toUtcTimestamp('2025-12-31T22:30:00-05:00')).toBe('2026-01-01T03:30:00+00:00');
-  });
-
-  it('converts a positive offset to UTC back across midnight and the year', () => {
-    expect(toUtcTimestamp('2026-01-01T01:00:00+05:30')).toBe('2025-12-31T19:30:00+00:00');
-  });
-
-  it('writes Z as +00:00', () => {
-    expect(toUtcTimestamp('2026-03-04T10:11:12Z')).toBe('2026-03-04T10:11:12+00:00');
-  });
-
-  it('keeps a time already in the output shape unchanged', () => {
-    expect(toUtcTimestamp('2026-03-04T10:11:12+00:00')).toBe('2026-03-04T10:11:12+00:00');
-  });
-
-  it('treats -00:00 as UTC', () => {
-    expect(toUtcTimestamp('2026-03-04T10:11:12-00:00')).toBe('2026-03-04T10:11:12+00:00');
-  });
-
-  it('accepts an offset without a colon', () => {
-    expect(toUtcTimestamp('2026-01-02T05:04:05+0200')).toBe('2026-01-02T03:04:05+00:00');
-  });
-
-  it('accepts an offset of hours only', () => {
-    expect(toUtcTimestamp('2026-01-02T05:04:05-03')).toBe('2026-01-02T08:04:05+00:00');
-  });
-
-  it('truncates a fraction of a second instead of rounding it', () => {
-    expect(toUtcTimestamp('2026-01-02T03:04:05.999Z')).toBe('2026-01-02T03:04:05+00:00');
-  });
-
-  it('does not roll the last fraction of a year over into the next year', () => {
-    expect(toUtcTimestamp('2025-12-31T23:59:59.999999999Z')).toBe('2025-12-31T23:59:59+00:00');
-  });
-
-  it('truncates a fraction together with an offset', () => {
-    expect(toUtcTimestamp('2026-01-02T05:04:05.5+02:00')).toBe('2026-01-02T03:04:05+00:00');
-  });
-
-  it('accepts a comma as the decimal sign of the fraction', () => {
-    expect(toUtcTimestamp('2026-01-02T03:04:05,75Z')).toBe('2026-01-02T03:04:05+00:00');
-  });
-
-  it('accepts the 29th of February of a leap year', () => {
-    expect(toUtcTimestamp('2024-02-29T12:00:00Z')).toBe('2024-02-29T12:00:00+00:00');
-  });
-
-  it('accepts the 29th of February of a year divisible by 400', () => {
-    expect(toUtcTimestamp('2000-02-29T12:00:00Z')).toBe('2000-02-29T12:00:00+00:00');
+  it.each([
+    ['converts a positive offset to UTC', '2026-01-02T05:04:05+02:00', '2026-01-02T03:04:05+00:00'],
+    ['converts a negative offset to UTC across midnight and the year', '2025-12-31T22:30:00-05:00', '2026-01-01T03:30:00+00:00'],
+    ['converts a positive offset to UTC back across midnight and the year', '2026-01-01T01:00:00+05:30', '2025-12-31T19:30:00+00:00'],
+    ['writes Z as +00:00', '2026-03-04T10:11:12Z', '2026-03-04T10:11:12+00:00'],
+    ['keeps a time already in the output shape unchanged', '2026-03-04T10:11:12+00:00', '2026-03-04T10:11:12+00:00'],
+    ['treats -00:00 as UTC', '2026-03-04T10:11:12-00:00', '2026-03-04T10:11:12+00:00'],
+    ['accepts an offset without a colon', '2026-01-02T05:04:05+0200', '2026-01-02T03:04:05+00:00'],
+    ['accepts an offset of hours only', '2026-01-02T05:04:05-03', '2026-01-02T08:04:05+00:00'],
+    ['truncates a fraction of a second instead of rounding it', '2026-01-02T03:04:05.999Z', '2026-01-02T03:04:05+00:00'],
+    ['does not roll the last fraction of a year over into the next year', '2025-12-31T23:59:59.999999999Z', '2025-12-31T23:59:59+00:00'],
+    ['truncates a fraction together with an offset', '2026-01-02T05:04:05.5+02:00', '2026-01-02T03:04:05+00:00'],
+    ['accepts a comma as the decimal sign of the fraction', '2026-01-02T03:04:05,75Z', '2026-01-02T03:04:05+00:00'],
+    ['accepts the 29th of February of a leap year', '2024-02-29T12:00:00Z', '2024-02-29T12:00:00+00:00'],
+    ['accepts the 29th of February of a year divisible by 400', '2000-02-29T12:00:00Z', '2000-02-29T12:00:00+00:00'],
+  ])('%s', (_behaviour, input, expected) => {
+    expect(toUtcTimestamp(input)).toBe(expected);
   });
 
   it.each([
