@@ -56,10 +56,25 @@ function response(description: string, options: { headers?: Partial<Record<strin
 
 const VALIDATED = { ETag: 'ETag', 'Cache-Control': 'CacheControl' } as const;
 
-/** What every operation may answer apart from its own: a 304 to a conditional GET, and API Gateway's throttle. */
+/** AWS's pages for the answers API Gateway gives itself (docs/contract.md, section 1). */
+const AWS_PAGE = {
+  throttling: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html',
+  lambdaErrors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html',
+  quotas: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html',
+  cors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-cors.html',
+};
+
+/**
+ * What every operation may answer apart from its own: a 304 to a conditional GET, and what API
+ * Gateway answers itself, before or instead of the function.
+ */
 const COMMON_RESPONSES = {
   304: response('Not Modified: If-None-Match named the current ETag; no body', { headers: VALIDATED }),
-  429: response("Too Many Requests: API Gateway's throttle turned the request away before the function ran", { body: 'TooManyRequests' }),
+  413: response(`Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (${AWS_PAGE.quotas})`),
+  429: response(`Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (${AWS_PAGE.throttling})`, { body: 'TooManyRequests' }),
+  500: response(`The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (${AWS_PAGE.lambdaErrors})`, {
+    body: { oneOf: [ref('ServerError'), ref('GatewayError')] },
+  }),
 };
 
 type Operation = { operationId: string; summary: string; description: string; responses: Record<string, ReturnType<typeof response>> } & Record<string, unknown>;
@@ -104,11 +119,10 @@ function operation(route: Route): Operation {
     responses: {
       200: response('OK', { headers: VALIDATED, body: LIST_BODY[route.name] }),
       ...COMMON_RESPONSES,
-      401: response('No token, or an unknown, revoked or expired one', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
+      401: response('No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token\'s', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
       403: response(`The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
       404: response('Unknown team, or one the user is not a member of (the same answer for both)', { body: 'NotFound' }),
       ...(list ? { 422: response('per_page or page is not an integer in range', { body: 'ValidationFailed' }) } : {}),
-      500: response('Server error', { body: 'ServerError' }),
       503: response('The database is unreachable, throttled or too slow', { headers: { 'Retry-After': 'RetryAfter' }, body: 'ServiceUnavailable' }),
     },
   };
@@ -145,7 +159,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: 'Team Resources API',
       version: '1.0.0',
-      description: "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
+      description: [
+        "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
+        `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_PAGE.cors}); without CORS origins, OPTIONS is a 404 like any other method.`,
+      ].join(' '),
       ...INFO,
     },
     servers: [{ url: '/', description: 'The API Gateway URL (or PUBLIC_BASE_URL)' }],
@@ -154,7 +171,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     components: {
       schemas: componentSchemas(),
       headers: HEADERS,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token issued by `npm run token -- create` (prefix tra_)' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'A token issued by `npm run token -- create` (prefix tra_), or a Laravel Sanctum token migrated from the original service, sent as Sanctum accepts it: `<id>|<secret>` or the secret alone',
+        },
+      },
     },
   };
 }

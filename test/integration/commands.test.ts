@@ -302,7 +302,7 @@ describe('npm run token', () => {
     await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
     expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
     const [header, ...lines] = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID +STATUS +NAME +ABILITIES +CREATED +EXPIRES +REVOKED$/);
+    expect(header).toMatch(/^ID +STATUS +NAME +ABILITIES +CREATED +EXPIRES +SANCTUM ID +REVOKED$/);
     expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
     // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
     for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
