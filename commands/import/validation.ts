@@ -125,7 +125,8 @@ class SnapshotIndex implements RecordVisitor {
   private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   private readonly buckets = new Map<number, TeamBucket>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
-  private readonly serversUsed = new Set<number>();
+  /** Ids each valid record refers to, by kind: resolved once the whole file is read. */
+  private readonly referenced: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   /** `<client id>#<team id>` of every project with a client. */
   private readonly clientsUsed = new Set<string>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -147,6 +148,7 @@ class SnapshotIndex implements RecordVisitor {
     }
     const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
     const id = record.id!;
+    for (const [, kind, referred] of referencesOf(collection, record)) this.referenced[kind].add(referred);
     const duplicate = () => this.problems.addRelation(say.duplicateId(where));
     switch (collection) {
       case 'teams':
@@ -179,7 +181,6 @@ class SnapshotIndex implements RecordVisitor {
         return;
       case 'daemons':
         mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
-        this.serversUsed.add(record.server_id!);
         return;
       case 'costs':
         this.addCost(record.team_id!, record.label!, record.currency!, record.amount!);
@@ -220,12 +221,7 @@ class SnapshotIndex implements RecordVisitor {
     const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
     this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
     const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
-      || [...this.buckets.keys()].some((id) => !this.has('teams', id))
-      || [...this.users.values()].some((user) => user.teams.some((id) => !this.has('teams', id)))
-      || this.tokens.some((token) => !this.has('users', token.userId))
-      || (['environments', 'servers', 'clients'] as const).some((kind) => [...this.owners[kind].values()].some((id) => !this.has('teams', id)))
-      || [...this.daemonsByEnvironment.keys()].some((id) => !this.has('environments', id))
-      || [...this.serversUsed].some((id) => !this.has('servers', id))
+      || Object.entries(this.referenced).some(([kind, ids]) => [...ids].some((id) => !this.has(kind as Kept, id)))
       || [...this.clientsUsed].some((pair) => this.clientProblem(...(pair.split('#').map(Number) as [number, number])));
     return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
   }
@@ -236,19 +232,12 @@ class SnapshotIndex implements RecordVisitor {
     if (!checked.ok || keyProblems.length > 0) return;
     const record = checked.record as Record<string, unknown>;
     const where = locate(collection, index, fields.id);
-    const refer = (field: string, kind: Kept, value: unknown) => {
-      if (!this.has(kind, value as number)) this.problems.addRelation(say.notInSnapshot(where, field, value as number, REFERRED[kind]));
-    };
-    if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => refer(`teams[${i}]`, 'teams', teamId));
-    if (collection === 'tokens') refer('user_id', 'users', record.user_id);
-    if ('team_id' in record) refer('team_id', 'teams', record.team_id);
+    for (const [field, kind, id] of referencesOf(collection, record)) {
+      if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
+    }
     if (collection === 'projects' && record.client_id !== null) {
       const problem = this.clientProblem(record.client_id as number, record.team_id as number);
       if (problem) this.problems.addRelation(problem(where));
-    }
-    if (collection === 'daemons') {
-      refer('environment_id', 'environments', record.environment_id);
-      refer('server_id', 'servers', record.server_id);
     }
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id as number;
@@ -272,6 +261,16 @@ class SnapshotIndex implements RecordVisitor {
     if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
     return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
   }
+}
+
+/** The ids a valid record refers to, each with the field that names it (a project's client aside: it must also be of the project's team). */
+function referencesOf(collection: Collection, record: Record<string, unknown>): [field: string, kind: Kept, id: number][] {
+  const references: [string, Kept, number][] = [];
+  if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id as number]);
+  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id as number]);
+  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id as number], ['server_id', 'servers', record.server_id as number]);
+  return references;
 }
 
 const REFERRED: Record<Kept, string> = { teams: 'a team', users: 'a user', environments: 'an environment', servers: 'a server', clients: 'a client' };
