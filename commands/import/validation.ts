@@ -85,7 +85,10 @@ export async function validateSnapshotFile(path: string, options: ValidateOption
   const result = index.finish();
   // References are checked on what the pass kept; when one fails (or an id repeats), the file is
   // read once more to name each record that breaks it, in file order.
-  if (result.broken) await readSnapshotRecords(path, { record: (...args) => index.recheck(...args) }, new Problems());
+  if (result.broken) {
+    index.rechecking = true;
+    await readSnapshotRecords(path, index, new Problems());
+  }
   if (problems.count > 0) return { ok: false, problems: problems.lines(), count: problems.count };
   return {
     ok: true,
@@ -136,9 +139,16 @@ class SnapshotIndex implements RecordVisitor {
     this.problems = problems;
   }
 
+  /** Set for the second reading, when a reference failed: it names each record that breaks one. */
+  rechecking = false;
+
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
+    if (this.rechecking) {
+      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record);
+      return;
+    }
     if (!checked.ok || keyProblems.length > 0) {
       // Key problems are reported already. Either way the record is not used, but its id is
       // known: references to it are not reported as unresolved on top of its own problem.
@@ -226,12 +236,7 @@ class SnapshotIndex implements RecordVisitor {
     return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
   }
 
-  /** The second reading, when a reference failed: names each record that breaks one. */
-  recheck(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
-    const checked = checkRecord(collection, fields);
-    if (!checked.ok || keyProblems.length > 0) return;
-    const record = checked.record as Record<string, unknown>;
-    const where = locate(collection, index, fields.id);
+  private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
       if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
