@@ -1,32 +1,30 @@
 import { describeDatabaseError, fail } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
-import { runCommand, whileInterruptible } from './cli/run.ts';
+import { command, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT = {
   name: 'npm run import',
   usage: ['npm run import -- <snapshot.json>'],
-  help: `
+  about: `
 Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
-An invalid snapshot is rejected whole, each problem named, and nothing is written.
-
-options:
-  --allow-plain-tokens       import plain-text \`token\` entries into a table on AWS too (their secrets are in the file)
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources)
-  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS
-  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
-  options: { 'allow-plain-tokens': { type: 'boolean' } },
+An invalid snapshot is rejected whole, each problem named, and nothing is written.`,
+  options: {
+    'allow-plain-tokens': { type: 'boolean', help: 'import plain-text `token` entries into a table on AWS too (their secrets are in the file)' },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
   positionals: ['<snapshot.json>'],
 } as const;
 
 /** What an import stopped while writing leaves (docs/contract.md, section 7). */
 const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it';
 
-await runCommand(IMPORT, async ({ positionals, values }) => {
+export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
   const { commandTable } = await import('./cli/table.ts');
@@ -76,3 +74,5 @@ await runCommand(IMPORT, async ({ positionals, values }) => {
     throw error;
   }
 });
+
+if (import.meta.main) await runCommand(npmRunImport);

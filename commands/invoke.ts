@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ROUTES, type Route } from '../shared/routes.ts';
@@ -5,31 +6,29 @@ import { lambdaContext } from './local/api-gateway-event.ts';
 import { FUNCTION_TIMEOUT_MS, loadFunctionHandlers } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
-import { onExit, runCommand } from './cli/run.ts';
+import { command, onExit, runCommand } from './cli/run.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 import { checkLogLevel, endpointSetting } from './cli/values.ts';
 
 const FUNCTIONS = ROUTES.map((r) => r.name);
 
-await runCommand({
+export const npmRunInvoke = command({
   name: 'npm run invoke',
   usage: [`npm run invoke -- <${FUNCTIONS.join('|')}> --event <event.json> [--data <snapshot.json>]`],
-  help: `
+  about: `
 Runs one function with the event in the file, passed as it is (any JSON), and prints what the
 function returns, as JSON, on stdout; everything else goes to stderr. The function reads the demo
 snapshot (or --data) in a DynamoDB Local started for the call, or with DYNAMODB_ENDPOINT that table.
-Sample events are in events/. A function that throws is a failure (exit 1).
-
-options:
-  --event <event.json>       the event: a JSON file (an API Gateway HTTP API event, payload 2.0)
-  --data <snapshot.json>     the snapshot to import first; default data/demo-snapshot.json
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources)
-  DYNAMODB_ENDPOINT          a running DynamoDB-compatible endpoint whose table the function reads as it is
-  LOG_LEVEL                  the function's log level (default silent); its logs go to stderr`,
-  options: { event: { type: 'string' }, data: { type: 'string' } },
+Sample events are in events/. A function that throws is a failure (exit 1).`,
+  options: {
+    event: { type: 'string', value: '<event.json>', help: 'the event: a JSON file (an API Gateway HTTP API event, payload 2.0)' },
+    data: { type: 'string', value: '<snapshot.json>', help: 'the snapshot to import first; default data/demo-snapshot.json' },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a running DynamoDB-compatible endpoint whose table the function reads as it is',
+    LOG_LEVEL: "the function's log level (default silent); its logs go to stderr",
+  },
   positionals: ['<function>'],
 }, async ({ values, positionals: [name] }) => {
   if (!FUNCTIONS.includes(name as Route['name'])) usageError(`unknown function "${escapeText(name)}" (use ${FUNCTIONS.join(', ')})`);
@@ -43,7 +42,9 @@ environment:
   try {
     event = JSON.parse(await readFile(eventFile, 'utf8'));
   } catch (error) {
-    usageError(`--event ${escapeText(values.event)} is not JSON: ${jsonProblem(error as Error)}`);
+    // Where it breaks, never V8's quote of the text: an event holds a token.
+    const where = /line \d+ column \d+/.exec((error as Error).message)?.[0];
+    usageError(`--event ${escapeText(values.event)} is not JSON${where ? `: ${where}` : ''}`);
   }
 
   // Loaded only now, so --help and usage errors answer at once.
@@ -60,20 +61,14 @@ environment:
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   const handler = (await loadFunctionHandlers())[name as Route['name']];
-  const requestId = (event as { requestContext?: { requestId?: unknown } } | null)?.requestContext?.requestId;
   let result: unknown;
   try {
     // The event goes in exactly as the file has it, even when it is not an event at all (null, 3, []).
-    result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, typeof requestId === 'string' ? requestId : 'invoke'));
+    result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, randomUUID()));
   } catch (error) {
     fail(`the ${name} function threw: ${escapeText(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`);
   }
   await new Promise((resolve) => write(JSON.stringify(result ?? null, null, 2) + '\n', resolve));
 });
 
-/** Where JSON text breaks, without quoting it (V8's own message may, and an event holds a token). */
-function jsonProblem(error: Error): string {
-  const at = /\(line (\d+) column (\d+)\)/.exec(error.message);
-  if (at) return `line ${at[1]} column ${at[2]}`;
-  return error.message.includes('Unexpected end of JSON input') ? 'it ends before its value does' : 'an unexpected character';
-}
+if (import.meta.main) await runCommand(npmRunInvoke);

@@ -2,7 +2,7 @@ import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handl
 import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
-import { onExit, runCommand, whileInterruptible } from './cli/run.ts';
+import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 import { checkLogLevel, endpointSetting, idValue, portValue } from './cli/values.ts';
 
@@ -11,27 +11,25 @@ const CDK_OUT = new URL('../cdk.out', import.meta.url).pathname;
 /** A value as a shell reads it back: plain when it is safe unquoted, else in single quotes. */
 const shellWord = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
-await runCommand({
+export const npmStart = command({
   name: 'npm start',
   usage: ['npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]'],
-  help: `
+  about: `
 Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,
 serves the API on http://127.0.0.1:<port>, and prints a demo token, a curl line and an export line
 for the other commands. Requests that come before the API is ready are answered once it is.
-Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.
-
-options:
-  --port <port>              the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000
-  --data <snapshot.json>     the snapshot to import; default data/demo-snapshot.json
-  --user <id>                the demo token's user; default the snapshot's first user in a team
-  --bundled                  serve the bundles \`npm run synth\` wrote to cdk.out (what is deployed)
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources), created when missing
-  DYNAMODB_ENDPOINT          a running DynamoDB-compatible endpoint to use instead of DynamoDB Local
-  LOG_LEVEL                  the functions' log level: trace, debug, info (default), warn, error, critical, silent`,
-  options: { port: { type: 'string', default: '3000' }, data: { type: 'string' }, user: { type: 'string' }, bundled: { type: 'boolean' } },
+Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
+  options: {
+    port: { type: 'string', default: '3000', value: '<port>', help: 'the port on 127.0.0.1, 0 to 65535 (0: any free one); default 3000' },
+    data: { type: 'string', value: '<snapshot.json>', help: 'the snapshot to import; default data/demo-snapshot.json' },
+    user: { type: 'string', value: '<id>', help: "the demo token's user; default the snapshot's first user in a team" },
+    bundled: { type: 'boolean', help: 'serve the bundles `npm run synth` wrote to cdk.out (what is deployed)' },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources), created when missing',
+    DYNAMODB_ENDPOINT: 'a running DynamoDB-compatible endpoint to use instead of DynamoDB Local',
+    LOG_LEVEL: "the functions' log level: trace, debug, info (default), warn, error, critical, silent",
+  },
   serve: true,
 }, async ({ values }) => {
   const port = portValue('--port', values.port);
@@ -78,7 +76,7 @@ environment:
   const settings = { API: server.url, TOKEN: secret, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: local.dynamo?.region };
   const lines = [
     '',
-    `Team Resources API on ${server.url}  (table ${escapeText(tableName)} at ${escapeText(endpoint)})`,
+    `Team Resources API on ${server.url}`,
     ...(values.bundled ? ['serving the bundles in cdk.out'] : []),
     `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',
@@ -107,3 +105,5 @@ environment:
   );
   process.stdout.write(lines.join('\n') + '\n');
 });
+
+if (import.meta.main) await runCommand(npmStart);

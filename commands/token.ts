@@ -1,7 +1,7 @@
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/domain/abilities.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
-import { runCommand } from './cli/run.ts';
+import { command, runCommand } from './cli/run.ts';
 import { escapeText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
@@ -12,9 +12,10 @@ const TOKEN = {
     'npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
     'npm run token -- revoke <token>',
     'npm run token -- revoke --id <id>',
+    'npm run token -- revoke --id <sanctum id> --user <id>',
     'npm run token -- list --user <id>',
   ],
-  help: `
+  about: `
 Issues, revokes and lists API tokens in the table TABLE_NAME names. A new token is printed once,
 on stdout alone (TOKEN=$(npm run -s token -- create ...) works); only its SHA-256 is stored.
 A user or token that does not exist is an error (exit 1). Revoking a revoked token changes nothing
@@ -22,33 +23,32 @@ and exits 0, saying when it was revoked.
 
 commands:
   create                     issues a token for a user and prints it once
-  revoke                     revokes a token, by its secret or by the id list shows
-  list                       lists a user's tokens: id, status, name, abilities, dates; never a secret
-
-options:
-  --user <id>                the user, by id
-  --abilities <a,b>          comma-separated, of ${TOKEN_ABILITIES.join(' ')}
-  --name <name>              what the token is for: 1 to 255 characters, no control characters
-  --expires-in <90d|12h|30m> lifetime in days, hours or minutes; default: never expires
-  --id <id>                  a token id as list shows it (64 hex characters)
-  -h, --help                 print this help
-
-environment:
-  TABLE_NAME                 the table (default team-resources)
-  DYNAMODB_ENDPOINT          a DynamoDB-compatible endpoint; without it, AWS
-  AWS_REGION                 AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)`,
-  options: { user: { type: 'string' }, abilities: { type: 'string' }, name: { type: 'string' }, 'expires-in': { type: 'string' }, id: { type: 'string' } },
+  revoke                     revokes a token: by its secret, by the id list shows, or a migrated
+                             token by its Sanctum id with --user
+  list                       lists a user's tokens: id, status, name, abilities, dates; never a secret`,
+  options: {
+    user: { type: 'string', value: '<id>', help: 'the user, by id' },
+    abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
+    name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
+    'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
+    id: { type: 'string', value: '<id>', help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id" },
+  },
+  environment: {
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
+    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+  },
   positionals: ['[<command>]', '[<token>]'],
 } as const;
 type Values = { [K in keyof typeof TOKEN.options]?: string };
 
 /** The options each command takes. */
-const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities', 'name', 'expires-in'], revoke: ['id'], list: ['user'] };
+const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities', 'name', 'expires-in'], revoke: ['id', 'user'], list: ['user'] };
 
 /** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
 const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
 
-await runCommand(TOKEN, async ({ values, positionals: [command, secret] }) => {
+export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
   const allowed = COMMANDS[command] ?? usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
   for (const name of Object.keys(values)) if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
@@ -57,6 +57,8 @@ await runCommand(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === 'revoke') return revoke(values, secret);
   return list(values);
 });
+
+if (import.meta.main) await runCommand(npmRunToken);
 
 function requiredUser(values: Values, command: string): number {
   if (values.user === undefined) usageError(`${command} needs --user <id>`);
@@ -105,13 +107,29 @@ async function revoke(values: Values, secret: string | undefined) {
   const { id } = values;
   if (secret !== undefined && id !== undefined) usageError('revoke takes a token or --id <id>, not both');
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
-  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}"`);
+  // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
+  if (values.user !== undefined) return revokeSanctumToken(values, id);
+  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
   const { commandTable, revoke } = await load();
   const { doc, tableName } = commandTable();
   const revoked = await revoke(doc, tableName, secret !== undefined ? { secret } : { id: id! });
   // Never echo a secret, even a wrong one.
   if (!revoked) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
+  process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
+}
+
+async function revokeSanctumToken(values: Values, id: string | undefined) {
+  if (id === undefined) usageError('revoke --user needs --id <sanctum id>');
+  const userId = requiredUser(values, 'revoke');
+  const sanctumId = idValue('--id', id);
+  const { commandTable, sanctumTokenHashes, revoke } = await load();
+  const { doc, tableName } = commandTable();
+  const hashes = await sanctumTokenHashes(doc, tableName, userId, sanctumId);
+  if (hashes.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
+  if (hashes.length > 1) fail(`user ${userId} has ${hashes.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
+  const revoked = await revoke(doc, tableName, { id: hashes[0]! });
+  if (!revoked) fail(`no token with id ${hashes[0]} in table ${escapeText(tableName)}`);
   process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
 }
 
@@ -125,8 +143,8 @@ async function list(values: Values) {
   // Names (and anything else) from the table may hold escape sequences: shown, never obeyed, and
   // measured as shown, so that every column starts at the same place on every line.
   const rows = [
-    ['ID', 'STATUS', 'NAME', 'ABILITIES', 'CREATED', 'EXPIRES', 'REVOKED'],
-    ...tokens.map((t) => [t.id, t.status, t.name || '-', t.abilities.join(','), t.createdAt ?? '-', t.expiresAt ?? 'never', t.revokedAt ?? '-'].map(escapeText)),
+    ['ID', 'STATUS', 'NAME', 'ABILITIES', 'CREATED', 'EXPIRES', 'SANCTUM ID', 'REVOKED'],
+    ...tokens.map((t) => [t.id, t.status, t.name || '-', t.abilities.join(','), t.createdAt ?? '-', t.expiresAt ?? 'never', String(t.sanctumId ?? '-'), t.revokedAt ?? '-'].map(escapeText)),
   ];
   const shownLength = (cell: string) => [...cell].length;
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => shownLength(row[column]!))));

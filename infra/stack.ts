@@ -57,8 +57,12 @@ export interface TeamResourcesStackProps extends StackProps {
   logLevel?: string;
   /** Steady-state requests per second and burst of the default stage. */
   throttle?: { rateLimit: number; burstLimit: number };
-  /** A custom domain for the API, with an ACM certificate of the same region. */
-  customDomain?: { domainName: string; certificateArn: string };
+  /**
+   * A custom domain for the API, with an ACM certificate of the same region, and the API mapping's
+   * path (`v1`, or `orders/v1`; none: the domain's root). The functions' PUBLIC_BASE_URL is then
+   * `https://<domain>[/<path>]` unless publicBaseUrl says otherwise.
+   */
+  customDomain?: { domainName: string; certificateArn: string; basePath?: string };
   /** CORS answered by API Gateway (propsFromContext gives the API's). Default: none; the API is for server-side clients. */
   cors?: CorsPreflightOptions;
   /** An SNS topic every alarm notifies, on ALARM and on OK. Default: alarms without actions. */
@@ -84,6 +88,7 @@ export class TeamResourcesStack extends Stack {
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
     super(scope, id, props);
+    props = { ...props, publicBaseUrl: props.publicBaseUrl ?? (props.customDomain && customDomainUrl(props.customDomain)) };
     // The functions' own rules, so a bad value fails the synth instead of every cold start.
     if (props.publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: props.publicBaseUrl });
     const logLevel = props.logLevel?.trim().toUpperCase();
@@ -127,7 +132,7 @@ export class TeamResourcesStack extends Stack {
       autoDeploy: true,
       throttle: { rateLimit, burstLimit },
       accessLogSettings: { destination: new LogGroupLogDestination(this.accessLogs), format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)) },
-      domainMapping: domainName && { domainName },
+      domainMapping: domainName && { domainName, mappingKey: props.customDomain?.basePath },
     });
 
     // One function per route, each with its own log group and a role that may write those logs
@@ -288,9 +293,21 @@ export class TeamResourcesStack extends Stack {
 }
 
 /**
+ * The base of the links behind a custom domain the stack maps. The request cannot tell it: AWS
+ * documents that payload 2.0's rawPath leaves the API mapping's path out ("If you use an API
+ * mapping to connect your stage to a custom domain name, rawPath won't provide the API mapping
+ * value": "Create AWS Lambda proxy integrations for HTTP APIs",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
+ */
+export function customDomainUrl(domain: { domainName: string; basePath?: string }): string {
+  return `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`;
+}
+
+/**
  * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
  * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
- * certificateArn, corsOrigins (comma-separated), alarmTopicArn, tracing=true and samLocal=true.
+ * certificateArn (and domainBasePath, the API mapping's path), corsOrigins (comma-separated),
+ * alarmTopicArn, tracing=true and samLocal=true.
  */
 export function propsFromContext(node: Node): TeamResourcesStackProps {
   const text = (key: string): string | undefined => {
@@ -305,13 +322,14 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
   const domainName = text('domainName');
   const certificateArn = text('certificateArn');
   if ((domainName === undefined) !== (certificateArn === undefined)) throw new Error('context values domainName and certificateArn go together');
+  const basePath = domainBasePath(text('domainBasePath'), domainName);
   const corsOrigins = text('corsOrigins')?.split(',').map((origin) => origin.trim()).filter(Boolean) ?? [];
   return {
     existingTableName: text('tableName'),
     publicBaseUrl: text('publicBaseUrl'),
     logLevel: text('logLevel'),
     throttle: { rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit), burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit) },
-    customDomain: domainName && certificateArn ? { domainName, certificateArn } : undefined,
+    customDomain: domainName && certificateArn ? { domainName, certificateArn, basePath } : undefined,
     // GET and HEAD with the token and If-None-Match; scripts may read the headers they act on;
     // preflights cached for 2 hours (Chromium's cap).
     cors: corsOrigins.length === 0 ? undefined : {
@@ -325,4 +343,20 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     tracing: text('tracing') === 'true',
     samLocal: text('samLocal') === 'true',
   };
+}
+
+/**
+ * The API mapping's path (`-c domainBasePath=v1`), without surrounding slashes: one or more
+ * segments of characters a URL path carries unescaped, as API Gateway's mappings may have several
+ * levels ("Map API stages to a custom domain name for HTTP APIs",
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
+ */
+function domainBasePath(value: string | undefined, domainName: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (domainName === undefined) throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+  const path = value.replace(/^\/+|\/+$/g, '');
+  if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(path)) {
+    throw new Error(`context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${value}"`);
+  }
+  return path;
 }

@@ -20,7 +20,7 @@ export function fail(message = ''): never {
   throw new Failure(message);
 }
 
-/** Where a command's DynamoDB is, as error messages name it. */
+/** Where a command's DynamoDB is, as its messages name it. */
 export interface DatabasePlace {
   tableName: string;
   /** DYNAMODB_ENDPOINT, or the DynamoDB Local this command started (startedHere). */
@@ -28,8 +28,6 @@ export interface DatabasePlace {
   startedHere?: boolean;
   /** The AWS region the client resolved (AWS only). */
   region?: string;
-  /** `AWS_ENDPOINT_URL_DYNAMODB=…`, which the SDK honours in place of AWS's own endpoint. */
-  awsEndpointUrl?: string;
 }
 
 /** How long a command waits for DynamoDB to send anything before it says so. */
@@ -37,7 +35,7 @@ export const NO_RESPONSE_MS = 10_000;
 
 function placeText(place: DatabasePlace): string {
   if (place.endpoint) return `${place.startedHere ? 'DynamoDB Local at ' : 'DYNAMODB_ENDPOINT='}${place.endpoint}, table ${place.tableName}`;
-  return `AWS region ${place.region ?? '(none set)'}${place.awsEndpointUrl ? ` at ${place.awsEndpointUrl}` : ''}, table ${place.tableName}`;
+  return `AWS region ${place.region ?? '(none set)'}, table ${place.tableName}`;
 }
 
 function checkHint(place: DatabasePlace): string {
@@ -53,21 +51,17 @@ export class NoResponse extends Error {
   }
 }
 
-const PLACE = Symbol('database place');
+/** The errors the commands' DynamoDB client threw, with where it was, so that they are reported naming it. */
+export const databaseErrors = new WeakMap<object, DatabasePlace>();
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 const TLS_FAILURE = /^EPROTO$|^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/;
 /** What the SDK appends to an error whose response it could not read: of no use to an operator. */
 const SDK_NOTE = /\s*Deserialization error: to see the raw response[\s\S]*$/;
 
-/** Marks an error as coming from the command's DynamoDB client, so it is reported with the place. */
-export function tagDatabaseError(error: unknown, place: DatabasePlace): void {
-  if (error instanceof Error) Object.defineProperty(error, PLACE, { value: place });
-}
-
 /** The operator's message for an error a DynamoDB call threw, or undefined if it is not one. */
 export function describeDatabaseError(error: unknown): string | undefined {
   if (error instanceof NoResponse) return error.message;
-  const place = (error as { [PLACE]?: DatabasePlace } | undefined)?.[PLACE];
+  const place = error instanceof Error ? databaseErrors.get(error) : undefined;
   if (!place) return undefined;
   const { name, message, code, $response, $metadata } = error as Error & { code?: string; $response?: unknown; $metadata?: { httpStatusCode?: number } };
   const where = placeText(place);

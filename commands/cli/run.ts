@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { describeDatabaseError, Failure, SettingError, UsageError } from './errors.ts';
 import { escapeText } from './text.ts';
 
@@ -9,29 +9,37 @@ import { escapeText } from './text.ts';
  * (exit 2), the work done, and whatever goes wrong turned into one line and exit 1, never a stack
  * trace. Work to undo however the command ends (a server, DynamoDB Local) is registered with `onExit`.
  */
-export interface Command<O extends ParseArgsOptionsConfig> {
+
+/** An option as parseArgs takes it, with what `--help` says of it. */
+export type Option = ParseArgsOptionDescriptor & { help: string; /** The value's placeholder, e.g. `<port>`. */ value?: string };
+
+export interface Command<O extends Record<string, Option>> {
   /** How it is run, e.g. `npm run import`. */
   name: string;
   /** The usage lines, each a complete command line. */
   usage: readonly string[];
-  /** The rest of `--help`: what the command does, its options and environment. */
-  help: string;
+  /** What `--help` says first: what the command does (and its subcommands). */
+  about: string;
   options: O;
+  environment?: Record<string, string>;
   /** Positional arguments: `<file>` required, `[<file>]` optional. */
   positionals?: readonly string[];
   /**
-   * The command keeps running after `main` returns (npm start) and stops everything it started on
-   * SIGINT, SIGTERM and SIGHUP, or when whoever launched it (npm) is gone: exit 0 once serving, the
-   * signal's own status (130, 143, 129) before.
+   * The command keeps running after `main` returns (npm start) until a signal, or until whoever
+   * launched it (npm) is gone: exit 0 once serving, the signal's own status (130, 143, 129) before.
    */
   serve?: boolean;
+  main(line: CommandLine<O>): Promise<void>;
 }
 
-export type CommandLine<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+export type CommandLine<O extends Record<string, Option>> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+
+export function command<const O extends Record<string, Option>>(spec: Omit<Command<O>, 'main'>, main: Command<O>['main']): Command<O> {
+  return { ...spec, main };
+}
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type StopSignal = (typeof STOP_SIGNALS)[number];
-const signalStatus = (signal: StopSignal) => 128 + constants.signals[signal];
 const EXIT_CODES = 'exit codes: 0 done, 1 failed (the message says why), 2 usage error';
 /** Cleanups get this long, then the command exits anyway (DynamoDB Local's keeper still stops Java). */
 const CLEANUP_LIMIT_MS = 15_000;
@@ -40,7 +48,6 @@ const cleanups: (() => unknown)[] = [];
 const terminalHolds = new Set<() => void>();
 let exiting = false;
 let serving = false;
-let serveMode = false;
 /** What the command says of the state it leaves, should a signal stop it now. */
 let interruptNote: ((signal: StopSignal) => string) | undefined;
 
@@ -55,80 +62,42 @@ export function holdTerminal(release: () => void): () => void {
   return () => void terminalHolds.delete(release);
 }
 
-function releaseTerminal(): void {
-  for (const release of terminalHolds) {
-    try {
-      release();
-    } catch {
-      // The terminal may be gone (SIGHUP).
-    }
-  }
-  terminalHolds.clear();
-}
-
-/**
- * From now on a signal ends the command with the terminal given back, `note` (what was interrupted
- * and the state it leaves) on stderr, and the signal's own status. In a serving command the note is
- * added to what it says when stopped before it is ready.
- */
+/** From now on a signal that ends the command also says `note`: what was interrupted and the state it leaves. */
 export function whileInterruptible(note: (signal: StopSignal) => string): void {
-  if (!interruptNote && !serveMode) {
-    for (const signal of STOP_SIGNALS) process.on(signal, () => void exit(signalStatus(signal), escapeText(interruptNote!(signal)), signal));
-  }
   interruptNote = note;
 }
 
-export async function runCommand<const O extends ParseArgsOptionsConfig>(command: Command<O>, main: (line: CommandLine<O>) => Promise<void>): Promise<void> {
-  process.on('uncaughtException', (error) => void exit(1, messageFor(error)));
-  process.on('unhandledRejection', (error) => void exit(1, messageFor(error)));
+/**
+ * The command run with `args`, without touching the process: its help, a usage error, or its work.
+ * Says the exit code, what goes to stdout (the help) and the message for stderr.
+ */
+export async function execute<O extends Record<string, Option>>(command: Command<O>, args: string[]): Promise<{ code: number; stdout?: string; message?: string }> {
+  if (args.includes('--help') || args.includes('-h')) return { code: 0, stdout: helpText(command) };
+  try {
+    let line: CommandLine<O>;
+    try {
+      line = parseArgs({ args, options: command.options, allowPositionals: true, strict: true });
+    } catch (error) {
+      // Node's own words, their first sentence: `Unknown option '--frob'`.
+      throw new UsageError(escapeText((error as Error).message.split(/\.(\s|$)/)[0]));
+    }
+    checkPositionals(command.positionals ?? [], line.positionals);
+    await command.main(line);
+    return { code: 0 };
+  } catch (error) {
+    if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` }; // the usage shows no settings
+    if (error instanceof UsageError) return { code: 2, message: [`${command.name}: ${error.message}`, ...usageLines(command), `(${command.name} -- --help for more)`].join('\n') };
+    return { code: 1, message: messageFor(error) };
+  }
+}
+
+/** Runs the command in this process, with its command line, and exits as it ends. */
+export async function runCommand<O extends Record<string, Option>>(command: Command<O>): Promise<void> {
+  for (const event of ['uncaughtException', 'unhandledRejection']) process.on(event, (error) => void exit(1, messageFor(error)));
   process.stderr.on('error', () => {}); // a closed stderr must not turn every later message into another error
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (!command.serve) void exit(1, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
   });
-  if (command.serve) {
-    serveMode = true;
-    serveUntilStopped();
-  }
-
-  const usage = () => [...command.usage.map((line, i) => `${i === 0 ? 'usage:' : '      '} ${line}`)];
-  const usageError = (error: UsageError) => exit(2, error instanceof SettingError
-    ? `${command.name}: ${error.message}` // the usage shows no settings
-    : [`${command.name}: ${error.message}`, ...usage(), `(${command.name} -- --help for more)`].join('\n'));
-
-  const args = process.argv.slice(2);
-  if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write([...usage(), '', command.help.trim(), '', EXIT_CODES, ''].join('\n'));
-    return exit(0);
-  }
-  let line: CommandLine<O>;
-  try {
-    line = parseArgs({ args, options: command.options, allowPositionals: true, strict: true });
-    checkPositionals(command.positionals ?? [], line.positionals);
-  } catch (error) {
-    return usageError(error instanceof UsageError ? error : new UsageError(parseProblem(error as Error)));
-  }
-  try {
-    await main(line);
-  } catch (error) {
-    return error instanceof UsageError ? usageError(error) : exit(1, messageFor(error));
-  }
-  if (command.serve) serving = true;
-  else return exit(0);
-}
-
-/** Node's own words for what is wrong with the command line, its first sentence: `Unknown option '--frob'`. */
-function parseProblem(error: Error): string {
-  return escapeText(error.message.split(/\.(\s|$)/)[0]);
-}
-
-function checkPositionals(names: readonly string[], given: string[]): void {
-  if (given.length > names.length) throw new UsageError(`unexpected argument "${escapeText(given[names.length])}"`);
-  const missing = names.slice(given.length).find((name) => !name.startsWith('['));
-  if (missing) throw new UsageError(`missing ${missing}`);
-}
-
-/** The stop signals of a serving command (npm start), and its launcher's going. */
-function serveUntilStopped(): void {
   let firstSignalAt = 0;
   for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
@@ -137,16 +106,42 @@ function serveUntilStopped(): void {
       if (exiting) return void (performance.now() - firstSignalAt > 1_000 && process.exit(1));
       firstSignalAt = performance.now();
       if (serving) return void exit(0, `${signal}: stopping`);
-      const note = interruptNote ? `; ${interruptNote(signal)}` : '';
-      void exit(signalStatus(signal), escapeText(`${signal}: stopped before the API was ready${note}`), signal);
+      const notes = [command.serve && `${signal}: stopped before the API was ready`, interruptNote?.(signal)].filter(Boolean).join('; ');
+      void exit(128 + constants.signals[signal], escapeText(notes), signal);
     });
   }
-  // A SIGHUP kills npm (which forwards only SIGINT and SIGTERM) and leaves node running: notice it.
-  const parent = process.ppid;
-  const watch = setInterval(() => {
-    if (process.ppid !== parent) void exit(0, 'the process that started this one is gone: stopping');
-  }, 250);
-  watch.unref();
+  if (command.serve) {
+    // A SIGHUP kills npm (which forwards only SIGINT and SIGTERM) and leaves node running: notice it.
+    const parent = process.ppid;
+    setInterval(() => process.ppid !== parent && void exit(0, 'the process that started this one is gone: stopping'), 250).unref();
+  }
+  const { code, stdout, message } = await execute(command, process.argv.slice(2));
+  if (stdout) process.stdout.write(stdout);
+  if (command.serve && code === 0 && !stdout) serving = true;
+  else await exit(code, message);
+}
+
+function usageLines(command: { usage: readonly string[] }): string[] {
+  return command.usage.map((line, i) => `${i === 0 ? 'usage:' : '      '} ${line}`);
+}
+
+/** `--help`: the usage, what the command does, its options and environment (from the option table), the exit codes. */
+function helpText(command: Command<Record<string, Option>>): string {
+  const row = (left: string, right: string) => `  ${left.padEnd(27)}${right}`;
+  const options = Object.entries(command.options).map(([name, option]) => row(`--${name}${option.value ? ` ${option.value}` : ''}`, option.help));
+  const environment = Object.entries(command.environment ?? {}).map(([name, text]) => row(name, text));
+  return [
+    ...usageLines(command), '', command.about.trim(), '',
+    'options:', ...options, row('-h, --help', 'print this help'),
+    ...(environment.length ? ['', 'environment:', ...environment] : []),
+    '', EXIT_CODES, '',
+  ].join('\n');
+}
+
+function checkPositionals(names: readonly string[], given: string[]): void {
+  if (given.length > names.length) throw new UsageError(`unexpected argument "${escapeText(given[names.length])}"`);
+  const missing = names.slice(given.length).find((name) => !name.startsWith('['));
+  if (missing) throw new UsageError(`missing ${missing}`);
 }
 
 /** One line (or the operator's own message) for anything thrown, never a stack trace. */
@@ -163,7 +158,13 @@ function messageFor(error: unknown): string {
 async function exit(code: number, message?: string, signal?: StopSignal): Promise<void> {
   if (exiting) return;
   exiting = true;
-  releaseTerminal();
+  for (const release of terminalHolds) {
+    try {
+      release();
+    } catch {
+      // The terminal may be gone (SIGHUP).
+    }
+  }
   if (message) process.stderr.write(`${message}\n`);
   setTimeout(() => process.exit(code), CLEANUP_LIMIT_MS);
   for (const cleanup of cleanups.reverse()) {

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { NO_RESPONSE_MS, NoResponse, tagDatabaseError, type DatabasePlace } from './errors.ts';
+import { databaseErrors, NO_RESPONSE_MS, NoResponse, type DatabasePlace } from './errors.ts';
 import { endpointSetting } from './values.ts';
 
 /** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
@@ -12,7 +12,6 @@ export interface CommandTable {
   /** DYNAMODB_ENDPOINT (or the endpoint given); undefined means AWS. */
   endpoint?: string;
   doc: DynamoDBDocumentClient;
-  place: DatabasePlace;
 }
 
 /**
@@ -25,8 +24,7 @@ export interface CommandTable {
 export function commandTable(options: { endpoint?: string; startedHere?: boolean } = {}): CommandTable {
   const tableName = process.env.TABLE_NAME?.trim() || DEFAULT_TABLE;
   const endpoint = options.endpoint ?? endpointSetting();
-  const awsEndpoint = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((name) => process.env[name]?.trim());
-  const place: DatabasePlace = { tableName, endpoint, startedHere: options.startedHere, awsEndpointUrl: awsEndpoint && `${awsEndpoint}=${process.env[awsEndpoint]!.trim()}` };
+  const place: DatabasePlace = { tableName, endpoint, startedHere: options.startedHere };
   const client = new DynamoDBClient({
     endpoint,
     region: process.env.AWS_REGION || (endpoint ? 'local' : undefined),
@@ -42,7 +40,7 @@ export function commandTable(options: { endpoint?: string; startedHere?: boolean
       try {
         return await next(args);
       } catch (error) {
-        tagDatabaseError(error, place);
+        if (error instanceof Error) databaseErrors.set(error, place);
         throw error;
       }
     },
@@ -60,5 +58,5 @@ export function commandTable(options: { endpoint?: string; startedHere?: boolean
     { step: 'deserialize', priority: 'high', name: 'commandTableSilence' },
   );
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  return { tableName, endpoint, doc, place };
+  return { tableName, endpoint, doc };
 }

@@ -223,12 +223,14 @@ class Import {
     });
   }
 
-  /** The snapshot's tokens as it says (abilities, expiry, name), and valid: after the last switch. A revocation stays. */
+  /** The snapshot's tokens as it says (abilities, expiry, name, Sanctum id), and valid: after the last switch. A revocation stays. */
   private async widenTokens(): Promise<void> {
     await forEachConcurrently(this.snapshot.tokens, 16, async (token) => {
       const name = token.name === undefined ? { remove: ', #name', set: '' } : { remove: '', set: ', #name = :name' };
-      await this.updateToken(token, `SET abilities = :abilities, expires_at = :expires${name.set} REMOVE inactive${name.remove}`, {
+      const sanctumId = token.sanctumId === undefined ? { remove: ', sanctum_id', set: '' } : { remove: '', set: ', sanctum_id = :sanctumId' };
+      await this.updateToken(token, `SET abilities = :abilities, expires_at = :expires${name.set}${sanctumId.set} REMOVE inactive${name.remove}${sanctumId.remove}`, {
         ':abilities': token.abilities, ':expires': token.expiresAt, ...(token.name !== undefined && { ':name': token.name }),
+        ...(token.sanctumId !== undefined && { ':sanctumId': token.sanctumId }),
       }, { '#name': 'name' });
     });
     await this.write(this.newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })));
@@ -386,6 +388,7 @@ function newTokenItem(token: SnapshotToken, entries: string[], createdAt: string
     abilities: token.abilities,
     expires_at: token.expiresAt,
     ...(token.name !== undefined && { name: token.name }),
+    ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
     created_at: createdAt,
     inactive: true,
     ...(entries.length > 0 && { memberships: new Set(entries) }),

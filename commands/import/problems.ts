@@ -48,7 +48,7 @@ export class Problems {
  * as everything a command prints from data is (commands/cli/text.ts: `\x1b`, `\u009b`); a
  * quote inside is written `\"`.
  */
-function quote(text: string): string {
+export function quote(text: string): string {
   const shown = [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
   return `"${escapeText(shown).replaceAll('"', '\\"')}"`;
 }
@@ -72,7 +72,7 @@ export const say = {
   recordNotAnObject: (where: string) => `${where}: must be an object`,
   duplicateId: (where: string) => `${where}: id is a duplicate`,
   duplicateSlug: (where: string, slug: string) => `${where}: slug ${quote(slug)} is a duplicate`,
-  duplicateSecret: (where: string) => `${where}: token is a duplicate of an earlier token`,
+  duplicateSecret: (where: string) => `${where}: token is a duplicate of an earlier token (the same secret, as token or token_sha256)`,
   notInSnapshot: (where: string, field: string, id: number, what: string) => `${where}: ${field} ${id} is not ${what} of the snapshot`,
   clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
     `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { closestMatch } from 'leven';
 import { isTokenAbility, TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
+import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
 
@@ -74,11 +75,20 @@ const secret = v.pipe(
     new RegExp(`^[\\x21-\\x7e]{${LIMITS.secretMin},${LIMITS.secretMax}}$`),
     `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces (it travels in a header)`,
   ),
+  // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/auth/bearer.ts).
+  v.check((s) => !s.includes('|'), 'must not contain "|" (a bearer "<id>|<secret>" is split at it)'),
 );
-const abilities = v.array(
-  v.pipe(v.string('must be a string'), v.check(isTokenAbility, `must each be one of ${TOKEN_ABILITIES.join(', ')}`)),
-  'must be an array of abilities',
+/** Sanctum's `personal_access_tokens.token` column: the secret's SHA-256, lower-case hex. */
+const secretSha256 = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex digits (the secret's SHA-256, as Sanctum stores it)"),
 );
+/**
+ * Abilities as stored: any names, since a token migrated from Sanctum may carry abilities of the
+ * original service; they are kept and grant nothing here. A hand-written `token` entry may name
+ * only the API's own (Token's check below).
+ */
+const abilities = v.array(name, 'must be an array of abilities');
 
 // ---- Records -----------------------------------------------------------------------------
 
@@ -91,13 +101,35 @@ const User = v.object({
     v.maxLength(LIMITS.teamsPerUser, `must list at most ${LIMITS.teamsPerUser.toLocaleString('en')} teams`),
   ),
 });
-const Token = v.object({
-  user_id: id,
-  token: secret,
-  name: v.optional(name),
-  abilities,
-  expires_at: v.optional(v.nullable(isoTime), null),
-});
+const Token = v.pipe(
+  v.object({
+    id: v.optional(id),
+    user_id: id,
+    token: v.optional(secret),
+    token_sha256: v.optional(secretSha256),
+    name: v.optional(name),
+    abilities,
+    expires_at: v.optional(v.nullable(isoTime), null),
+  }),
+  v.check(
+    (t) => (t.token === undefined) !== (t.token_sha256 === undefined),
+    (issue) => ((issue.input as { token?: string }).token === undefined ? 'token (or token_sha256) is missing' : 'gives both token and token_sha256: give the secret one way'),
+  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || dataset.value.token === undefined) return;
+    const { abilities } = dataset.value;
+    abilities.forEach((ability, index) => {
+      if (isTokenAbility(ability)) return;
+      addIssue({
+        message: `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(ability)} (did you mean "${closestKey(ability, TOKEN_ABILITIES)}"?)`,
+        path: [
+          { type: 'object', origin: 'value', input: dataset.value, key: 'abilities', value: abilities },
+          { type: 'array', origin: 'value', input: abilities, key: index, value: ability },
+        ],
+      });
+    });
+  }),
+);
 const Environment = v.object({ id, team_id: id, name });
 const Server = v.object({ id, team_id: id, name, monthly_cost: amount, currency });
 const Client = v.object({ id, team_id: id, name });
@@ -143,7 +175,9 @@ export function isCollection(key: string): key is Collection {
 
 /** Fields a record of the collection may have, in the contract's order. */
 export function fieldsOf(collection: Collection): string[] {
-  return Object.keys(COLLECTIONS[collection].entries);
+  const schema = COLLECTIONS[collection];
+  // A record with a rule across its fields (Token) is an object schema in a pipe.
+  return Object.keys('pipe' in schema ? schema.pipe[0].entries : schema.entries);
 }
 
 /** The allowed key closest to one that is not allowed: the "did you mean" of a typo. */

@@ -44,6 +44,8 @@ export interface SnapshotToken {
   userId: number;
   /** SHA-256 of the secret: the secret itself is not kept past validation. */
   hash: string;
+  /** The Laravel Sanctum token id a migrated token keeps (an `<id>|<secret>` bearer must name it). */
+  sanctumId?: number;
   name?: string;
   abilities: string[];
   expiresAt: string | null;
@@ -122,6 +124,8 @@ class SnapshotIndex implements RecordVisitor {
   private readonly users = new Map<number, SnapshotUser>();
   private readonly tokens: SnapshotToken[] = [];
   private readonly hashes = new Set<string>();
+  /** Sanctum ids of the tokens that give one. */
+  private readonly sanctumIds = new Set<number>();
   /** The team of each environment, server and client. */
   private readonly owners: Record<Owned, Map<number, number>> = { environments: new Map(), servers: new Map(), clients: new Map() };
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
@@ -172,10 +176,16 @@ class SnapshotIndex implements RecordVisitor {
         this.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
         return;
       case 'tokens': {
-        const hash = hashToken(record.token!);
+        // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
+        const hash = record.token_sha256 ?? hashToken(record.token!);
         if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
+        if (record.id !== undefined && this.sanctumIds.has(id)) return duplicate();
         this.hashes.add(hash);
-        this.tokens.push({ index, userId: record.user_id!, hash, name: record.name, abilities: [...new Set(record.abilities!)], expiresAt: record.expires_at!, plain: true });
+        if (record.id !== undefined) this.sanctumIds.add(id);
+        this.tokens.push({
+          index, userId: record.user_id!, hash, sanctumId: record.id, name: record.name, abilities: [...new Set(record.abilities!)],
+          expiresAt: record.expires_at!, plain: record.token !== undefined,
+        });
         return;
       }
       case 'environments':

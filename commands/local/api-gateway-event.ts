@@ -10,10 +10,7 @@ import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/rou
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html):
  * header names lower-cased and repeated headers joined with commas, repeated query parameters joined
  * with commas, cookies in `cookies`, `time` as `12/Mar/2020:19:03:58 +0000`, no `body` without one.
- * `rawPath` is the path of the URL the client called on the API's own endpoint: with a named stage
- * it begins with the stage's segment, with `$default` it has none; an API mapping's path (a custom
- * domain's `/v1`) is never in it, since API Gateway strips the mapped base path before the API sees
- * the request (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
+ * The stack serves the `$default` stage, whose paths have no stage segment.
  */
 export interface IncomingRequest {
   method: string;
@@ -22,9 +19,6 @@ export interface IncomingRequest {
   /** Header names and values in turn, as Node's rawHeaders has them. */
   rawHeaders: string[];
   sourceIp?: string;
-  protocol?: string;
-  /** `$default` (the default), or a named stage whose segment begins the target. */
-  stage?: string;
   requestId?: string;
 }
 
@@ -32,11 +26,8 @@ export type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { r
 
 export function routeRequest(request: IncomingRequest, now = new Date()): Routed {
   const [rawPathEncoded = '', rawQueryString = ''] = request.target.split(/\?(.*)/s);
-  const stage = request.stage ?? '$default';
   const rawPath = safeDecode(rawPathEncoded);
-  const stagePrefix = stage === '$default' ? '' : `/${stage}`;
-  if (rawPath === undefined || !rawPath.startsWith(`${stagePrefix}/`)) return { route: undefined };
-  const match = matchRoute(request.method, rawPath.slice(stagePrefix.length));
+  const match = rawPath === undefined ? undefined : matchRoute(request.method, rawPath);
   if (!match) return { route: undefined };
 
   const headers: Record<string, string> = {};
@@ -58,7 +49,7 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
     event: {
       version: '2.0',
       routeKey,
-      rawPath,
+      rawPath: rawPath!,
       rawQueryString,
       ...(cookies?.length ? { cookies } : {}),
       headers,
@@ -69,10 +60,10 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
         apiId: 'local',
         domainName,
         domainPrefix: domainName.split('.')[0]!,
-        http: { method: request.method, path: rawPath, protocol: request.protocol ?? 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
+        http: { method: request.method, path: rawPath!, protocol: 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
         requestId: request.requestId ?? randomUUID(),
         routeKey,
-        stage,
+        stage: '$default',
         time: awsTime(now),
         timeEpoch: now.getTime(),
       },
@@ -102,11 +93,10 @@ function safeDecode(text: string): string | undefined {
   }
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** `12/Mar/2020:19:03:58 +0000`, as API Gateway writes requestContext.time. */
 function awsTime(time: Date): string {
-  const [hms] = time.toISOString().slice(11).split('.');
-  return `${String(time.getUTCDate()).padStart(2, '0')}/${MONTHS[time.getUTCMonth()]}/${time.getUTCFullYear()}:${hms} +0000`;
+  const [, day, month, year, hms] = time.toUTCString().split(' ');
+  return `${day}/${month}/${year}:${hms} +0000`;
 }
 
 /** A Lambda context with the remaining-time clock a function of `timeoutMs` would have. */

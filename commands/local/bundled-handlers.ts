@@ -23,28 +23,25 @@ export interface BundledFunction {
 
 interface TemplateResource {
   Type: string;
-  Properties?: { Handler?: string; Code?: { S3Key?: unknown } };
+  Properties?: { Handler?: string; Code?: { S3Key?: string } };
   Metadata?: Record<string, unknown>;
 }
 
 /**
  * Each route's bundle in a synthesized cloud assembly: the stack's template names the function (by
  * its route metadata) and its code's S3 key, `<hash>.zip`, whose files CDK writes to `asset.<hash>`.
- * `stackName` is needed only when the assembly holds more than one stack.
  */
-export function findBundledFunctions(assemblyDir: string, stackName?: string): Record<FunctionName, BundledFunction> {
+export function findBundledFunctions(assemblyDir: string): Record<FunctionName, BundledFunction> {
   const dir = resolve(assemblyDir);
-  if (!existsSync(join(dir, 'manifest.json'))) throw new Error(`${dir} is not a cloud assembly (no manifest.json): run npm run synth first`);
-  const templates = readdirSync(dir).filter((name) => name.endsWith('.template.json') && (stackName === undefined || name === `${stackName}.template.json`));
-  if (templates.length !== 1) throw new Error(stackName === undefined ? `${dir} holds ${templates.length} stacks; name one` : `${dir} holds no stack named ${stackName}`);
-  const { Resources = {} } = JSON.parse(readFileSync(join(dir, templates[0]!), 'utf8')) as { Resources?: Record<string, TemplateResource> };
+  const [template, ...more] = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.template.json')) : [];
+  if (!template || more.length) throw new Error(`${dir} is not the cloud assembly of one stack: run npm run synth first`);
+  const { Resources = {} } = JSON.parse(readFileSync(join(dir, template), 'utf8')) as { Resources?: Record<string, TemplateResource> };
   const found: Partial<Record<FunctionName, BundledFunction>> = {};
-  for (const [logicalId, resource] of Object.entries(Resources)) {
-    const route = resource.Metadata?.[ROUTE_METADATA_KEY] as FunctionName | undefined;
-    if (resource.Type !== 'AWS::Lambda::Function' || typeof route !== 'string') continue;
-    const s3Key = resource.Properties?.Code?.S3Key;
-    const assetDir = join(dir, `asset.${typeof s3Key === 'string' ? s3Key.replace(/\.zip$/, '') : ''}`);
-    const [module, exportName] = (resource.Properties?.Handler ?? 'index.handler').split('.') as [string, string];
+  for (const [logicalId, { Type, Properties, Metadata }] of Object.entries(Resources)) {
+    const route = Metadata?.[ROUTE_METADATA_KEY] as FunctionName | undefined;
+    if (Type !== 'AWS::Lambda::Function' || !route) continue;
+    const assetDir = join(dir, `asset.${Properties?.Code?.S3Key?.replace(/\.zip$/, '')}`);
+    const [module, exportName] = (Properties?.Handler ?? 'index.handler').split('.') as [string, string];
     const file = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, module + ext)).find((f) => existsSync(f));
     if (!file) throw new Error(`function ${logicalId} (${route}) has no bundle in ${dir}`);
     found[route] = { route, logicalId, assetDir, file, exportName };
@@ -57,8 +54,8 @@ export function findBundledFunctions(assemblyDir: string, stackName?: string): R
  * Imports the bundles unchanged and returns their handlers. The bundles read their configuration
  * (TABLE_NAME, DYNAMODB_ENDPOINT, PUBLIC_BASE_URL, LOG_LEVEL) once, at import: set it first.
  */
-export async function loadBundledHandlers(assemblyDir: string, stackName?: string): Promise<Handlers> {
-  const functions = findBundledFunctions(assemblyDir, stackName);
+export async function loadBundledHandlers(assemblyDir: string): Promise<Handlers> {
+  const functions = findBundledFunctions(assemblyDir);
   // As Lambda says of an on-demand container; Powertools reports cold starts from it.
   process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
   const handlers = {} as Handlers;

@@ -40,7 +40,7 @@ const ATTEMPTS = 5;
  * it and Java's binding it is tried again with another; any other failure is one line saying why.
  *
  * Java runs under a keeper process (java-keeper.ts) that stops it when this process ends, however
- * it ends; `stop()` closes the keeper's pipe and waits until both have exited.
+ * it ends (the kernel closes the keeper's pipe); `stop()` closes the pipe and waits until both have exited.
  */
 export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
   for (let attempt = 1; ; attempt++) {
@@ -60,40 +60,31 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
   const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-inMemory', '-port', String(port),
     // No telemetry unasked; and no web page may call it (cors.invalid is a name no page can have, RFC 2606).
     '-disableTelemetry', '-cors', 'https://cors.invalid'];
-  const keeper = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const keeper = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
   let output = '';
-  let javaPid: number | undefined;
   keeper.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-  keeper.stdout.on('data', (chunk: Buffer) => (javaPid ??= Number(/^java (\d+)/m.exec(chunk.toString())?.[1]) || undefined));
   keeper.stdin.on('error', () => {}); // the keeper may be gone before the pipe is closed
   const exited = new Promise<void>((resolve) => keeper.once('close', () => resolve()));
-  // Belt and braces for an exit this process still sees (process.exit, an uncaught error).
-  const killOnExit = () => {
-    keeper.kill('SIGKILL');
-    if (javaPid) try { process.kill(javaPid, 'SIGKILL'); } catch { /* gone already */ }
-  };
-  process.once('exit', killOnExit);
+  // Closing the pipe stops the keeper, which stops Java.
   const stop = async () => {
-    process.off('exit', killOnExit);
     keeper.stdin.end();
-    const timer = setTimeout(killOnExit, 6_000);
     await exited;
-    clearTimeout(timer);
   };
 
   const endpoint = `http://127.0.0.1:${port}`;
   const region = `local-${randomBytes(16).toString('hex')}`;
   const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
   const started = performance.now();
+  const bindFailed = () => /BindException|Failed to bind/.test(output);
   try {
     for (;;) {
-      if (keeper.exitCode !== null || keeper.signalCode !== null) throw startFailure(output, port);
+      if (keeper.exitCode !== null || keeper.signalCode !== null) throw bindFailed() ? new PortTaken(`port ${port} was taken`) : startFailure(output);
       if (performance.now() - started > ANSWER_LIMIT_MS) throw new Error(`DynamoDB Local did not answer at ${endpoint} within ${ANSWER_LIMIT_MS / 1000} s`);
       const answered = await client.send(new ListTablesCommand({})).then(() => true, () => false);
       // The answer counts once Java has said it is binding (its banner): not another process's on a port just taken.
       if (answered && output.includes('CorsParams')) {
         await sleep(250);
-        if (keeper.exitCode === null && !/BindException|Failed to bind/.test(output)) return { endpoint, region, stop };
+        if (keeper.exitCode === null && !bindFailed()) return { endpoint, region, stop };
       }
       await sleep(200);
     }
@@ -106,8 +97,7 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
 }
 
 /** Why DynamoDB Local stopped before it answered, in one line (never Java's stack trace). */
-function startFailure(output: string, port: number): Error {
-  if (/BindException|Failed to bind/.test(output)) return new PortTaken(`port ${port} was taken`);
+function startFailure(output: string): Error {
   const keepers = /^DynamoDB Local needs .*$/m.exec(output)?.[0];
   if (keepers) return new Error(keepers);
   if (/UnsupportedClassVersionError/.test(output)) return new Error('DynamoDB Local needs Java 17 or later (java on the PATH is older)');

@@ -5,17 +5,13 @@ import { spawn } from 'node:child_process';
  * with a pipe on its stdin. It starts Java and stops it when that pipe closes, which the kernel does
  * the moment the process that started the keeper ends, however it ends: even a SIGKILL, where no
  * handler of that process runs. It also stops Java on SIGINT, SIGTERM and SIGHUP (a Ctrl-C reaches
- * the whole process group), and exits when Java has. Says `java <pid>` on stdout once Java runs;
- * Java's own output goes to stderr.
+ * the whole process group), and exits when Java has. Java's output, and the keeper's, go to stderr.
  */
-process.stdout.on('error', () => {}); // whoever reads these may be gone by the time there is something to say
-process.stderr.on('error', () => {});
+process.stderr.on('error', () => {}); // whoever reads it may be gone by the time there is something to say
 
-// Java's banner goes to stderr with its errors: stdout is this keeper's own line.
 const java = spawn('java', process.argv.slice(2), { stdio: ['ignore', process.stderr, 'inherit'] });
 let stopping = false;
 
-java.once('spawn', () => process.stdout.write(`java ${java.pid}\n`));
 java.once('error', (error: NodeJS.ErrnoException) => {
   process.stderr.write(error.code === 'ENOENT' ? 'DynamoDB Local needs Java 17 or later on the PATH (java was not found)\n' : `cannot start Java: ${error.message}\n`);
   process.exit(1);

@@ -1,4 +1,4 @@
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
@@ -42,24 +42,25 @@ const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
  * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
  */
 export async function startLocalServer(options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {}): Promise<LocalServer> {
-  let ready: (handlers: Handlers) => void = () => {};
-  const handlers = options.handlers ? Promise.resolve(options.handlers) : new Promise<Handlers>((resolve) => (ready = resolve));
+  const handlers = Promise.withResolvers<Handlers>();
+  if (options.handlers) handlers.resolve(options.handlers);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   const server = createServer(async (req, res) => {
     req.resume(); // no route takes a body
-    const head = req.method === 'HEAD';
-    const routed = routeRequest({ method: req.method!, target: req.url!, rawHeaders: req.rawHeaders, sourceIp: req.socket.remoteAddress, protocol: `HTTP/${req.httpVersion}` });
-    if (!routed.route) return send(res, 404, JSON_TYPE, '{"message":"Not Found"}', head);
-    const { route, event } = routed;
-    try {
-      const handler = (await handlers)[route.name];
+    const routed = routeRequest({ method: req.method!, target: req.url!, rawHeaders: req.rawHeaders, sourceIp: req.socket.remoteAddress });
+    let result: APIGatewayProxyStructuredResultV2 = { statusCode: 404, headers: JSON_TYPE, body: '{"message":"Not Found"}' };
+    if (routed.route) {
+      const { route, event } = routed;
+      const handler = (await handlers.promise)[route.name];
+      const call = (async () => handler(event, lambdaContext(route.name, timeoutMs, event.requestContext.requestId)))();
       const timedOut = sleep(timeoutMs, undefined, { ref: false });
-      const result = await Promise.race([handler(event, lambdaContext(route.name, timeoutMs, event.requestContext.requestId)), timedOut]);
-      if (!result) throw new Error('the function ran past its timeout');
-      send(res, result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>, result.body ?? '', head);
-    } catch {
-      send(res, 500, JSON_TYPE, INTERNAL_SERVER_ERROR, head);
+      result = (await Promise.race([call, timedOut]).catch(() => undefined)) ?? { statusCode: 500, headers: JSON_TYPE, body: INTERNAL_SERVER_ERROR };
     }
+    // A 304 and a HEAD answer have no body, and no length of one (the function sent no body to measure).
+    const bodyless = result.statusCode === 304 || req.method === 'HEAD';
+    const headers = result.headers as Record<string, string> | undefined;
+    res.writeHead(result.statusCode ?? 200, bodyless ? headers : { ...headers, 'Content-Length': Buffer.byteLength(result.body ?? '') });
+    res.end(bodyless ? undefined : result.body);
   });
   // Malformed requests Node rejects itself still get a JSON body.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -68,25 +69,15 @@ export async function startLocalServer(options: { handlers?: Handlers; port?: nu
     const body = JSON.stringify({ message });
     socket.end(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
-  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    serve: (given) => ready(given),
+    serve: handlers.resolve,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     }),
   };
-}
-
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, head: boolean) {
-  // A 304 and a HEAD answer have no body, and no length of one (the function sent no body to measure).
-  const bodyless = status === 304 || head;
-  res.writeHead(status, bodyless ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) });
-  res.end(bodyless ? undefined : body);
 }

@@ -2,7 +2,7 @@ import { toJsonSchemaDefs } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
 import { Daemon, FinanceLineItem, Project } from '../store/resources.ts';
-import { DOCUMENT_ROUTE, ROUTE_METHODS, ROUTES, type Route, type RouteMethod } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/routes.ts';
 import * as bodies from './schemas.ts';
 import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
 
@@ -16,14 +16,7 @@ import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
  * API always sends are `required`; every operation and parameter a tool calls has an example.
  */
 
-const SCHEMAS = {
-  Project, Daemon, FinanceLineItem,
-  Links: bodies.Links, PaginationMeta: bodies.PaginationMeta,
-  ProjectsPage: bodies.ProjectsPage, DaemonsPage: bodies.DaemonsPage, Finances: bodies.Finances,
-  Unauthenticated: bodies.Unauthenticated, Forbidden: bodies.Forbidden, NotFound: bodies.NotFound,
-  ValidationFailed: bodies.ValidationFailed, TooManyRequests: bodies.TooManyRequests,
-  ServiceUnavailable: bodies.ServiceUnavailable, ServerError: bodies.ServerError,
-};
+const SCHEMAS = { Project, Daemon, FinanceLineItem, ...bodies };
 type SchemaName = keyof typeof SCHEMAS;
 
 /** The headers the API sends, each always on the responses that list it. */
@@ -53,41 +46,62 @@ const INFO = {
 };
 
 const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
-const headerRef = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
 
-/** A response; a HEAD operation describes the same one without its body. */
-function response(method: RouteMethod, description: string, options: { headers?: Partial<Record<string, HeaderName>>; body?: SchemaName | object } = {}) {
-  const headers = options.headers && Object.fromEntries(Object.entries(options.headers).map(([name, header]) => [name, headerRef(header!)]));
+/** A GET response: its description, the headers it always has, and its body (a named schema, or one given). */
+function response(description: string, options: { headers?: Partial<Record<string, HeaderName>>; body?: SchemaName | object } = {}) {
+  const headers = options.headers && Object.fromEntries(Object.entries(options.headers).map(([name, header]) => [name, { $ref: `#/components/headers/${header}` }]));
   const schema = typeof options.body === 'string' ? ref(options.body) : options.body;
-  return {
-    description,
-    ...(headers ? { headers } : {}),
-    ...(schema && method === 'GET' ? { content: { 'application/json': { schema } } } : {}),
-  };
+  return { description, ...(headers ? { headers } : {}), ...(schema ? { content: { 'application/json': { schema } } } : {}) };
 }
 
 const VALIDATED = { ETag: 'ETag', 'Cache-Control': 'CacheControl' } as const;
 
-/** What every operation may answer apart from its own: a 304 to a conditional GET, and API Gateway's throttle. */
-function commonResponses(method: RouteMethod) {
+/** AWS's pages for the answers API Gateway gives itself (docs/contract.md, section 1). */
+const AWS_PAGE = {
+  throttling: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html',
+  lambdaErrors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html',
+  quotas: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html',
+  cors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-cors.html',
+};
+
+/**
+ * What every operation may answer apart from its own: a 304 to a conditional GET, and what API
+ * Gateway answers itself, before or instead of the function.
+ */
+const COMMON_RESPONSES = {
+  304: response('Not Modified: If-None-Match named the current ETag; no body', { headers: VALIDATED }),
+  413: response(`Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (${AWS_PAGE.quotas})`),
+  429: response(`Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (${AWS_PAGE.throttling})`, { body: 'TooManyRequests' }),
+  500: response(`The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (${AWS_PAGE.lambdaErrors})`, {
+    body: { oneOf: [ref('ServerError'), ref('GatewayError')] },
+  }),
+};
+
+type Operation = { operationId: string; summary: string; description: string; responses: Record<string, ReturnType<typeof response>> } & Record<string, unknown>;
+
+/** A path's GET operation, and its HEAD: the same answers (status, headers, ETag) without a body. */
+function getAndHead(get: Operation) {
+  const responses = Object.fromEntries(Object.entries(get.responses).map(([status, { content: _, ...headOnly }]) => [status, headOnly]));
   return {
-    304: response(method, 'Not Modified: If-None-Match named the current ETag; no body', { headers: VALIDATED }),
-    429: response(method, "Too Many Requests: API Gateway's throttle turned the request away before the function ran", { body: 'TooManyRequests' }),
+    get,
+    head: {
+      ...get,
+      operationId: `${get.operationId}Head`,
+      summary: `${get.summary}: the headers alone (as GET, no body)`,
+      description: `Answers exactly as GET would (status, headers, ETag), without a body. ${get.description}`,
+      responses,
+    },
   };
 }
 
 const LIST_BODY: Record<Route['name'], SchemaName> = { projects: 'ProjectsPage', daemons: 'DaemonsPage', finances: 'Finances' };
-const capitalized = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 
-function operation(route: Route, method: RouteMethod) {
+function operation(route: Route): Operation {
   const list = route.name !== 'finances';
-  const checks = `Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`;
   return {
-    operationId: `list${capitalized(route.name)}${method === 'HEAD' ? 'Head' : ''}`,
-    summary: method === 'HEAD'
-      ? `The headers ${list ? `of a page of the team's ${route.name}` : "of the team's costs"} (as GET, no body)`
-      : list ? `A page of the team's ${route.name}, ordered by id` : "The team's costs: line items, totals per currency and a grand total",
-    description: `${method === 'HEAD' ? 'Answers exactly as GET would (status, headers, ETag), without a body. ' : ''}Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. ${checks}`,
+    operationId: `list${route.name[0]!.toUpperCase()}${route.name.slice(1)}`,
+    summary: list ? `A page of the team's ${route.name}, ordered by id` : "The team's costs: line items, totals per currency and a grand total",
+    description: `Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`,
     tags: [route.name],
     security: [{ bearerAuth: [route.ability] }],
     'x-required-ability': route.ability,
@@ -103,38 +117,29 @@ function operation(route: Route, method: RouteMethod) {
         : []),
     ],
     responses: {
-      200: response(method, 'OK', { headers: VALIDATED, body: LIST_BODY[route.name] }),
-      ...commonResponses(method),
-      401: response(method, 'No token, or an unknown, revoked or expired one', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
-      403: response(method, `The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
-      404: response(method, 'Unknown team, or one the user is not a member of (the same answer for both)', { body: 'NotFound' }),
-      ...(list ? { 422: response(method, 'per_page or page is not an integer in range', { body: 'ValidationFailed' }) } : {}),
-      500: response(method, 'Server error', { body: 'ServerError' }),
-      503: response(method, 'The database is unreachable, throttled or too slow', { headers: { 'Retry-After': 'RetryAfter' }, body: 'ServiceUnavailable' }),
+      200: response('OK', { headers: VALIDATED, body: LIST_BODY[route.name] }),
+      ...COMMON_RESPONSES,
+      401: response('No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token\'s', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
+      403: response(`The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
+      404: response('Unknown team, or one the user is not a member of (the same answer for both)', { body: 'NotFound' }),
+      ...(list ? { 422: response('per_page or page is not an integer in range', { body: 'ValidationFailed' }) } : {}),
+      503: response('The database is unreachable, throttled or too slow', { headers: { 'Retry-After': 'RetryAfter' }, body: 'ServiceUnavailable' }),
     },
   };
 }
 
-/** This document's own shape, in outline (the OpenAPI 3.1 schema describes it whole). */
-const DOCUMENT_BODY = {
-  type: 'object',
-  properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
-  required: ['openapi', 'info', 'paths'],
+const DOCUMENT_OPERATION: Operation = {
+  operationId: 'getOpenApiDocument',
+  summary: 'This document',
+  description: 'The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.',
+  tags: ['document'],
+  security: [],
+  responses: {
+    // Its own shape, in outline (the OpenAPI 3.1 schema describes it whole).
+    200: response('The OpenAPI document', { headers: VALIDATED, body: { type: 'object', properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } }, required: ['openapi', 'info', 'paths'] } }),
+    ...COMMON_RESPONSES,
+  },
 };
-
-function documentOperation(method: RouteMethod) {
-  return {
-    operationId: `getOpenApiDocument${method === 'HEAD' ? 'Head' : ''}`,
-    summary: method === 'HEAD' ? 'The headers of this document (as GET, no body)' : 'This document',
-    description: 'The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.',
-    tags: ['document'],
-    security: [],
-    responses: {
-      200: response(method, 'The OpenAPI document', { headers: VALIDATED, body: DOCUMENT_BODY }),
-      ...commonResponses(method),
-    },
-  };
-}
 
 function componentSchemas(): Record<string, object> {
   // Each named schema refers to the others by component: ProjectsPage's items are a $ref to Project.
@@ -146,17 +151,18 @@ function componentSchemas(): Record<string, object> {
 }
 
 export function buildOpenApiDocument(): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const lower = (method: RouteMethod) => method.toLowerCase();
-  for (const route of ROUTES) paths[route.path] = Object.fromEntries(ROUTE_METHODS.map((m) => [lower(m), operation(route, m)]));
-  paths[DOCUMENT_ROUTE.path] = Object.fromEntries(ROUTE_METHODS.map((m) => [lower(m), documentOperation(m)]));
+  const paths = Object.fromEntries(ROUTES.map((route) => [route.path, getAndHead(operation(route))]));
+  paths[DOCUMENT_ROUTE.path] = getAndHead(DOCUMENT_OPERATION);
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Team Resources API',
       version: '1.0.0',
-      description: "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
+      description: [
+        "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
+        `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_PAGE.cors}); without CORS origins, OPTIONS is a 404 like any other method.`,
+      ].join(' '),
       ...INFO,
     },
     servers: [{ url: '/', description: 'The API Gateway URL (or PUBLIC_BASE_URL)' }],
@@ -165,7 +171,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     components: {
       schemas: componentSchemas(),
       headers: HEADERS,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token issued by `npm run token -- create` (prefix tra_)' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'A token issued by `npm run token -- create` (prefix tra_), or a Laravel Sanctum token migrated from the original service, sent as Sanctum accepts it: `<id>|<secret>` or the secret alone',
+        },
+      },
     },
   };
 }

@@ -64,3 +64,5 @@ export const ValidationFailed = v.strictObject({
 });
 export const ServiceUnavailable = v.strictObject({ message: v.literal('Service Unavailable') });
 export const ServerError = v.strictObject({ message: v.literal('Server Error') });
+/** API Gateway's own answer when the function crashed, ran past its timeout or could not be invoked. */
+export const GatewayError = v.strictObject({ message: v.literal('Internal Server Error') });

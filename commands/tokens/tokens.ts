@@ -19,6 +19,8 @@ export interface NewToken {
 export interface TokenSummary {
   /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
   id: string;
+  /** The Laravel Sanctum id of a migrated token (its clients send `<id>|<secret>`), else null. */
+  sanctumId: number | null;
   name: string;
   abilities: string[];
   createdAt: string | null;
@@ -115,6 +117,11 @@ export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by:
   }
 }
 
+/** The hashes of a user's tokens migrated with this Sanctum id (more than one only if imports gave the id twice). */
+export async function sanctumTokenHashes(doc: DynamoDBDocumentClient, tableName: string, userId: number, sanctumId: number): Promise<string[]> {
+  return (await listTokens(doc, tableName, userId)).filter((token) => token.sanctumId === sanctumId).map((token) => token.id);
+}
+
 /** Revokes by secret or by id; false when no such token exists. */
 export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
   return (await revoke(doc, tableName, by)) !== undefined;
@@ -131,6 +138,7 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
     const expiresAt = (item.expires_at as string | undefined) ?? null;
     summaries.push({
       id: tokenHashOf(item as unknown as Key),
+      sanctumId: (item.sanctum_id as number | undefined) ?? null,
       name: String(item.name ?? ''),
       abilities: (item.abilities as string[]) ?? [],
       createdAt: item.created_at ? utcTime(item.created_at as string) : null,

@@ -21,7 +21,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of the team's costs (as GET, no body)
+         * The team's costs: line items, totals per currency and a grand total: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `finances:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404).
          */
         head: operations["listFinancesHead"];
@@ -45,7 +45,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of a page of the team's daemons (as GET, no body)
+         * A page of the team's daemons, ordered by id: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `daemons:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404), query (422).
          */
         head: operations["listDaemonsHead"];
@@ -69,7 +69,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of a page of the team's projects (as GET, no body)
+         * A page of the team's projects, ordered by id: the headers alone (as GET, no body)
          * @description Answers exactly as GET would (status, headers, ETag), without a body. Requires a bearer token with the `projects:read` ability (or `*`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404), query (422).
          */
         head: operations["listProjectsHead"];
@@ -93,8 +93,8 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * The headers of this document (as GET, no body)
-         * @description The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.
+         * This document: the headers alone (as GET, no body)
+         * @description Answers exactly as GET would (status, headers, ETag), without a body. The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.
          */
         head: operations["getOpenApiDocumentHead"];
         patch?: never;
@@ -128,37 +128,6 @@ export interface components {
             amount: number;
             currency: string;
         };
-        /** @description Full addresses of pages of the same list; links carry per_page when the request did */
-        Links: {
-            /** Format: uri */
-            first: string;
-            /** Format: uri */
-            last: string;
-            prev: string | null;
-            next: string | null;
-        };
-        PaginationMeta: {
-            current_page: number;
-            from: number | null;
-            last_page: number;
-            per_page: number;
-            to: number | null;
-            total: number;
-            /**
-             * Format: uri
-             * @description Address of the list without a query
-             */
-            path: string;
-        };
-        /** ProjectsPage */
-        ProjectsPage: {
-            data: components["schemas"]["Project"][];
-            links: components["schemas"]["Links"];
-            meta: components["schemas"]["PaginationMeta"];
-            results: number;
-            /** @description Server-side processing time */
-            served_in: string;
-        };
         /** DaemonsPage */
         DaemonsPage: {
             data: components["schemas"]["Daemon"][];
@@ -182,19 +151,66 @@ export interface components {
             /** @description Server-side processing time */
             served_in: string;
         };
-        Unauthenticated: {
-            /** @constant */
-            message: "Unauthenticated.";
-        };
         Forbidden: {
             message: string;
             /** @constant */
             code: "insufficient_permission";
             missing_permissions: ("finances:read" | "daemons:read" | "projects:read")[];
         };
+        GatewayError: {
+            /** @constant */
+            message: "Internal Server Error";
+        };
+        /** @description Full addresses of pages of the same list; links carry per_page when the request did */
+        Links: {
+            /** Format: uri */
+            first: string;
+            /** Format: uri */
+            last: string;
+            prev: string | null;
+            next: string | null;
+        };
         NotFound: {
             /** @constant */
             message: "Not Found";
+        };
+        PaginationMeta: {
+            current_page: number;
+            from: number | null;
+            last_page: number;
+            per_page: number;
+            to: number | null;
+            total: number;
+            /**
+             * Format: uri
+             * @description Address of the list without a query
+             */
+            path: string;
+        };
+        /** ProjectsPage */
+        ProjectsPage: {
+            data: components["schemas"]["Project"][];
+            links: components["schemas"]["Links"];
+            meta: components["schemas"]["PaginationMeta"];
+            results: number;
+            /** @description Server-side processing time */
+            served_in: string;
+        };
+        ServerError: {
+            /** @constant */
+            message: "Server Error";
+        };
+        ServiceUnavailable: {
+            /** @constant */
+            message: "Service Unavailable";
+        };
+        TooManyRequests: {
+            /** @constant */
+            message: "Too Many Requests";
+        };
+        Unauthenticated: {
+            /** @constant */
+            message: "Unauthenticated.";
         };
         ValidationFailed: {
             message: string;
@@ -202,18 +218,6 @@ export interface components {
                 per_page?: string[];
                 page?: string[];
             };
-        };
-        TooManyRequests: {
-            /** @constant */
-            message: "Too Many Requests";
-        };
-        ServiceUnavailable: {
-            /** @constant */
-            message: "Service Unavailable";
-        };
-        ServerError: {
-            /** @constant */
-            message: "Server Error";
         };
     };
     responses: never;
@@ -268,7 +272,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -296,7 +300,14 @@ export interface operations {
                     "application/json": components["schemas"]["NotFound"];
                 };
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -305,13 +316,13 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequests"];
                 };
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServerError"];
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["GatewayError"];
                 };
             };
             /** @description The database is unreachable, throttled or too slow */
@@ -359,7 +370,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -381,14 +392,21 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -451,7 +469,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -479,6 +497,13 @@ export interface operations {
                     "application/json": components["schemas"]["NotFound"];
                 };
             };
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description per_page or page is not an integer in range */
             422: {
                 headers: {
@@ -488,7 +513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationFailed"];
                 };
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -497,13 +522,13 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequests"];
                 };
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServerError"];
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["GatewayError"];
                 };
             };
             /** @description The database is unreachable, throttled or too slow */
@@ -562,7 +587,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -584,6 +609,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description per_page or page is not an integer in range */
             422: {
                 headers: {
@@ -591,14 +623,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -661,7 +693,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -689,6 +721,13 @@ export interface operations {
                     "application/json": components["schemas"]["NotFound"];
                 };
             };
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description per_page or page is not an integer in range */
             422: {
                 headers: {
@@ -698,7 +737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationFailed"];
                 };
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -707,13 +746,13 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequests"];
                 };
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServerError"];
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["GatewayError"];
                 };
             };
             /** @description The database is unreachable, throttled or too slow */
@@ -772,7 +811,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No token, or an unknown, revoked or expired one */
+            /** @description No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token's */
             401: {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -794,6 +833,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description per_page or page is not an integer in range */
             422: {
                 headers: {
@@ -801,14 +847,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Server error */
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -859,13 +905,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TooManyRequests"];
+                };
+            };
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"] | components["schemas"]["GatewayError"];
                 };
             };
         };
@@ -897,8 +959,22 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran */
+            /** @description Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -16,8 +16,9 @@ export async function* allProjects(baseUrl: string, token: string, team: string,
   let query: PageQuery | undefined = { per_page: perPage, page: 1 };
   while (query) {
     const { data, error, response } = await client.GET('/api/{team}/projects', { params: { path: { team }, query } });
-    // `error` is typed by status: 401, 403, 404, 422, 429, 500 and 503 bodies all carry `message`.
-    if (error) throw new Error(`${response.status} ${error.message}`);
+    // `error` is typed by status: 401, 403, 404, 422, 429, 500 and 503 bodies all carry `message`;
+    // API Gateway's refusal of a request too large (413) has no documented body.
+    if (!data) throw new Error(`${response.status} ${error?.message ?? response.statusText}`);
     yield* data.data;
     query = pageOf(data.links.next);
   }

@@ -33,6 +33,8 @@ export interface StoredToken {
   inactive: boolean;
   /** `<team id>#<generation>` entries: the generations of teams whose members include the user. */
   memberships: ReadonlySet<string>;
+  /** The id of a token migrated from Laravel Sanctum, which an `<id>|<secret>` bearer must name. */
+  sanctumId?: number;
 }
 
 /** Whether the token's user is a member of the team in the generation the request reads. */
@@ -191,6 +193,7 @@ function toStoredToken(item: RawItem): StoredToken {
     revokedAt: item.revoked_at?.S ?? null,
     inactive: item.inactive?.BOOL === true,
     memberships: new Set(item.memberships?.SS),
+    sanctumId: item.sanctum_id?.N === undefined ? undefined : Number(item.sanctum_id.N),
   };
 }
 

@@ -163,9 +163,11 @@ function comparable(result: APIGatewayProxyStructuredResultV2) {
  */
 function eventOf(method: string, target: string, headers: Record<string, string>, options: { stage?: string; asWritten?: boolean } = {}) {
   const all = { Host: 'api.example.test', Accept: 'application/json', 'X-Forwarded-Proto': 'http', ...headers };
-  const routed = routeRequest({ method, target, rawHeaders: Object.entries(all).flat(), stage: options.stage, requestId: 'test' }, new Date('2026-11-22T10:00:00Z'));
+  const routed = routeRequest({ method, target: target.replace(`/${options.stage}/`, '/'), rawHeaders: Object.entries(all).flat(), requestId: 'test' }, new Date('2026-11-22T10:00:00Z'));
   if (!routed.route) throw new Error(`no route for ${method} ${target}`);
-  return options.asWritten ? { ...routed.event, headers: all } : routed.event;
+  // A named stage (the stack deploys $default alone) begins rawPath with its segment.
+  const event = options.stage ? { ...routed.event, rawPath: target.split('?')[0]!, requestContext: { ...routed.event.requestContext, stage: options.stage } } : routed.event;
+  return options.asWritten ? { ...event, headers: all } : event;
 }
 const samEvent = (target: string, headers: Record<string, string>, method = 'GET') => eventOf(method, target, headers, { asWritten: true });
 

@@ -184,18 +184,9 @@ describe('routeRequest: the event', () => {
   });
 });
 
-describe('routeRequest: the stage and the path, as API Gateway sends them', () => {
-  it('has no stage segment on the $default stage, and writes time as API Gateway does', () => {
+describe('routeRequest: the path and the time, as API Gateway sends them on the $default stage', () => {
+  it('has no stage segment, and writes time as API Gateway does', () => {
     const event = eventOf(request('/api/acme/projects'), new Date('2020-03-12T19:03:58Z'));
     expect(event).toMatchObject({ rawPath: '/api/acme/projects', requestContext: { stage: '$default', http: { path: '/api/acme/projects' }, time: '12/Mar/2020:19:03:58 +0000' } });
-  });
-
-  it('keeps a named stage\'s segment in rawPath and routes the rest', () => {
-    const event = eventOf({ ...request('/prod/api/acme/projects'), stage: 'prod' });
-    expect(event).toMatchObject({ rawPath: '/prod/api/acme/projects', routeKey: 'GET /api/{team}/projects', pathParameters: { team: 'acme' }, requestContext: { stage: 'prod' } });
-  });
-
-  it('routes nothing on a named stage without its segment', () => {
-    expect(routeRequest({ ...request('/api/acme/projects'), stage: 'prod' }).route).toBeUndefined();
   });
 });

@@ -11,40 +11,22 @@ describe('readApiConfig', () => {
     });
   });
 
-  it('fails fast with "TABLE_NAME is not set" when it is missing', () => {
-    expect(() => readApiConfig({})).toThrow('TABLE_NAME is not set');
-  });
-
-  it('fails fast with "TABLE_NAME is not set" when it is empty', () => {
-    expect(() => readApiConfig({ TABLE_NAME: '' })).toThrow('TABLE_NAME is not set');
-  });
-
-  it('fails fast with "TABLE_NAME is not set" when it is only white space', () => {
-    expect(() => readApiConfig({ TABLE_NAME: '  ' })).toThrow('TABLE_NAME is not set');
+  it.each([undefined, '', '  '])('fails fast with "TABLE_NAME is not set" when it is %j', (value) => {
+    expect(() => readApiConfig({ TABLE_NAME: value })).toThrow('TABLE_NAME is not set');
   });
 
   it('trims TABLE_NAME', () => {
     expect(readApiConfig({ TABLE_NAME: ' t \n' }).tableName).toBe('t');
   });
 
-  it('reads PUBLIC_BASE_URL', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: 'https://api.example.com' }).publicBaseUrl).toBe('https://api.example.com');
-  });
-
-  it('trims a trailing slash from PUBLIC_BASE_URL', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
-  });
-
-  it('trims several trailing slashes from PUBLIC_BASE_URL, keeping its path', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: 'https://example.com/prod//' }).publicBaseUrl).toBe('https://example.com/prod');
-  });
-
-  it('accepts an http PUBLIC_BASE_URL with a port', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }).publicBaseUrl).toBe('http://127.0.0.1:3000');
-  });
-
-  it('treats an empty PUBLIC_BASE_URL as not configured', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: '' }).publicBaseUrl).toBeUndefined();
+  it.each([
+    ['https://api.example.com', 'https://api.example.com'],
+    ['https://api.example.com/', 'https://api.example.com'],
+    ['https://example.com/prod//', 'https://example.com/prod'],
+    ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+    ['', undefined],
+  ])('reads the PUBLIC_BASE_URL %j as %j (trailing slashes trimmed, the path kept, empty as not configured)', (url, read) => {
+    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: url }).publicBaseUrl).toBe(read);
   });
 
   it.each(['api.example.com', 'ftp://api.example.com', 'https://', 'https:///path', 'https://api example.com', '/relative'])(
@@ -54,12 +36,8 @@ describe('readApiConfig', () => {
     },
   );
 
-  it('reads DYNAMODB_ENDPOINT', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }).dynamodbEndpoint).toBe('http://127.0.0.1:8000');
-  });
-
-  it('treats an empty DYNAMODB_ENDPOINT as not configured', () => {
-    expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: ' ' }).dynamodbEndpoint).toBeUndefined();
+  it.each([['http://127.0.0.1:8000', 'http://127.0.0.1:8000'], [' ', undefined]])('reads the DYNAMODB_ENDPOINT %j as %j', (endpoint, read) => {
+    expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: endpoint }).dynamodbEndpoint).toBe(read);
   });
 });
 

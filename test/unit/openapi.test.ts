@@ -22,7 +22,7 @@ describe('openapi.json', () => {
         const operation = committed.paths[route.path][method];
         expect(operation.security).toEqual([{ bearerAuth: [route.ability] }]);
         const list = route.name !== 'finances';
-        expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '401', '403', '404', ...(list ? ['422'] : []), '429', '500', '503'].sort());
+        expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '401', '403', '404', '413', ...(list ? ['422'] : []), '429', '500', '503'].sort());
         expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(list ? ['team', 'per_page', 'page'] : ['team']);
       }
     }
@@ -81,7 +81,7 @@ describe('openapi.json', () => {
     const operation = committed.paths[DOCUMENT_ROUTE.path].get;
     expect(operation.description).toMatch(/\S/);
     expect(operation.security).toEqual([]);
-    expect(Object.keys(operation.responses)).toEqual(['200', '304', '429']);
+    expect(Object.keys(operation.responses)).toEqual(['200', '304', '413', '429', '500']);
     const declared = committed.tags.map((t: { name: string }) => t.name);
     for (const path of Object.values<Record<string, { tags: string[] }>>(committed.paths)) {
       for (const op of Object.values(path)) expect(declared).toEqual(expect.arrayContaining(op.tags));

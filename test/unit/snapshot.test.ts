@@ -19,7 +19,10 @@ const cost = (teamId: number, label: string, amount: string | number, currency =
 const CONTRACT_EXAMPLE = {
   teams: [{ id: 1, slug: 'acme', name: 'Acme' }],
   users: [{ id: 10, name: 'Ada', teams: [1] }],
-  tokens: [{ user_id: 10, token: 'plain-text-secret', name: 'ci', abilities: ['projects:read'], expires_at: '2027-01-01T00:00:00+00:00' }],
+  tokens: [
+    { user_id: 10, token: 'plain-text-secret', name: 'ci', abilities: ['projects:read'], expires_at: '2027-01-01T00:00:00+00:00' },
+    { id: 5, user_id: 10, name: 'rocket', token_sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', abilities: ['*'] },
+  ],
   environments: [{ id: 5, team_id: 1, name: 'production' }],
   servers: [{ id: 7, team_id: 1, name: 'web-1', monthly_cost: '24.15', currency: 'EUR' }],
   clients: [{ id: 3, team_id: 1, name: 'Client A' }],
@@ -84,6 +87,7 @@ describe('pass 1: valid snapshots', () => {
     expect(users).toEqual([{ id: 10, name: 'Ada', teams: [1] }]);
     expect(tokens).toEqual([
       { index: 0, userId: 10, hash: hashToken('plain-text-secret'), name: 'ci', abilities: ['projects:read'], expiresAt: '2027-01-01T00:00:00+00:00', plain: true },
+      { index: 1, userId: 10, hash: hashToken('test'), sanctumId: 5, name: 'rocket', abilities: ['*'], expiresAt: null, plain: false },
     ]);
   });
 

@@ -3,7 +3,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { grants, type Ability } from '../../domain/abilities.ts';
 import { pageWindow } from '../../domain/pagination.ts';
 import type { ListResource } from '../../domain/resources.ts';
-import { bearerToken, hashToken, isExpired } from '../../auth/token.ts';
+import { bearerNames, readBearer, type Bearer } from '../../auth/bearer.ts';
+import { isExpired } from '../../auth/token.ts';
 import type { RecentAccess } from '../../store/recent-access.ts';
 import { isMember, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';
 import type { Authorized, Context, FinanceAuthorized, QueryRead, Timed } from '../context.ts';
@@ -25,19 +26,20 @@ export function authorize({ reader, ability, resource, recent }: { reader: TeamR
 MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
   return {
     before: async function authorizeRequest({ event, context }) {
-      const { tokenHash, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readAccess(tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
-      const speculation = recent.speculation(tokenHash, teamSegment);
+      const { bearer, passKey, teamSegment } = credentials(event);
+      const read = (consistent: boolean) => reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage })
+        .then(({ token, team }) => ({ token: named(bearer, token), team }));
+      const speculation = recent.speculation(passKey, teamSegment);
       const { query } = context;
       const ordinals = speculation && query.ok && event.headers?.['if-none-match'] === undefined
         ? pageWindow(speculation.counts[resource], query.value.page, query.value.perPage).ordinals : null;
       const [access, prefetched] = await Promise.all([read(false), ordinals ? reader.prefetchPage(speculation!, resource, ordinals, context) : undefined]);
       try {
         const { token, team } = await checked(ability, access, () => read(true));
-        recent.passed(tokenHash, teamSegment, team);
+        recent.passed(passKey, teamSegment, team);
         context.access = { team, token, teamSegment, prefetched };
       } catch (error) {
-        recent.failed(tokenHash, teamSegment);
+        recent.failed(passKey, teamSegment);
         throw error;
       }
     },
@@ -48,19 +50,28 @@ MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
 export function authorizeFinances({ reader, ability }: { reader: TeamReader; ability: Ability }): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
   return {
     before: async function authorizeFinanceRequest({ event, context }) {
-      const { tokenHash, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readFinanceAccess(tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
+      const { bearer, teamSegment } = credentials(event);
+      const read = (consistent: boolean) => reader.readFinanceAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage })
+        .then(({ token, team }) => ({ token: named(bearer, token), team }));
       const { token, team } = await checked(ability, await read(false), () => read(true));
       context.access = { team, token, teamSegment };
     },
   };
 }
 
-function credentials(event: Event): { tokenHash: string; teamSegment: string } {
-  const secret = bearerToken(event.headers?.authorization);
-  if (secret === undefined) throw unauthenticated();
-  return { tokenHash: hashToken(secret), teamSegment: event.pathParameters!.team! };
+/**
+ * The bearer and the team segment. `passKey` keys what the function remembers of passes: the
+ * bearer as sent, its Sanctum id included, so a wrong id never speculates on a right one's pass.
+ */
+function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegment: string } {
+  const bearer = readBearer(event.headers?.authorization);
+  if (bearer === undefined) throw unauthenticated();
+  const passKey = bearer.sanctumId === undefined ? bearer.tokenHash : `${bearer.sanctumId}|${bearer.tokenHash}`;
+  return { bearer, passKey, teamSegment: event.pathParameters!.team! };
 }
+
+/** The token found, when it is the one the bearer names (Sanctum's `<id>|` check); else none, the same 401 as an unknown token. */
+const named = (bearer: Bearer, token: StoredToken | undefined) => (token && bearerNames(bearer, token.sanctumId) ? token : undefined);
 
 /**
  * The checks in the contract's order; returns the token and team once they all pass.
