@@ -72,13 +72,8 @@ export interface ValidSnapshot {
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
-export interface ValidateOptions {
-  /** Bytes of the file read so far (the progress display's "validating"). */
-  onBytes?: (bytes: number, total: number) => void;
-}
-
-/** Pass 1: validates the snapshot file at `path` whole. */
-export async function validateSnapshotFile(path: string, options: ValidateOptions = {}): Promise<Validation> {
+/** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
+export async function validateSnapshotFile(path: string, options: { onBytes?: (bytes: number, total: number) => void } = {}): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
