@@ -154,7 +154,7 @@ class Import {
     let switched = 0;
     for (const team of switchOrder) {
       await this.switchTeam(team, heads.get(team.id));
-      await this.progress({ phase: 'switching', done: ++switched, total: switchOrder.length });
+      await this.options.onProgress?.({ phase: 'switching', done: ++switched, total: switchOrder.length });
     }
     await this.retention.removeReplacedEntries();
     await this.writeUsers('after');
@@ -233,7 +233,7 @@ class Import {
         ...(token.sanctumId !== undefined && { ':sanctumId': token.sanctumId }),
       }, { '#name': 'name' });
     });
-    await writeAll(this.doc, this.tableName, this.newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })), { beforeSend: this.beforeWrite });
+    await this.write(this.newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })));
   }
 
   private async updateToken(token: SnapshotToken, UpdateExpression: string, values: Record<string, unknown>, ExpressionAttributeNames?: Record<string, string>) {
@@ -253,14 +253,12 @@ class Import {
   private async writeGenerations(): Promise<void> {
     const now = this.clock();
     for (const team of this.snapshot.teams) this.generations.set(team.id, newGenerationId(now));
-    const write = (requests: Iterable<WriteRequest>) => writeAll(this.doc, this.tableName, requests, { beforeSend: this.beforeWrite });
-    const put = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });
     // Reserved in the ledger first, as are new tokens: whatever a killed import wrote, the next finds.
-    await write([
+    await this.write([
       ...this.snapshot.teams.map((team) => put(pendingItem(team.id, this.generations.get(team.id)!, now))),
       ...this.newTokens.map((token) => put({ ...pendingTokenKey(token.hash), user_id: token.userId })),
     ]);
-    await write(function* (this: Import) {
+    await this.write(function* (this: Import) {
       // The member index: whoever removes a generation's entries finds its members through it.
       for (const team of this.snapshot.teams) for (const userId of team.memberIds) yield put(memberItem(team.id, this.generations.get(team.id)!, userId));
       for (const token of this.newTokens) {
@@ -287,10 +285,10 @@ class Import {
     await assertUnchanged(this.snapshot);
     const total = this.snapshot.items;
     let done = 0;
-    await this.progress({ phase: 'writing', done, total });
+    await this.options.onProgress?.({ phase: 'writing', done, total });
     const writer = new BatchWriter(this.doc, this.tableName, {
       beforeSend: this.beforeWrite,
-      onWritten: (count) => this.progress({ phase: 'writing', done: (done += count), total }),
+      onWritten: (count) => this.options.onProgress?.({ phase: 'writing', done: (done += count), total }),
     });
     // Pass 1 checked every record of this file; its fingerprint is checked again below, before
     // any switch. So records are taken as they are here: a file changed meanwhile can only
@@ -316,9 +314,7 @@ class Import {
 
   /** Users as the snapshot says, listing their teams (teamsOf). */
   private async writeUsers(when: 'during' | 'after'): Promise<void> {
-    await writeAll(this.doc, this.tableName, this.snapshot.users.map((user) => ({
-      PutRequest: { Item: { ...userKey(user.id), ...(user.name !== undefined && { name: user.name }), teams: this.teamsOf(user.id, when) } },
-    })), { beforeSend: this.beforeWrite });
+    await this.write(this.snapshot.users.map((user) => put({ ...userKey(user.id), ...(user.name !== undefined && { name: user.name }), teams: this.teamsOf(user.id, when) })));
   }
 
   // ---- 4. The switch ------------------------------------------------------------------------
@@ -345,10 +341,7 @@ class Import {
     ];
     if (old) actions.push(put(retiredItem(team.id, old.generation, this.clock())));
     if (old && old.slug !== team.slug) {
-      actions.push(
-        { Delete: { TableName: this.tableName, Key: { ...teamHeadKey(old.slug) }, ...ifOwnSlug } },
-        { Delete: { TableName: this.tableName, Key: { ...teamFinanceKey(old.slug) }, ...ifOwnSlug } },
-      );
+      for (const key of [teamHeadKey(old.slug), teamFinanceKey(old.slug)]) actions.push({ Delete: { TableName: this.tableName, Key: { ...key }, ...ifOwnSlug } });
     }
     this.lock.assertHeld();
     try {
@@ -363,14 +356,17 @@ class Import {
 
   // ---- helpers ------------------------------------------------------------------------------
 
+  /** Batch writes, each checking first that the lock is still this import's. */
+  private async write(requests: Iterable<WriteRequest>): Promise<void> {
+    await writeAll(this.doc, this.tableName, requests, { beforeSend: this.beforeWrite });
+  }
+
   private async get<T>(keys: Key[]): Promise<T[]> {
     return (await getItems(this.doc, this.tableName, keys, { consistent: true })) as T[];
   }
-
-  private async progress(progress: ImportProgress): Promise<void> {
-    await this.options.onProgress?.(progress);
-  }
 }
+
+const put = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });
 
 /** The abilities both lists grant (`*` grants every one). */
 function commonAbilities(stored: string[], given: string[]): string[] {

@@ -124,28 +124,30 @@ async function syntaxError(path: string): Promise<string> {
   return say.notJson(1, 1);
 }
 
-type Role = 'document' | 'collection' | 'record' | 'field-array' | 'skip';
-
-interface Frame {
-  role: Role;
-  /** Keys seen in this object (objects only). */
-  keys?: Set<string>;
-  /** The key whose value comes next (objects), or null when that value is ignored. */
-  key?: string | null;
-  collection?: Collection;
-  index?: number;
-  fields?: Record<string, unknown>;
-  keyProblems?: KeyProblem[];
-  allowed?: string[];
-  array?: unknown[];
+/** What a record is while it is read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
+interface OpenRecord {
+  fields: Record<string, unknown>;
+  keyProblems: KeyProblem[];
+  key: string | null;
 }
 
-/** Walks the tokens, keeping one frame per open object or array. */
+/**
+ * Walks the tokens. What a value is follows from its depth: 1 the document, 2 a collection, 3 a
+ * record, 4 the elements of a record's array field; anything else (an unknown key's value, a
+ * value of the wrong shape) is only checked for duplicate keys.
+ */
 class TokenWalker {
-  private readonly stack: Frame[] = [];
+  /** The keys seen in each open object, or null for an open array, outermost first. */
+  private readonly open: (Set<string> | null)[] = [];
+  /** The document's key whose value comes next, when it names a collection. */
+  private documentKey: string | null = null;
+  /** The collection being read, its fields, and the index of its next record. */
+  private collection?: { name: Collection; allowed: string[]; index: number };
+  private record?: OpenRecord;
+  /** The elements of the record's array field being read. */
+  private array?: unknown[];
   private readonly visitor: RecordVisitor;
   private readonly problems: Problems;
-  private readonly allowedFields = new Map<Collection, string[]>(COLLECTION_NAMES.map((c) => [c, fieldsOf(c)]));
 
   constructor(visitor: RecordVisitor, problems: Problems) {
     this.visitor = visitor;
@@ -155,149 +157,84 @@ class TokenWalker {
   /** Returns a promise only when the visitor asked to wait (so the common case stays synchronous). */
   walk(tokens: { name: string; value?: unknown }[], from = 0): Promise<void> | undefined {
     for (let i = from; i < tokens.length; i++) {
-      const token = tokens[i]!;
-      let pending: void | Promise<void> = undefined;
-      switch (token.name) {
-        case 'startObject':
-          this.open(true);
-          break;
-        case 'startArray':
-          this.open(false);
-          break;
-        case 'endObject':
-        case 'endArray':
-          pending = this.close();
-          break;
-        case 'keyValue':
-          this.key(token.value as string);
-          break;
-        case 'stringValue':
-          this.scalar(token.value);
-          break;
-        case 'numberValue':
-          this.scalar(jsonNumber(token.value as string));
-          break;
-        case 'nullValue':
-        case 'trueValue':
-        case 'falseValue':
-          this.scalar(token.value);
-          break;
+      const { name, value } = tokens[i]!;
+      if (name === 'startObject' || name === 'startArray') this.start(name === 'startObject');
+      else if (name === 'keyValue') this.key(value as string);
+      else if (name === 'numberValue') this.scalar(jsonNumber(value as string));
+      else if (name !== 'endObject' && name !== 'endArray') this.scalar(value);
+      else {
+        const pending = this.end();
+        if (pending) return pending.then(() => this.walk(tokens, i + 1));
       }
-      if (pending) return pending.then(() => this.walk(tokens, i + 1));
     }
     return undefined;
   }
 
-  private get top(): Frame | undefined {
-    return this.stack[this.stack.length - 1];
+  private start(object: boolean): void {
+    const depth = this.open.length;
+    if (depth === 0 && !object) throw new NotAnObject();
+    if (depth === 1 && this.documentKey) {
+      if (object) this.problems.add(say.notAnArray(this.documentKey));
+      else this.collection = { name: this.documentKey as Collection, allowed: fieldsOf(this.documentKey as Collection), index: 0 };
+    } else if (depth === 2 && this.collection) {
+      if (object) this.record = { fields: {}, keyProblems: [], key: null };
+      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index)));
+    } else if (depth === 3 && this.record?.key) {
+      const field = !object && ARRAY_FIELDS.has(this.record.key) ? (this.array = []) : WRONG_SHAPE;
+      this.record.fields[this.record.key] = field;
+    } else if (depth === 4 && this.array) {
+      this.push(WRONG_SHAPE);
+    }
+    this.open.push(object ? new Set() : null);
   }
 
-  private open(object: boolean): void {
-    const parent = this.top;
-    const frame: Frame = object ? { role: 'skip', keys: new Set() } : { role: 'skip' };
-    if (!parent) {
-      if (!object) throw new NotAnObject();
-      frame.role = 'document';
-    } else if (parent.role === 'document') {
-      if (parent.key && isCollection(parent.key)) {
-        if (object) this.problems.add(say.notAnArray(parent.key));
-        else Object.assign(frame, { role: 'collection', collection: parent.key, index: 0 });
-      }
-    } else if (parent.role === 'collection') {
-      if (object) {
-        Object.assign(frame, { role: 'record', collection: parent.collection, index: parent.index, fields: {}, keyProblems: [], allowed: this.allowedFields.get(parent.collection!) });
-      } else {
-        this.problems.add(say.recordNotAnObject(locate(parent.collection!, parent.index!)));
-      }
-    } else if (parent.role === 'record') {
-      if (parent.key) {
-        if (!object && ARRAY_FIELDS.has(parent.key)) {
-          frame.role = 'field-array';
-          frame.array = [];
-          parent.fields![parent.key] = frame.array;
-        } else {
-          parent.fields![parent.key] = WRONG_SHAPE;
-        }
-      }
-    } else if (parent.role === 'field-array') {
-      if (parent.array!.length < MAX_ARRAY_ELEMENTS) parent.array!.push(WRONG_SHAPE);
-    }
-    this.stack.push(frame);
-  }
-
-  private close(): void | Promise<void> {
-    const frame = this.stack.pop()!;
-    const parent = this.top;
-    if (parent?.role === 'collection') parent.index!++;
-    if (frame.role === 'record') {
-      const where = locate(frame.collection!, frame.index!, frame.fields!.id);
-      for (const problem of frame.keyProblems!) this.problems.add(problem(where));
-      return this.visitor.record(frame.collection!, frame.index!, frame.fields!, frame.keyProblems!);
-    }
-    return undefined;
+  private end(): void | Promise<void> {
+    this.open.pop();
+    const depth = this.open.length;
+    if (depth === 1) this.collection = undefined;
+    if (depth === 3) this.array = undefined;
+    if (depth !== 2 || !this.collection) return undefined;
+    const { name, index } = this.collection;
+    const record = this.record;
+    this.record = undefined;
+    this.collection.index++;
+    if (!record) return undefined;
+    const where = locate(name, index, record.fields.id);
+    for (const problem of record.keyProblems) this.problems.add(problem(where));
+    return this.visitor.record(name, index, record.fields, record.keyProblems);
   }
 
   private key(key: string): void {
-    const frame = this.top!;
-    const keys = frame.keys!;
-    if (keys.has(key)) {
-      this.duplicateKey(frame, key);
-      frame.key = null;
-      return;
-    }
+    const depth = this.open.length;
+    const keys = this.open[depth - 1]!;
+    const duplicate = keys.has(key);
     keys.add(key);
-    frame.key = key;
-    if (frame.role === 'document') {
-      if (!isCollection(key)) {
-        this.problems.add(say.unknownCollection(key, closestKey(key, COLLECTION_NAMES)));
-        frame.key = null;
-      }
-    } else if (frame.role === 'record' && !frame.allowed!.includes(key)) {
-      const allowed = frame.allowed!;
-      frame.keyProblems!.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
-      frame.key = null;
+    if (duplicate) {
+      // In a record it is the record's problem, said with its id.
+      if (this.record) this.record.keyProblems.push((where) => say.duplicateKey(where, key));
+      else this.problems.add(say.duplicateKey(depth === 1 ? 'the snapshot' : (this.collection?.name ?? this.documentKey ?? 'the snapshot'), key));
     }
-  }
-
-  /** A key twice in one object: in a record it is the record's problem, said with its id. */
-  private duplicateKey(frame: Frame, key: string): void {
-    const record = this.enclosingRecord();
-    if (record) record.keyProblems!.push((where) => say.duplicateKey(where, key));
-    else this.problems.add(say.duplicateKey(frame.role === 'document' ? 'the snapshot' : this.enclosingKey(), key));
-  }
-
-  private enclosingRecord(): Frame | undefined {
-    for (let i = this.stack.length - 1; i >= 0; i--) if (this.stack[i]!.role === 'record') return this.stack[i];
-    return undefined;
-  }
-
-  /** Where a skipped value is, for a message: the top-level key it belongs to. */
-  private enclosingKey(): string {
-    const document = this.stack[0];
-    const collection = this.stack[1]?.collection;
-    return collection ?? (document?.key ? String(document.key) : 'the snapshot');
+    if (depth === 1) {
+      if (!duplicate && !isCollection(key)) this.problems.add(say.unknownCollection(key, closestKey(key, COLLECTION_NAMES)));
+      this.documentKey = duplicate || !isCollection(key) ? null : key;
+    } else if (depth === 3 && this.record) {
+      const allowed = this.collection!.allowed;
+      if (!duplicate && !allowed.includes(key)) this.record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
+      this.record.key = duplicate || !allowed.includes(key) ? null : key;
+    }
   }
 
   private scalar(value: unknown): void {
-    const frame = this.top;
-    if (!frame) throw new NotAnObject();
-    switch (frame.role) {
-      case 'document':
-        if (frame.key && isCollection(frame.key)) this.problems.add(say.notAnArray(frame.key));
-        return;
-      case 'collection':
-        this.problems.add(say.recordNotAnObject(locate(frame.collection!, frame.index!)));
-        frame.index!++;
-        return;
-      case 'record':
-        if (frame.key) frame.fields![frame.key] = value;
-        return;
-      case 'field-array':
-        if (frame.array!.length < MAX_ARRAY_ELEMENTS) frame.array!.push(value);
-        return;
-      default:
-        return;
-    }
+    const depth = this.open.length;
+    if (depth === 0) throw new NotAnObject();
+    if (depth === 1 && this.documentKey) this.problems.add(say.notAnArray(this.documentKey));
+    if (depth === 2 && this.collection) this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
+    if (depth === 3 && this.record?.key) this.record.fields[this.record.key] = value;
+    if (depth === 4 && this.array) this.push(value);
+  }
+
+  private push(element: unknown): void {
+    if (this.array!.length < MAX_ARRAY_ELEMENTS) this.array!.push(element);
   }
 }
 

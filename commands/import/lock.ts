@@ -115,14 +115,17 @@ export class ImportLock {
 
   /** A transaction action that fails the transaction unless the lock is still this import's. */
   conditionCheck() {
-    return { ConditionCheck: { TableName: this.tableName, Key: { ...importLockKey() }, ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } } };
+    return { ConditionCheck: this.ifStillOurs() };
   }
 
   async release(): Promise<void> {
     clearInterval(this.timer);
-    await this.ifOurs(new DeleteCommand({
-      TableName: this.tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner },
-    }));
+    await this.ifOurs(new DeleteCommand(this.ifStillOurs()));
+  }
+
+  /** The lock's key, on condition that this import holds it. */
+  private ifStillOurs() {
+    return { TableName: this.tableName, Key: { ...importLockKey() }, ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } };
   }
 
   /** Writes the lock as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */

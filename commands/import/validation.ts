@@ -72,13 +72,8 @@ export interface ValidSnapshot {
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
-export interface ValidateOptions {
-  /** Bytes of the file read so far (the progress display's "validating"). */
-  onBytes?: (bytes: number, total: number) => void;
-}
-
-/** Pass 1: validates the snapshot file at `path` whole. */
-export async function validateSnapshotFile(path: string, options: ValidateOptions = {}): Promise<Validation> {
+/** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
+export async function validateSnapshotFile(path: string, options: { onBytes?: (bytes: number, total: number) => void } = {}): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
@@ -87,7 +82,10 @@ export async function validateSnapshotFile(path: string, options: ValidateOption
   const result = index.finish();
   // References are checked on what the pass kept; when one fails (or an id repeats), the file is
   // read once more to name each record that breaks it, in file order.
-  if (result.broken) await readSnapshotRecords(path, { record: (...args) => index.recheck(...args) }, new Problems());
+  if (result.broken) {
+    index.rechecking = true;
+    await readSnapshotRecords(path, index, new Problems());
+  }
   if (problems.count > 0) return { ok: false, problems: problems.lines(), count: problems.count };
   return {
     ok: true,
@@ -129,7 +127,8 @@ class SnapshotIndex implements RecordVisitor {
   private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   private readonly buckets = new Map<number, TeamBucket>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
-  private readonly serversUsed = new Set<number>();
+  /** Ids each valid record refers to, by kind: resolved once the whole file is read. */
+  private readonly referenced: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   /** `<client id>#<team id>` of every project with a client. */
   private readonly clientsUsed = new Set<string>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -139,9 +138,16 @@ class SnapshotIndex implements RecordVisitor {
     this.problems = problems;
   }
 
+  /** Set for the second reading, when a reference failed: it names each record that breaks one. */
+  rechecking = false;
+
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
+    if (this.rechecking) {
+      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record);
+      return;
+    }
     if (!checked.ok || keyProblems.length > 0) {
       // Key problems are reported already. Either way the record is not used, but its id is
       // known: references to it are not reported as unresolved on top of its own problem.
@@ -151,6 +157,7 @@ class SnapshotIndex implements RecordVisitor {
     }
     const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
     const id = record.id!;
+    for (const [, kind, referred] of referencesOf(collection, record)) this.referenced[kind].add(referred);
     const duplicate = () => this.problems.addRelation(say.duplicateId(where));
     switch (collection) {
       case 'teams':
@@ -189,7 +196,6 @@ class SnapshotIndex implements RecordVisitor {
         return;
       case 'daemons':
         mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
-        this.serversUsed.add(record.server_id!);
         return;
       case 'costs':
         this.addCost(record.team_id!, record.label!, record.currency!, record.amount!);
@@ -230,35 +236,18 @@ class SnapshotIndex implements RecordVisitor {
     const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
     this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
     const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
-      || [...this.buckets.keys()].some((id) => !this.has('teams', id))
-      || [...this.users.values()].some((user) => user.teams.some((id) => !this.has('teams', id)))
-      || this.tokens.some((token) => !this.has('users', token.userId))
-      || (['environments', 'servers', 'clients'] as const).some((kind) => [...this.owners[kind].values()].some((id) => !this.has('teams', id)))
-      || [...this.daemonsByEnvironment.keys()].some((id) => !this.has('environments', id))
-      || [...this.serversUsed].some((id) => !this.has('servers', id))
+      || Object.entries(this.referenced).some(([kind, ids]) => [...ids].some((id) => !this.has(kind as Kept, id)))
       || [...this.clientsUsed].some((pair) => this.clientProblem(...(pair.split('#').map(Number) as [number, number])));
     return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
   }
 
-  /** The second reading, when a reference failed: names each record that breaks one. */
-  recheck(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
-    const checked = checkRecord(collection, fields);
-    if (!checked.ok || keyProblems.length > 0) return;
-    const record = checked.record as Record<string, unknown>;
-    const where = locate(collection, index, fields.id);
-    const refer = (field: string, kind: Kept, value: unknown) => {
-      if (!this.has(kind, value as number)) this.problems.addRelation(say.notInSnapshot(where, field, value as number, REFERRED[kind]));
-    };
-    if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => refer(`teams[${i}]`, 'teams', teamId));
-    if (collection === 'tokens') refer('user_id', 'users', record.user_id);
-    if ('team_id' in record) refer('team_id', 'teams', record.team_id);
+  private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
+    for (const [field, kind, id] of referencesOf(collection, record)) {
+      if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
+    }
     if (collection === 'projects' && record.client_id !== null) {
       const problem = this.clientProblem(record.client_id as number, record.team_id as number);
       if (problem) this.problems.addRelation(problem(where));
-    }
-    if (collection === 'daemons') {
-      refer('environment_id', 'environments', record.environment_id);
-      refer('server_id', 'servers', record.server_id);
     }
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id as number;
@@ -282,6 +271,16 @@ class SnapshotIndex implements RecordVisitor {
     if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
     return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
   }
+}
+
+/** The ids a valid record refers to, each with the field that names it (a project's client aside: it must also be of the project's team). */
+function referencesOf(collection: Collection, record: Record<string, unknown>): [field: string, kind: Kept, id: number][] {
+  const references: [string, Kept, number][] = [];
+  if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id as number]);
+  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id as number]);
+  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id as number], ['server_id', 'servers', record.server_id as number]);
+  return references;
 }
 
 const REFERRED: Record<Kept, string> = { teams: 'a team', users: 'a user', environments: 'an environment', servers: 'a server', clients: 'a client' };

@@ -519,6 +519,30 @@ describe('pass 1: invalid snapshots', () => {
   });
 });
 
+describe('pass 1: what only the text shows (the token walker)', () => {
+  const teamText = '{"id":1,"slug":"acme","name":"Acme"}';
+  it.each([
+    ['a duplicate collection', `{"teams":[],"teams":[]}`, ['the snapshot: the key "teams" appears twice in one object']],
+    ['a duplicate key inside a record’s field value', `{"teams":[{"id":1,"slug":"acme","name":{"a":1,"a":2}}]}`, ['teams[0] (id 1): the key "a" appears twice in one object', 'teams[0] (id 1): name must be a string']],
+    ['a duplicate key inside an unknown collection', `{"temas":{"a":1,"a":2}}`, ['unknown collection "temas" (did you mean "teams"?)', 'the snapshot: the key "a" appears twice in one object']],
+    ['a duplicate key inside a collection that is not an array', `{"teams":{"a":1,"a":2}}`, ['teams: must be an array', 'teams: the key "a" appears twice in one object']],
+    ['a duplicate key inside a record that is an array', `{"teams":[[{"a":1,"a":2}],${teamText}]}`, ['teams[0]: must be an object', 'teams: the key "a" appears twice in one object']],
+    ['a collection that is a number', `{"teams":5}`, ['teams: must be an array']],
+    ['an unknown field whose value is an array', `{"teams":[{"id":1,"slug":"acme","name":"Acme","nmae":[1,{"b":2}]}]}`, ['teams[0] (id 1): unknown field "nmae" (did you mean "name"?)']],
+    ['objects and arrays in an array field', `{"teams":[${teamText}],"users":[{"id":10,"teams":[1,{"x":1},[2]]}]}`, ['users[0] (id 10): teams[1] must be a positive integer', 'users[0] (id 10): teams[2] must be a positive integer']],
+    ['an array where a scalar field belongs', `{"teams":[{"id":[1],"slug":"acme","name":"Acme"}]}`, ['teams[0]: id must be a positive integer']],
+    ['records after one that is not an object keep their index', `{"teams":[1,[],${teamText},{"id":2}]}`, ['teams[0]: must be an object', 'teams[1]: must be an object', 'teams[3] (id 2): slug is missing', 'teams[3] (id 2): name is missing']],
+  ])('reports %s', async (_, text, expected) => {
+    const result = await validateDocument(text, { raw: true });
+    expect(result.ok ? [] : result.problems).toEqual(expected);
+  });
+
+  it('keeps 1,001 elements of an array field, enough for the 1,000 teams rule to fail', async () => {
+    const teams = Array.from({ length: 5_000 }, (_, i) => i + 1);
+    expect(await problems({ users: [user(10, teams)] })).toEqual(['users[0] (id 10): teams must list at most 1,000 teams']);
+  });
+});
+
 describe('reporting every problem in one pass', async () => {
   it('reports a broken reference even when another record is malformed', async () => {
     const result = await validateDocument({
