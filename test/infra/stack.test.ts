@@ -426,7 +426,7 @@ describe('options', () => {
   });
 
   it('refuse a log level the functions\' logger would ignore', () => {
-    expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/log level must be one of/);
+    expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/LOG_LEVEL must be one of/);
   });
 
   it('refuse a PUBLIC_BASE_URL the functions would refuse at start-up', () => {
