@@ -23,7 +23,6 @@ import { functionBasics, PROJECT_ROOT } from './functions.ts';
 /** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
-export { METRICS_NAMESPACE };
 /** The table operations the functions call. Metrics use CloudWatch's default period, 5 minutes, throughout. */
 const READS = { operations: [Operation.BATCH_GET_ITEM, Operation.QUERY] };
 
