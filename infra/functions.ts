@@ -3,15 +3,9 @@ import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
-import type { FunctionName } from '../shared/routes.ts';
 
 /** The repository root: the bundler's project root and where package-lock.json lives. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The handler module of a route, exactly the file the local server loads. */
-export function functionEntry(name: FunctionName): string {
-  return fileURLToPath(new URL(`../functions/${name}.ts`, import.meta.url));
-}
 
 /** node:http loaded with require() rather than an ES import: see the module's own comment. */
 const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts', import.meta.url));
@@ -19,16 +13,15 @@ const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts
 /**
  * What every function of the stack is, apart from its role, logs and environment: the entry, the
  * runtime and architecture, size, time budget (shared/function-settings.ts), and bundling: one
- * minified ES module per route with a source map, built by the local esbuild (never Docker).
- * `bundleAwsSdk` (default true) puts the AWS SDK into the bundle instead of relying on the copy
- * the runtime ships, so the deployed code runs the SDK version the tests ran. node:http comes
+ * minified ES module per route with a source map, built by the project's esbuild (CDK turns to
+ * Docker only when none is installed). The AWS SDK goes into the bundle instead of relying on the
+ * copy the runtime ships, so the deployed code runs the SDK version the tests ran. node:http comes
  * through require(), which keeps undici out of every cold start (infra/bundling/node-http.ts).
  * The benchmark builds its bare handlers from this too: "bundled the same way" is one definition.
  */
-export function functionBasics(entry: string, bundleAwsSdk = true): NodejsFunctionProps {
+export function functionBasics(entry: string): NodejsFunctionProps {
   return {
     entry,
-    handler: 'handler',
     projectRoot: PROJECT_ROOT,
     depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
     runtime: Runtime.NODEJS_24_X,
@@ -37,17 +30,14 @@ export function functionBasics(entry: string, bundleAwsSdk = true): NodejsFuncti
     timeout: Duration.millis(FUNCTION_TIMEOUT_MS),
     bundling: {
       format: OutputFormat.ESM,
-      target: 'node24',
       mainFields: ['module', 'main'],
       minify: true,
       sourceMap: true,
       // Stack traces need the mappings only; the sources themselves would triple the map's size.
       sourcesContent: false,
-      bundleAwsSDK: bundleAwsSdk,
-      ...(bundleAwsSdk ? {} : { externalModules: ['@aws-sdk/*', '@smithy/*'] }),
-      esbuildArgs: { '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE },
-      forceDockerBundling: false,
+      bundleAwsSDK: true,
       logLevel: LogLevel.WARNING,
+      esbuildArgs: { '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE },
     },
   };
 }

@@ -6,27 +6,25 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { Alarm, ComparisonOperator, Dashboard, GraphWidget, LogQueryWidget, MathExpression, Metric, Stats, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, Operation, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat, Tracing, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct, Node } from 'constructs';
 import { readApiConfig } from '../shared/config.ts';
+import { readLogLevel } from '../shared/log.ts';
 import { METRICS_NAMESPACE, OUTCOMES } from '../shared/http/middleware/access-log.ts';
 import { functionMemoryMb } from '../shared/function-settings.ts';
 import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, ROUTES, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/keys.ts';
-import { functionBasics, functionEntry } from './functions.ts';
+import { functionBasics, PROJECT_ROOT } from './functions.ts';
 
 /** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
-export { METRICS_NAMESPACE };
-const PERIOD = Duration.minutes(5);
-/** The table operations the functions call. */
-const READS = { operations: [Operation.BATCH_GET_ITEM, Operation.QUERY], period: PERIOD };
-const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+/** The table operations the functions call. Metrics use CloudWatch's default period, 5 minutes, throughout. */
+const READS = { operations: [Operation.BATCH_GET_ITEM, Operation.QUERY] };
 
 /** API Gateway's access line: only `$context` variables, so no header, query or token is ever logged. */
 export const ACCESS_LOG_FIELDS = {
@@ -69,8 +67,6 @@ export interface TeamResourcesStackProps extends StackProps {
   alarmTopicArn?: string;
   /** Lambda active tracing (X-Ray) for the functions; no tracing SDK is bundled. Default: off. */
   tracing?: boolean;
-  /** Bundle the AWS SDK into each function (default) or use the runtime's copy. */
-  bundleAwsSdk?: boolean;
   /** For `sam local start-api` only: an empty DYNAMODB_ENDPOINT on each function for --env-vars to fill. Never deploy it. */
   samLocal?: boolean;
 }
@@ -88,13 +84,18 @@ export class TeamResourcesStack extends Stack {
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
     super(scope, id, props);
-    props = { ...props, publicBaseUrl: props.publicBaseUrl ?? (props.customDomain && customDomainUrl(props.customDomain)) };
+    // Behind a custom domain the request cannot tell the links' base: AWS documents that payload
+    // 2.0's rawPath leaves the API mapping's path out ("If you use an API mapping to connect your
+    // stage to a custom domain name, rawPath won't provide the API mapping value": "Create AWS
+    // Lambda proxy integrations for HTTP APIs",
+    // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
+    const domain = props.customDomain;
+    const publicBaseUrl = props.publicBaseUrl ?? (domain && `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`);
     // The functions' own rules, so a bad value fails the synth instead of every cold start.
-    if (props.publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: props.publicBaseUrl });
-    const logLevel = props.logLevel?.trim().toUpperCase();
-    if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) throw new Error(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${props.logLevel}"`);
+    if (publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: publicBaseUrl });
+    const logLevel = props.logLevel === undefined ? undefined : readLogLevel({ LOG_LEVEL: props.logLevel.trim() });
     const { rateLimit, burstLimit } = props.throttle ?? DEFAULT_THROTTLE;
-    if (!(rateLimit > 0)) throw new Error(`throttle rate limit must be positive, not ${rateLimit}`);
+    if (!(Number.isFinite(rateLimit) && rateLimit > 0)) throw new Error(`throttle rate limit must be a positive number, not ${rateLimit}`);
     if (!(Number.isInteger(burstLimit) && burstLimit >= 1)) throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
 
     // The table: on-demand, point-in-time recovery, deletion protection, kept when the stack goes.
@@ -122,9 +123,9 @@ export class TeamResourcesStack extends Stack {
       createDefaultStage: false,
       corsPreflight: props.cors,
     });
-    const domainName = props.customDomain && new DomainName(this, 'DomainName', {
-      domainName: props.customDomain.domainName,
-      certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+    const domainName = domain && new DomainName(this, 'DomainName', {
+      domainName: domain.domainName,
+      certificate: Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn),
     });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
@@ -132,7 +133,7 @@ export class TeamResourcesStack extends Stack {
       autoDeploy: true,
       throttle: { rateLimit, burstLimit },
       accessLogSettings: { destination: new LogGroupLogDestination(this.accessLogs), format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)) },
-      domainMapping: domainName && { domainName, mappingKey: props.customDomain?.basePath },
+      domainMapping: domainName && { domainName, mappingKey: domain?.basePath },
     });
 
     // One function per route, each with its own log group and a role that may write those logs
@@ -141,12 +142,12 @@ export class TeamResourcesStack extends Stack {
       const name = route.name[0]!.toUpperCase() + route.name.slice(1);
       const logGroup = new LogGroup(this, `${name}FunctionLogs`, { retention: RetentionDays.ONE_MONTH });
       const role = new Role(this, `${name}FunctionRole`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
-      role.addToPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
-      if (readsTable(route)) role.addToPolicy(new PolicyStatement({ actions: [...TABLE_READ_ACTIONS], resources: [this.table.tableArn] }));
+      logGroup.grantWrite(role);
+      if (readsTable(route)) this.table.grant(role, ...TABLE_READ_ACTIONS);
       // No NODE_OPTIONS=--enable-source-maps: Node would index the map at every cold start, for
       // stack traces only a start-up failure prints; the map ships beside the bundle (docs/deploy.md).
       const fn = new NodejsFunction(this, `${name}Function`, {
-        ...functionBasics(functionEntry(route.name), props.bundleAwsSdk ?? true),
+        ...functionBasics(`${PROJECT_ROOT}functions/${route.name}.ts`),
         memorySize: functionMemoryMb(route.name),
         description: `${route.method} ${route.path}`,
         role,
@@ -157,7 +158,7 @@ export class TeamResourcesStack extends Stack {
         tracing: props.tracing ? Tracing.ACTIVE : undefined,
         environment: {
           ...(readsTable(route) ? { TABLE_NAME: this.table.tableName } : {}),
-          ...(props.publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: props.publicBaseUrl }),
+          ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl }),
           ...(logLevel === undefined ? {} : { LOG_LEVEL: logLevel }),
           ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),
         },
@@ -167,9 +168,9 @@ export class TeamResourcesStack extends Stack {
       // Tools find a route's bundle in the cloud assembly by this (commands/local/bundled-handlers.ts).
       (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);
       this.functions[route.name] = fn;
-      this.alarm(`${name}ErrorsAlarm`, fn.metricErrors({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
+      this.alarm(`${name}ErrorsAlarm`, fn.metricErrors(), 1, 1, 1,
         `The ${route.name} function failed (start-up error, crash or timeout), which is a bug: see its log group.`);
-      this.alarm(`${name}ThrottlesAlarm`, fn.metricThrottles({ period: PERIOD, statistic: Stats.SUM }), 1, 1, 1,
+      this.alarm(`${name}ThrottlesAlarm`, fn.metricThrottles(), 1, 1, 1,
         `Lambda throttled the ${route.name} function (callers get 500): see concurrent executions on the dashboard.`);
       for (const httpRoute of this.api.addRoutes({
         path: route.path,
@@ -214,9 +215,9 @@ export class TeamResourcesStack extends Stack {
 
   /** Alarms on what a caller of the API would notice, each saying where to look. */
   private addApiAlarms() {
-    const serverErrorRate = this.percentOfRequests('errors', this.api.metricServerError({ period: PERIOD, statistic: Stats.SUM }));
+    const serverErrorRate = this.percentOfRequests('errors', this.api.metricServerError());
     this.alarm('Api5xxRateAlarm', serverErrorRate, 5, 3, 2, 'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).');
-    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ period: PERIOD, statistic: Stats.p(99) }), 2_000, 3, 3,
+    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ statistic: Stats.p(99) }), 2_000, 3, 3,
       'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).');
 
     // Throttled requests are answered 429 by API Gateway and counted with every other 4xx; the
@@ -241,19 +242,19 @@ export class TeamResourcesStack extends Stack {
 
   /** A share of the API's requests; below 20 requests in 5 minutes none, as one answer is not a rate. */
   private percentOfRequests(id: string, part: IMetric) {
-    const requests = this.api.metricCount({ period: PERIOD, statistic: Stats.SUM });
-    return new MathExpression({ expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`, usingMetrics: { [id]: part, requests }, period: PERIOD, label: `${id} %` });
+    const requests = this.api.metricCount({ statistic: Stats.SUM });
+    return new MathExpression({ expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`, usingMetrics: { [id]: part, requests }, label: `${id} %` });
   }
 
   /** A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or the stack's count of 429s. */
   private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {
-    return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap, statistic, period: PERIOD, label: `${name} ${Object.values(dimensionsMap).join(' ')}` });
+    return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap, statistic, label: `${name} ${Object.values(dimensionsMap).join(' ')}` });
   }
 
   /** The 401s of every data route, summed. */
   private unauthenticated() {
     const byRoute = Object.fromEntries(ROUTES.map(({ name }) => [name, this.accessMetric('Requests', { route: name, outcome: '401' })]));
-    return new MathExpression({ expression: Object.keys(byRoute).join(' + '), usingMetrics: byRoute, period: PERIOD, label: '401s' });
+    return new MathExpression({ expression: Object.keys(byRoute).join(' + '), usingMetrics: byRoute, label: '401s' });
   }
 
   /** What an on-call engineer asks first: which route fails how, how slow, cold starts, 401s and 429s, and DynamoDB. */
@@ -275,32 +276,21 @@ export class TeamResourcesStack extends Stack {
           graph('401 and 429 (% of requests)', [this.percentOfRequests('unauthenticated', this.unauthenticated()), this.percentOfRequests('throttled', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }))]),
         ],
         [
-          graph('Lambda errors and throttles', functions.flatMap((fn) => [fn.metricErrors({ period: PERIOD }), fn.metricThrottles({ period: PERIOD })])),
-          graph('Lambda concurrent executions', functions.map((fn) => fn.metric('ConcurrentExecutions', { period: PERIOD, statistic: Stats.MAXIMUM }))),
+          graph('Lambda errors and throttles', functions.flatMap((fn) => [fn.metricErrors(), fn.metricThrottles()])),
+          graph('Lambda concurrent executions', functions.map((fn) => fn.metric('ConcurrentExecutions', { statistic: Stats.MAXIMUM }))),
           graph('API Gateway 4xx, 5xx and integration latency (p99)', [
-            this.api.metricClientError({ period: PERIOD }), this.api.metricServerError({ period: PERIOD }), this.api.metricIntegrationLatency({ period: PERIOD, statistic: Stats.p(99) }),
+            this.api.metricClientError(), this.api.metricServerError(), this.api.metricIntegrationLatency({ statistic: Stats.p(99) }),
           ]),
         ],
         [
-          graph('DynamoDB consumed read capacity and throttled reads', [this.table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: Stats.SUM }), this.table.metricThrottledRequestsForOperations(READS)]),
+          graph('DynamoDB consumed read capacity and throttled reads', [this.table.metricConsumedReadCapacityUnits(), this.table.metricThrottledRequestsForOperations(READS)]),
           graph('DynamoDB system errors', [this.table.metricSystemErrorsForOperations(READS)]),
-          graph('DynamoDB latency (ms)', READS.operations.map((operation) => this.table.metricSuccessfulRequestLatency({ dimensionsMap: { TableName: this.table.tableName, Operation: operation }, period: PERIOD }))),
+          graph('DynamoDB latency (ms)', READS.operations.map((operation) => this.table.metricSuccessfulRequestLatency({ dimensionsMap: { TableName: this.table.tableName, Operation: operation } }))),
           graph('DynamoDB per request (average)', ROUTES.flatMap(({ name: route }) => ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) => this.accessMetric(name, { route }, Stats.AVERAGE)))),
         ],
       ],
     });
   }
-}
-
-/**
- * The base of the links behind a custom domain the stack maps. The request cannot tell it: AWS
- * documents that payload 2.0's rawPath leaves the API mapping's path out ("If you use an API
- * mapping to connect your stage to a custom domain name, rawPath won't provide the API mapping
- * value": "Create AWS Lambda proxy integrations for HTTP APIs",
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
- */
-export function customDomainUrl(domain: { domainName: string; basePath?: string }): string {
-  return `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`;
 }
 
 /**
@@ -314,15 +304,21 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     const value = node.tryGetContext(key) as unknown;
     return value === undefined || value === null || value === '' ? undefined : String(value).trim();
   };
-  const number = (key: string, fallback: number): number => {
-    const value = Number(text(key) ?? fallback);
-    if (!Number.isFinite(value)) throw new Error(`context value ${key} must be a number, not "${text(key)}"`);
-    return value;
-  };
+  // Not a number gives NaN, which the stack refuses with the other bad throttles.
+  const number = (key: string, fallback: number): number => Number(text(key) ?? fallback);
   const domainName = text('domainName');
   const certificateArn = text('certificateArn');
   if ((domainName === undefined) !== (certificateArn === undefined)) throw new Error('context values domainName and certificateArn go together');
-  const basePath = domainBasePath(text('domainBasePath'), domainName);
+  // The API mapping's path, without surrounding slashes: one or more segments of characters a URL
+  // path carries unescaped, as API Gateway's mappings may have several levels ("Map API stages to
+  // a custom domain name for HTTP APIs",
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
+  const basePathGiven = text('domainBasePath');
+  const basePath = basePathGiven?.replace(/^\/+|\/+$/g, '');
+  if (basePathGiven !== undefined && domainName === undefined) throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+  if (basePath !== undefined && !/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
+    throw new Error(`context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${basePathGiven}"`);
+  }
   const corsOrigins = text('corsOrigins')?.split(',').map((origin) => origin.trim()).filter(Boolean) ?? [];
   return {
     existingTableName: text('tableName'),
@@ -343,20 +339,4 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     tracing: text('tracing') === 'true',
     samLocal: text('samLocal') === 'true',
   };
-}
-
-/**
- * The API mapping's path (`-c domainBasePath=v1`), without surrounding slashes: one or more
- * segments of characters a URL path carries unescaped, as API Gateway's mappings may have several
- * levels ("Map API stages to a custom domain name for HTTP APIs",
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
- */
-function domainBasePath(value: string | undefined, domainName: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (domainName === undefined) throw new Error('context value domainBasePath needs domainName (and certificateArn)');
-  const path = value.replace(/^\/+|\/+$/g, '');
-  if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(path)) {
-    throw new Error(`context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${value}"`);
-  }
-  return path;
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB } from '../../shared/function-settings.ts';
-import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, METRICS_NAMESPACE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
+import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
+import { METRICS_NAMESPACE } from '../../shared/http/middleware/access-log.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
 import { FUNCTION_TIMEOUT_MS } from '../../commands/local/server.ts';
@@ -426,7 +427,7 @@ describe('options', () => {
   });
 
   it('refuse a log level the functions\' logger would ignore', () => {
-    expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/log level must be one of/);
+    expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/LOG_LEVEL must be one of/);
   });
 
   it('refuse a PUBLIC_BASE_URL the functions would refuse at start-up', () => {
