@@ -50,6 +50,9 @@ step('synthesizing the stack and the bare twin...');
 const { functions, twin } = synthBundles(join(work, 'cdk.out'));
 step('starting DynamoDB Local...');
 const dynamo = await startDynamoDbLocal();
+// This run's data lives in DynamoDB Local's database for its region: every client, the import
+// and the bundles' processes use it.
+process.env.AWS_REGION = dynamo.region;
 const stop = async () => {
   await dynamo.stop();
   rmSync(work, { recursive: true, force: true });

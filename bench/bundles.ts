@@ -51,7 +51,7 @@ export function synthBundles(outdir: string): { functions: Bundle[]; twin: Bundl
 /** The variables Lambda sets in a nodejs24.x function, with DynamoDB pointed at DynamoDB Local. */
 export function lambdaEnvironment(fn: Bundle, endpoint: string, tableName: string): Record<string, string> {
   return {
-    PATH: process.env.PATH!, TZ: ':UTC', AWS_REGION: 'eu-west-1', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    PATH: process.env.PATH!, TZ: ':UTC', AWS_REGION: process.env.AWS_REGION ?? 'eu-west-1', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
     AWS_LAMBDA_FUNCTION_NAME: fn.name, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(FUNCTION_MEMORY_MB),
     // The role's temporary credentials, as Lambda passes them to the default chain.
     AWS_ACCESS_KEY_ID: 'ASIABENCH', AWS_SECRET_ACCESS_KEY: 'bench', AWS_SESSION_TOKEN: 'bench',
