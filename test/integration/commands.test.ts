@@ -80,6 +80,7 @@ describe('every command, as a process', () => {
       'usage: npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
       '       npm run token -- revoke <token>',
       '       npm run token -- revoke --id <id>',
+      '       npm run token -- revoke --id <sanctum id> --user <id>',
       '       npm run token -- list --user <id>',
       '(npm run token -- --help for more)',
       '',
