@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
-import type { Handlers, LambdaHandler } from './server.ts';
+import { loadFunctionHandlers, type Handlers, type LambdaHandler } from './server.ts';
 
 /**
  * The functions exactly as the stack deploys them: the bundles `cdk synth` wrote into the cloud
@@ -39,14 +39,10 @@ export function findBundledFunctions(assemblyDir: string) {
  */
 export async function loadBundledHandlers(assemblyDir: string): Promise<Handlers> {
   const functions = findBundledFunctions(assemblyDir);
-  // As Lambda says of an on-demand container; Powertools reports cold starts from it.
-  process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-  const handlers = {} as Handlers;
-  for (const { name } of SERVED_ROUTES) {
+  return loadFunctionHandlers(async (name) => {
     const { file, exportName } = functions[name];
-    handlers[name] = ((await nativeImport(pathToFileURL(file).href)) as Record<string, LambdaHandler>)[exportName]!;
-  }
-  return handlers;
+    return ((await nativeImport(pathToFileURL(file).href)) as Record<string, LambdaHandler>)[exportName]!;
+  });
 }
 
 /**
