@@ -81,7 +81,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
     '',
   ];
-  if (demoUser && secret && team) {
+  if (secret && team) {
     lines.push(
       `demo token for user ${demoUser.id} (${escapeText(demoUser.name || 'unnamed')}), all abilities; shown once:`,
       `  ${secret}`,

@@ -147,11 +147,8 @@ function checkPositionals(names: readonly string[], given: string[]): void {
 /** One line (or the operator's own message) for anything thrown, never a stack trace. */
 function messageFor(error: unknown): string {
   if (error instanceof Failure) return error.message;
-  const database = describeDatabaseError(error);
-  if (database) return escapeText(database);
-  if (!(error instanceof Error)) return escapeText(`failed: ${String(error)}`);
-  const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-  return escapeText(`failed: ${error.message}${cause}`);
+  const text = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+  return escapeText(describeDatabaseError(error) ?? `failed: ${text}`);
 }
 
 /** Gives the terminal back, says why, runs the cleanups, and exits with `code` (or by `signal`). Once. */

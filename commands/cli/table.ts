@@ -7,13 +7,6 @@ import { endpointSetting } from './values.ts';
 /** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
 export const DEFAULT_TABLE = 'team-resources';
 
-export interface CommandTable {
-  tableName: string;
-  /** DYNAMODB_ENDPOINT (or the endpoint given); undefined means AWS. */
-  endpoint?: string;
-  doc: DynamoDBDocumentClient;
-}
-
 /**
  * The commands' one DynamoDB client: TABLE_NAME (default team-resources), at DYNAMODB_ENDPOINT or
  * in AWS through the default credential chain. It waits as long as DynamoDB keeps answering (8
@@ -21,10 +14,10 @@ export interface CommandTable {
  * middle of one, ends the command with NoResponse naming the endpoint, instead of being retried for
  * minutes. Every other error is tagged with the place, so the command's message names it too.
  */
-export function commandTable(options: { endpoint?: string; startedHere?: boolean } = {}): CommandTable {
+export function commandTable(startedHere = false) {
   const tableName = process.env.TABLE_NAME?.trim() || DEFAULT_TABLE;
-  const endpoint = options.endpoint ?? endpointSetting();
-  const place: DatabasePlace = { tableName, endpoint, startedHere: options.startedHere };
+  const endpoint = endpointSetting();
+  const place: DatabasePlace = { tableName, endpoint, startedHere };
   const client = new DynamoDBClient({
     endpoint,
     region: process.env.AWS_REGION || (endpoint ? 'local' : undefined),

@@ -26,8 +26,13 @@ export type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { r
 
 export function routeRequest(request: IncomingRequest, now = new Date()): Routed {
   const [rawPathEncoded = '', rawQueryString = ''] = request.target.split(/\?(.*)/s);
-  const rawPath = safeDecode(rawPathEncoded);
-  const match = rawPath === undefined ? undefined : matchRoute(request.method, rawPath);
+  let rawPath: string;
+  try {
+    rawPath = decodeURIComponent(rawPathEncoded);
+  } catch {
+    return { route: undefined };
+  }
+  const match = matchRoute(request.method, rawPath);
   if (!match) return { route: undefined };
 
   const headers: Record<string, string> = {};
@@ -49,7 +54,7 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
     event: {
       version: '2.0',
       routeKey,
-      rawPath: rawPath!,
+      rawPath,
       rawQueryString,
       ...(cookies?.length ? { cookies } : {}),
       headers,
@@ -60,7 +65,7 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
         apiId: 'local',
         domainName,
         domainPrefix: domainName.split('.')[0]!,
-        http: { method: request.method, path: rawPath!, protocol: 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
+        http: { method: request.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
         requestId: request.requestId ?? randomUUID(),
         routeKey,
         stage: '$default',
@@ -83,14 +88,6 @@ function matchRoute(method: string, path: string): { route: ServedRoute; team?: 
     if (template.every((part, i) => (part === '{team}' ? segments[i] !== '' : part === segments[i]))) return { route, team };
   }
   return undefined;
-}
-
-function safeDecode(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** `12/Mar/2020:19:03:58 +0000`, as API Gateway writes requestContext.time. */

@@ -2,52 +2,35 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
-import type { Handlers, LambdaHandler } from './server.ts';
+import { loadFunctionHandlers, type Handlers, type LambdaHandler } from './server.ts';
 
 /**
  * The functions exactly as the stack deploys them: the bundles `cdk synth` wrote into the cloud
  * assembly (cdk.out), found through the template, loaded unchanged. `npm start -- --bundled` and
  * test/infra/bundled.test.ts serve these instead of the source modules.
  */
-export interface BundledFunction {
-  route: FunctionName;
-  /** The function's logical id in the template. */
-  logicalId: string;
-  /** The asset directory: what is zipped and uploaded as the function's code. */
-  assetDir: string;
-  /** The module Lambda loads (`index.mjs` for `Handler: index.handler`). */
-  file: string;
-  /** The export Lambda calls. */
-  exportName: string;
-}
-
-interface TemplateResource {
-  Type: string;
-  Properties?: { Handler?: string; Code?: { S3Key?: string } };
-  Metadata?: Record<string, unknown>;
-}
-
 /**
  * Each route's bundle in a synthesized cloud assembly: the stack's template names the function (by
  * its route metadata) and its code's S3 key, `<hash>.zip`, whose files CDK writes to `asset.<hash>`.
  */
-export function findBundledFunctions(assemblyDir: string): Record<FunctionName, BundledFunction> {
+export function findBundledFunctions(assemblyDir: string) {
   const dir = resolve(assemblyDir);
   const [template, ...more] = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.template.json')) : [];
   if (!template || more.length) throw new Error(`${dir} is not the cloud assembly of one stack: run npm run synth first`);
-  const { Resources = {} } = JSON.parse(readFileSync(join(dir, template), 'utf8')) as { Resources?: Record<string, TemplateResource> };
-  const found: Partial<Record<FunctionName, BundledFunction>> = {};
-  for (const [logicalId, { Type, Properties, Metadata }] of Object.entries(Resources)) {
+  const { Resources } = JSON.parse(readFileSync(join(dir, template), 'utf8')) as { Resources: Record<string, { Properties: { Handler: string; Code: { S3Key: string } }; Metadata?: Record<string, string> }> };
+  const found = {} as Record<FunctionName, { route: FunctionName; logicalId: string; assetDir: string; file: string; exportName: string }>;
+  for (const [logicalId, { Properties, Metadata }] of Object.entries(Resources)) {
     const route = Metadata?.[ROUTE_METADATA_KEY] as FunctionName | undefined;
-    if (Type !== 'AWS::Lambda::Function' || !route) continue;
-    const assetDir = join(dir, `asset.${Properties?.Code?.S3Key?.replace(/\.zip$/, '')}`);
-    const [module, exportName] = (Properties?.Handler ?? 'index.handler').split('.') as [string, string];
-    const file = ['.mjs', '.js', '.cjs'].map((ext) => join(assetDir, module + ext)).find((f) => existsSync(f));
-    if (!file) throw new Error(`function ${logicalId} (${route}) has no bundle in ${dir}`);
+    if (!route) continue;
+    // The stack bundles each function as ESM: `index.handler` is index.mjs's `handler`.
+    const assetDir = join(dir, `asset.${Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+    const [module, exportName] = Properties.Handler.split('.') as [string, string];
+    const file = join(assetDir, `${module}.mjs`);
+    if (!existsSync(file)) throw new Error(`function ${logicalId} (${route}) has no bundle in ${dir}`);
     found[route] = { route, logicalId, assetDir, file, exportName };
   }
   for (const route of SERVED_ROUTES) if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
-  return found as Record<FunctionName, BundledFunction>;
+  return found;
 }
 
 /**
@@ -56,16 +39,10 @@ export function findBundledFunctions(assemblyDir: string): Record<FunctionName, 
  */
 export async function loadBundledHandlers(assemblyDir: string): Promise<Handlers> {
   const functions = findBundledFunctions(assemblyDir);
-  // As Lambda says of an on-demand container; Powertools reports cold starts from it.
-  process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
-  const handlers = {} as Handlers;
-  for (const { name } of SERVED_ROUTES) {
+  return loadFunctionHandlers(async (name) => {
     const { file, exportName } = functions[name];
-    const handler = ((await nativeImport(pathToFileURL(file).href)) as Record<string, unknown>)[exportName];
-    if (typeof handler !== 'function') throw new Error(`${file} exports no function ${exportName}`);
-    handlers[name] = handler as LambdaHandler;
-  }
-  return handlers;
+    return ((await nativeImport(pathToFileURL(file).href)) as Record<string, LambdaHandler>)[exportName]!;
+  });
 }
 
 /**

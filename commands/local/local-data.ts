@@ -1,38 +1,29 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ValidSnapshot } from '../import/validation.ts';
 import { commandTable } from '../cli/table.ts';
 import { endpointSetting } from '../cli/values.ts';
-import { importSnapshot, type ImportSummary } from '../import/importer.ts';
+import { importSnapshot } from '../import/importer.ts';
 import { progressDisplay } from '../import/progress.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-
-export interface LocalData {
-  endpoint: string;
-  tableName: string;
-  doc: DynamoDBDocumentClient;
-  summary: ImportSummary;
-  /** The DynamoDB Local this process started (no DYNAMODB_ENDPOINT), which stop() stops. */
-  dynamo?: DynamoDbLocal;
-  stop(): Promise<void>;
-}
 
 /**
  * A local table with a snapshot in it: DYNAMODB_ENDPOINT's (created there if missing), or one in a
  * DynamoDB Local in memory started for this process. Points the functions' configuration
  * (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) at it, as Lambda's environment would.
  */
-export async function prepareLocalData(snapshot: ValidSnapshot): Promise<LocalData> {
-  let dynamo: DynamoDbLocal | undefined;
+export async function prepareLocalData(snapshot: ValidSnapshot) {
   let endpoint = endpointSetting();
+  // The DynamoDB Local this process started (no DYNAMODB_ENDPOINT), which stop() stops.
+  let dynamo: DynamoDbLocal | undefined;
   if (!endpoint) {
     process.stderr.write('starting DynamoDB Local (in memory)...\n');
     dynamo = await startDynamoDbLocal();
     endpoint = dynamo.endpoint;
     process.env.AWS_REGION = dynamo.region;
   }
-  const { tableName, doc } = commandTable({ endpoint, startedHere: dynamo !== undefined });
-  Object.assign(process.env, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint });
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  const { tableName, doc } = commandTable(dynamo !== undefined);
+  process.env.TABLE_NAME = tableName;
   const stop = async () => { await dynamo?.stop(); };
   try {
     await ensureTable(doc, tableName);

@@ -8,22 +8,15 @@ import { lambdaContext, routeRequest } from './api-gateway-event.ts';
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 export type Handlers = Record<FunctionName, LambdaHandler>;
 
-export interface LocalServer {
-  url: string;
-  port: number;
-  /** Starts calling these functions; requests that came before are answered now. */
-  serve(handlers: Handlers): void;
-  close(): Promise<void>;
-}
+/** The server; `serve(handlers)` starts calling the functions, and requests that came before are answered then. */
+export type LocalServer = Awaited<ReturnType<typeof startLocalServer>>;
 
-export { FUNCTION_TIMEOUT_MS };
-
-/** Loads the functions from functions/, exactly the modules the stack deploys. */
-export async function loadFunctionHandlers(): Promise<Handlers> {
+/** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */
+export async function loadFunctionHandlers(load = async (name: FunctionName) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler): Promise<Handlers> {
   // As Lambda says of an on-demand container; Powertools reports cold starts from it.
   process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
   const handlers = {} as Handlers;
-  for (const { name } of SERVED_ROUTES) handlers[name] = ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler;
+  for (const { name } of SERVED_ROUTES) handlers[name] = await load(name);
   return handlers;
 }
 
@@ -41,7 +34,7 @@ const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
  * writes its result. Started without handlers (npm start listens first, so that a port in use is
  * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
  */
-export async function startLocalServer(options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {}): Promise<LocalServer> {
+export async function startLocalServer(options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {}) {
   const handlers = Promise.withResolvers<Handlers>();
   if (options.handlers) handlers.resolve(options.handlers);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
@@ -74,7 +67,7 @@ export async function startLocalServer(options: { handlers?: Handlers; port?: nu
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    serve: handlers.resolve,
+    serve: (given: Handlers) => handlers.resolve(given),
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

@@ -39,12 +39,6 @@ const TAGS = [
   { name: 'document', description: 'This OpenAPI document' },
 ];
 
-/** Who answers for the API, and its terms. Set by the owners; the linters require both. */
-const INFO = {
-  contact: { name: 'Team Resources API maintainers (the platform team)' },
-  license: { name: 'Proprietary: internal use only', identifier: 'LicenseRef-Proprietary' },
-};
-
 const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
 
 /** A GET response: its description, the headers it always has, and its body (a named schema, or one given). */
@@ -94,12 +88,11 @@ function getAndHead(get: Operation) {
   };
 }
 
-const LIST_BODY: Record<Route['name'], SchemaName> = { projects: 'ProjectsPage', daemons: 'DaemonsPage', finances: 'Finances' };
-
 function operation(route: Route): Operation {
   const list = route.name !== 'finances';
+  const Name = `${route.name[0]!.toUpperCase()}${route.name.slice(1)}`;
   return {
-    operationId: `list${route.name[0]!.toUpperCase()}${route.name.slice(1)}`,
+    operationId: `list${Name}`,
     summary: list ? `A page of the team's ${route.name}, ordered by id` : "The team's costs: line items, totals per currency and a grand total",
     description: `Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`,
     tags: [route.name],
@@ -117,7 +110,7 @@ function operation(route: Route): Operation {
         : []),
     ],
     responses: {
-      200: response('OK', { headers: VALIDATED, body: LIST_BODY[route.name] }),
+      200: response('OK', { headers: VALIDATED, body: (list ? `${Name}Page` : Name) as SchemaName }),
       ...COMMON_RESPONSES,
       401: response('No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token\'s', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
       403: response(`The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
@@ -141,15 +134,6 @@ const DOCUMENT_OPERATION: Operation = {
   },
 };
 
-function componentSchemas(): Record<string, object> {
-  // Each named schema refers to the others by component: ProjectsPage's items are a $ref to Project.
-  return toJsonSchemaDefs(SCHEMAS as Record<SchemaName, v.GenericSchema>, {
-    target: 'draft-2020-12',
-    errorMode: 'throw',
-    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
-  });
-}
-
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths = Object.fromEntries(ROUTES.map((route) => [route.path, getAndHead(operation(route))]));
   paths[DOCUMENT_ROUTE.path] = getAndHead(DOCUMENT_OPERATION);
@@ -163,13 +147,16 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
         `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_PAGE.cors}); without CORS origins, OPTIONS is a 404 like any other method.`,
       ].join(' '),
-      ...INFO,
+      // Who answers for the API, and its terms: set by the owners; the linters require both.
+      contact: { name: 'Team Resources API maintainers (the platform team)' },
+      license: { name: 'Proprietary: internal use only', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/', description: 'The API Gateway URL (or PUBLIC_BASE_URL)' }],
     tags: TAGS,
     paths,
     components: {
-      schemas: componentSchemas(),
+      // Each named schema refers to the others by component: ProjectsPage's items are a $ref to Project.
+      schemas: toJsonSchemaDefs(SCHEMAS as Record<SchemaName, v.GenericSchema>, { target: 'draft-2020-12', errorMode: 'throw', overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}` }),
       headers: HEADERS,
       securitySchemes: {
         bearerAuth: {
