@@ -85,7 +85,7 @@ export function renderResults(r: Results, elapsedMs: number): string {
     '',
     '![Read capacity and latency by page depth: this API against the whole-team baseline](depth.svg)',
     '',
-    'Each figure: this API / the whole-team baseline. A baseline figure marked 503 is a request that outlasted the 8 s database deadline and answered `503` (its calls are counted up to the deadline); on the largest team a timed baseline request may answer either way, by the machine's load.',
+    'Each figure: this API / the whole-team baseline. A baseline figure marked 503 is a request that outlasted the 8 s database deadline and answered `503` (its calls are counted up to the deadline); on the largest team a timed baseline request may answer either way, by the load on the machine.',
     '',
     table(['projects', 'page', 'round trips', 'RCU', 'items read', 'p50 ms'], r.depth.map((c) => [
       int(c.size), int(c.page), ...[(a: Answer) => a.calls.sequentialRoundTrips, (a: Answer) => a.calls.rcu, items, (a: Answer & { p50: number }) => Number(ms(a.p50))].map((of) => `${of(c.ours).toLocaleString('en')} / ${of(c.theirs).toLocaleString('en')}${c.theirs.status === 503 ? ' (503)' : ''}`),
