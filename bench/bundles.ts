@@ -53,8 +53,9 @@ export function lambdaEnvironment(fn: Bundle, endpoint: string, tableName: strin
   return {
     PATH: process.env.PATH!, TZ: ':UTC', AWS_REGION: process.env.AWS_REGION ?? 'eu-west-1', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
     AWS_LAMBDA_FUNCTION_NAME: fn.name, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(FUNCTION_MEMORY_MB),
-    // The role's temporary credentials, as Lambda passes them to the default chain.
-    AWS_ACCESS_KEY_ID: 'ASIABENCH', AWS_SECRET_ACCESS_KEY: 'bench', AWS_SESSION_TOKEN: 'bench',
+    // Credentials through the default chain, as Lambda passes the role's; DynamoDB Local keeps a
+    // database per access key and region, so they are the key the import and the table used.
+    AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_SESSION_TOKEN: 'bench',
     // The SDK's own per-service endpoint variable: the functions' code is unchanged.
     AWS_ENDPOINT_URL_DYNAMODB: endpoint,
     ...fn.environment,
