@@ -23,7 +23,6 @@ export const ROUTES: readonly Route[] = [
  * The stack deploys a route for each, and the local server routes each.
  */
 export const ROUTE_METHODS = ['GET', 'HEAD'] as const;
-export type RouteMethod = (typeof ROUTE_METHODS)[number];
 
 /** The API's OpenAPI document: no token, and a function that reads no data. */
 export const DOCUMENT_ROUTE = { method: 'GET', path: '/api/openapi.json', name: 'openapi' } as const;
