@@ -79,65 +79,47 @@ async function create(values: Values) {
     usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
   }
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
-  const expiresIn = values['expires-in'];
-  let expiresAt: string | null = null;
-  if (expiresIn !== undefined) {
-    try {
-      expiresAt = expiryFrom(expiresIn);
-    } catch {
-      usageError(`--expires-in must look like 90d, 12h or 30m, not "${escapeText(expiresIn)}"`);
-    }
-  }
+  const expiresAt = values['expires-in'] === undefined ? null : expiryFrom(values['expires-in']);
 
-  const { commandTable, createToken, UnknownUser } = await load();
+  const { commandTable, createToken } = await load();
   const { doc, tableName } = commandTable();
-  let secret: string;
-  try {
-    secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
-  } catch (error) {
-    if (error instanceof UnknownUser) fail(`user ${userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`);
-    throw error;
-  }
+  const secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
   const named = name ? ` "${escapeText(name)}"` : '';
   process.stderr.write(`token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`);
   process.stdout.write(`${secret}\n`);
 }
 
 async function revoke(values: Values, secret: string | undefined) {
-  const { id } = values;
+  const { id, user } = values;
   if (secret !== undefined && id !== undefined) usageError('revoke takes a token or --id <id>, not both');
   if (secret === undefined && id === undefined) usageError('revoke needs a token, or --id <id>');
   // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
-  if (values.user !== undefined) return revokeSanctumToken(values, id);
-  if (id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
+  if (user !== undefined && id === undefined) usageError('revoke --user needs --id <sanctum id>');
+  const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
+  if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
-  const { commandTable, revoke } = await load();
+  const { commandTable, listTokens, revoke } = await load();
   const { doc, tableName } = commandTable();
-  const revoked = await revoke(doc, tableName, secret !== undefined ? { secret } : { id: id! });
+  let by = secret !== undefined ? { secret } : { id: id!.toLowerCase() };
+  if (sanctum) {
+    const { userId, sanctumId } = sanctum;
+    // More than one only if imports gave the id twice.
+    const ids = (await listTokens(doc, tableName, userId)).filter((token) => token.sanctumId === sanctumId).map((token) => token.id);
+    if (ids.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
+    if (ids.length > 1) fail(`user ${userId} has ${ids.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
+    by = { id: ids[0]! };
+  }
+  const revoked = await revoke(doc, tableName, by);
   // Never echo a secret, even a wrong one.
-  if (!revoked) fail(secret !== undefined ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${id!.toLowerCase()} in table ${escapeText(tableName)}`);
-  process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
-}
-
-async function revokeSanctumToken(values: Values, id: string | undefined) {
-  if (id === undefined) usageError('revoke --user needs --id <sanctum id>');
-  const userId = requiredUser(values, 'revoke');
-  const sanctumId = idValue('--id', id);
-  const { commandTable, sanctumTokenHashes, revoke } = await load();
-  const { doc, tableName } = commandTable();
-  const hashes = await sanctumTokenHashes(doc, tableName, userId, sanctumId);
-  if (hashes.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
-  if (hashes.length > 1) fail(`user ${userId} has ${hashes.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
-  const revoked = await revoke(doc, tableName, { id: hashes[0]! });
-  if (!revoked) fail(`no token with id ${hashes[0]} in table ${escapeText(tableName)}`);
+  if (!revoked) fail('secret' in by ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${by.id} in table ${escapeText(tableName)}`);
   process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
 }
 
 async function list(values: Values) {
   const userId = requiredUser(values, 'list');
-  const { commandTable, listTokens, userExists } = await load();
+  const { commandTable, listTokens, userTeams } = await load();
   const { doc, tableName } = commandTable();
-  if (!(await userExists(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
+  if (!(await userTeams(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) return void process.stdout.write(`user ${userId} has no tokens\n`);
   // Names (and anything else) from the table may hold escape sequences: shown, never obeyed, and

@@ -2,43 +2,16 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import { hashToken, isExpired } from '../../shared/auth/token.ts';
 import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
+import { fail } from '../cli/errors.ts';
+import { escapeText } from '../cli/text.ts';
 import { getItems } from '../store/batch-get.ts';
 import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
 import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
-export interface NewToken {
-  userId: number;
-  abilities: string[];
-  name: string;
-  expiresAt: string | null;
-}
-
-
-export interface TokenSummary {
-  /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
-  id: string;
-  /** The Laravel Sanctum id of a migrated token (its clients send `<id>|<secret>`), else null. */
-  sanctumId: number | null;
-  name: string;
-  abilities: string[];
-  createdAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  /** inactive: written by an import that has not finished (not valid until it does). */
-  status: 'active' | 'inactive' | 'expired' | 'revoked';
-}
-
-export class UnknownUser extends Error {
-  constructor(userId: number) {
-    super(`user ${userId} does not exist (import a snapshot that has them first)`);
-    this.name = 'UnknownUser';
-  }
-}
-
 /**
- * Issues a token: written active, then given the membership entries of its user's teams (a token
+ * Issues a token (a user that does not exist is the command's failure): written active, then given the membership entries of its user's teams (a token
  * carries its memberships: shared/store/keys.ts). For each team the user lists, and each generation
  * an import is writing (pending in the ledger), the entry is added when that generation's member
  * index holds the user; the heads are then read again, and if one moved meanwhile (an import
@@ -47,8 +20,8 @@ export class UnknownUser extends Error {
  * after finds the pending generations here: either way it reads every team of its user, in the
  * old state and in the new (docs/contract.md, section 7).
  */
-export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: NewToken): Promise<string> {
-  if (!(await userTeams(doc, tableName, token.userId))) throw new UnknownUser(token.userId);
+export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: { userId: number; abilities: string[]; name: string; expiresAt: string | null }): Promise<string> {
+  if (!(await userTeams(doc, tableName, token.userId))) fail(`user ${token.userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`);
   const secret = generateToken();
   const hash = hashToken(secret);
   await doc.send(new TransactWriteCommand({
@@ -89,7 +62,7 @@ async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, us
 }
 
 /** The teams a user lists, or undefined when there is no such user. */
-async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<number[] | undefined> {
+export async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<number[] | undefined> {
   const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
   return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
 }
@@ -117,40 +90,31 @@ export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by:
   }
 }
 
-/** The hashes of a user's tokens migrated with this Sanctum id (more than one only if imports gave the id twice). */
-export async function sanctumTokenHashes(doc: DynamoDBDocumentClient, tableName: string, userId: number, sanctumId: number): Promise<string[]> {
-  return (await listTokens(doc, tableName, userId)).filter((token) => token.sanctumId === sanctumId).map((token) => token.id);
-}
-
 /** Revokes by secret or by id; false when no such token exists. */
 export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
   return (await revoke(doc, tableName, by)) !== undefined;
 }
 
-export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number, now = new Date()): Promise<TokenSummary[]> {
-  const hashes = await listUserTokens(doc, tableName, userId);
-
-  const summaries: TokenSummary[] = [];
-  for (const item of await getItems(doc, tableName, hashes.map(tokenKey))) {
-    // Tokens never move to another user (an import refuses that); checked all the same.
-    if (Number(item.user_id) !== userId) continue;
+/** A user's tokens, oldest first, as `token list` shows them: never a secret. */
+export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number) {
+  const now = new Date();
+  const items = await getItems(doc, tableName, (await listUserTokens(doc, tableName, userId)).map(tokenKey));
+  // Tokens never move to another user (an import refuses that); checked all the same.
+  return items.filter((item) => Number(item.user_id) === userId).map((item) => {
     const revokedAt = (item.revoked_at as string | undefined) ?? null;
     const expiresAt = (item.expires_at as string | undefined) ?? null;
-    summaries.push({
+    return {
+      /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
       id: tokenHashOf(item as unknown as Key),
+      /** The Laravel Sanctum id of a migrated token (its clients send `<id>|<secret>`), else null. */
       sanctumId: (item.sanctum_id as number | undefined) ?? null,
       name: String(item.name ?? ''),
       abilities: (item.abilities as string[]) ?? [],
       createdAt: item.created_at ? utcTime(item.created_at as string) : null,
       expiresAt: expiresAt && utcTime(expiresAt),
       revokedAt: revokedAt && utcTime(revokedAt),
+      // inactive: written by an import that has not finished (not valid until it does).
       status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : item.inactive === true ? 'inactive' : 'active',
-    });
-  }
-  return summaries.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
-}
-
-/** Whether the user exists (the token command reports an unknown user as an error). */
-export async function userExists(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<boolean> {
-  return (await userTeams(doc, tableName, userId)) !== undefined;
+    };
+  }).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
 }
