@@ -19,18 +19,14 @@ import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
 const SCHEMAS = { Project, Daemon, FinanceLineItem, ...bodies };
 type SchemaName = keyof typeof SCHEMAS;
 
-/** The headers the API sends, each always on the responses that list it. */
+/** A header the API sends, always, on the responses that list it. */
+const header = (description: string, schema: object) => ({ description, required: true, schema: { type: 'string', ...schema } });
 const HEADERS = {
-  ETag: {
-    description: 'Strong validator of the body without `served_in`; send it back in If-None-Match',
-    required: true,
-    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{32}"$' },
-  },
-  CacheControl: { description: 'Per-user data: no shared cache keeps it, a client revalidates', required: true, schema: { type: 'string', const: CACHE_CONTROL } },
-  WWWAuthenticate: { description: 'The authentication scheme: a bearer token', required: true, schema: { type: 'string', const: 'Bearer' } },
-  RetryAfter: { description: 'Seconds to wait before trying again', required: true, schema: { type: 'string', const: '1' } },
+  ETag: header('Strong validator of the body without `served_in`; send it back in If-None-Match', { pattern: '^"[A-Za-z0-9_-]{32}"$' }),
+  CacheControl: header('Per-user data: no shared cache keeps it, a client revalidates', { const: CACHE_CONTROL }),
+  WWWAuthenticate: header('The authentication scheme: a bearer token', { const: 'Bearer' }),
+  RetryAfter: header('Seconds to wait before trying again', { const: '1' }),
 };
-type HeaderName = keyof typeof HEADERS;
 
 const TAGS = [
   { name: 'finances', description: "A team's costs: line items per label and currency, totals per currency, a grand total" },
@@ -41,33 +37,34 @@ const TAGS = [
 
 const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
 
-/** A GET response: its description, the headers it always has, and its body (a named schema, or one given). */
-function response(description: string, options: { headers?: Partial<Record<string, HeaderName>>; body?: SchemaName | object } = {}) {
-  const headers = options.headers && Object.fromEntries(Object.entries(options.headers).map(([name, header]) => [name, { $ref: `#/components/headers/${header}` }]));
-  const schema = typeof options.body === 'string' ? ref(options.body) : options.body;
-  return { description, ...(headers ? { headers } : {}), ...(schema ? { content: { 'application/json': { schema } } } : {}) };
+/**
+ * A GET response: its description, its body (a named schema, or one given), and the headers it
+ * always has, each by its name on the wire (its component is the name without dashes).
+ */
+function response(description: string, body?: SchemaName | object, headers: string[] = []) {
+  const schema = typeof body === 'string' ? ref(body) : body;
+  return {
+    description,
+    ...(headers.length ? { headers: Object.fromEntries(headers.map((name) => [name, { $ref: `#/components/headers/${name.replaceAll('-', '')}` }])) } : {}),
+    ...(schema ? { content: { 'application/json': { schema } } } : {}),
+  };
 }
 
-const VALIDATED = { ETag: 'ETag', 'Cache-Control': 'CacheControl' } as const;
+const VALIDATED = ['ETag', 'Cache-Control'];
 
-/** AWS's pages for the answers API Gateway gives itself (docs/contract.md, section 1). */
-const AWS_PAGE = {
-  throttling: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-throttling.html',
-  lambdaErrors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-troubleshooting-lambda.html',
-  quotas: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html',
-  cors: 'https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-cors.html',
-};
+/** AWS's guide for HTTP APIs, whose pages describe the answers API Gateway gives itself (docs/contract.md, section 1). */
+const AWS_GUIDE = 'https://docs.aws.amazon.com/apigateway/latest/developerguide';
 
 /**
  * What every operation may answer apart from its own: a 304 to a conditional GET, and what API
  * Gateway answers itself, before or instead of the function.
  */
 const COMMON_RESPONSES = {
-  304: response('Not Modified: If-None-Match named the current ETag; no body', { headers: VALIDATED }),
-  413: response(`Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (${AWS_PAGE.quotas})`),
-  429: response(`Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (${AWS_PAGE.throttling})`, { body: 'TooManyRequests' }),
-  500: response(`The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (${AWS_PAGE.lambdaErrors})`, {
-    body: { oneOf: [ref('ServerError'), ref('GatewayError')] },
+  304: response('Not Modified: If-None-Match named the current ETag; no body', undefined, VALIDATED),
+  413: response(`Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (${AWS_GUIDE}/http-api-quotas.html)`),
+  429: response(`Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (${AWS_GUIDE}/http-api-throttling.html)`, 'TooManyRequests'),
+  500: response(`The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (${AWS_GUIDE}/http-api-troubleshooting-lambda.html)`, {
+    oneOf: [ref('ServerError'), ref('GatewayError')],
   }),
 };
 
@@ -110,13 +107,13 @@ function operation(route: Route): Operation {
         : []),
     ],
     responses: {
-      200: response('OK', { headers: VALIDATED, body: (list ? `${Name}Page` : Name) as SchemaName }),
+      200: response('OK', (list ? `${Name}Page` : Name) as SchemaName, VALIDATED),
       ...COMMON_RESPONSES,
-      401: response('No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token\'s', { headers: { 'WWW-Authenticate': 'WWWAuthenticate' }, body: 'Unauthenticated' }),
-      403: response(`The token lacks the ${route.ability} ability`, { body: 'Forbidden' }),
-      404: response('Unknown team, or one the user is not a member of (the same answer for both)', { body: 'NotFound' }),
-      ...(list ? { 422: response('per_page or page is not an integer in range', { body: 'ValidationFailed' }) } : {}),
-      503: response('The database is unreachable, throttled or too slow', { headers: { 'Retry-After': 'RetryAfter' }, body: 'ServiceUnavailable' }),
+      401: response('No token, or an unknown, revoked or expired one, or a Sanctum `<id>|<secret>` whose id is not the token\'s', 'Unauthenticated', ['WWW-Authenticate']),
+      403: response(`The token lacks the ${route.ability} ability`, 'Forbidden'),
+      404: response('Unknown team, or one the user is not a member of (the same answer for both)', 'NotFound'),
+      ...(list ? { 422: response('per_page or page is not an integer in range', 'ValidationFailed') } : {}),
+      503: response('The database is unreachable, throttled or too slow', 'ServiceUnavailable', ['Retry-After']),
     },
   };
 }
@@ -129,7 +126,7 @@ const DOCUMENT_OPERATION: Operation = {
   security: [],
   responses: {
     // Its own shape, in outline (the OpenAPI 3.1 schema describes it whole).
-    200: response('The OpenAPI document', { headers: VALIDATED, body: { type: 'object', properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } }, required: ['openapi', 'info', 'paths'] } }),
+    200: response('The OpenAPI document', { type: 'object', properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } }, required: ['openapi', 'info', 'paths'] }, VALIDATED),
     ...COMMON_RESPONSES,
   },
 };
@@ -145,7 +142,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       version: '1.0.0',
       description: [
         "Read-only access to a team's finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {\"message\":\"Not Found\"}.",
-        `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_PAGE.cors}); without CORS origins, OPTIONS is a 404 like any other method.`,
+        `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_GUIDE}/http-api-cors.html); without CORS origins, OPTIONS is a 404 like any other method.`,
       ].join(' '),
       // Who answers for the API, and its terms: set by the owners; the linters require both.
       contact: { name: 'Team Resources API maintainers (the platform team)' },
