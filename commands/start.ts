@@ -65,7 +65,6 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
   // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
   if (givenEndpoint) whileInterruptible(() => "the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it");
   const local = await prepareLocalData(plan);
-  onExit(() => local.stop());
   const { doc, tableName, endpoint, summary } = local;
   const secret = demoUser && (await createToken(doc, tableName, { userId: demoUser.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
 

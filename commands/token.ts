@@ -45,8 +45,8 @@ type Values = { [K in keyof typeof TOKEN.options]?: string };
 /** The options each command takes. */
 const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities', 'name', 'expires-in'], revoke: ['id', 'user'], list: ['user'] };
 
-/** The table code and the SDK, loaded once the command line has been found right (so --help answers at once). */
-const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')) });
+/** The token code and the table (with the SDK), loaded once the command line has been found right (so --help answers at once). */
+const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')).commandTable() });
 
 export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
@@ -81,8 +81,7 @@ async function create(values: Values) {
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
   const expiresAt = values['expires-in'] === undefined ? null : expiryFrom(values['expires-in']);
 
-  const { commandTable, createToken } = await load();
-  const { doc, tableName } = commandTable();
+  const { doc, tableName, createToken } = await load();
   const secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
   const named = name ? ` "${escapeText(name)}"` : '';
   process.stderr.write(`token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`);
@@ -98,8 +97,7 @@ async function revoke(values: Values, secret: string | undefined) {
   const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
   if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
 
-  const { commandTable, listTokens, revoke } = await load();
-  const { doc, tableName } = commandTable();
+  const { doc, tableName, listTokens, revoke } = await load();
   let by = secret !== undefined ? { secret } : { id: id!.toLowerCase() };
   if (sanctum) {
     const { userId, sanctumId } = sanctum;
@@ -117,8 +115,7 @@ async function revoke(values: Values, secret: string | undefined) {
 
 async function list(values: Values) {
   const userId = requiredUser(values, 'list');
-  const { commandTable, listTokens, userTeams } = await load();
-  const { doc, tableName } = commandTable();
+  const { doc, tableName, listTokens, userTeams } = await load();
   if (!(await userTeams(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) return void process.stdout.write(`user ${userId} has no tokens\n`);

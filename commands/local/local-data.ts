@@ -1,4 +1,5 @@
 import type { ValidSnapshot } from '../import/validation.ts';
+import { onExit } from '../cli/run.ts';
 import { commandTable } from '../cli/table.ts';
 import { endpointSetting } from '../cli/values.ts';
 import { importSnapshot } from '../import/importer.ts';
@@ -13,26 +14,21 @@ import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
  */
 export async function prepareLocalData(snapshot: ValidSnapshot) {
   let endpoint = endpointSetting();
-  // The DynamoDB Local this process started (no DYNAMODB_ENDPOINT), which stop() stops.
+  // The DynamoDB Local this process started (no DYNAMODB_ENDPOINT): stopped when the command ends, however it ends.
   let dynamo: DynamoDbLocal | undefined;
   if (!endpoint) {
     process.stderr.write('starting DynamoDB Local (in memory)...\n');
     dynamo = await startDynamoDbLocal();
+    onExit(dynamo.stop);
     endpoint = dynamo.endpoint;
     process.env.AWS_REGION = dynamo.region;
   }
   process.env.DYNAMODB_ENDPOINT = endpoint;
   const { tableName, doc } = commandTable(dynamo !== undefined);
   process.env.TABLE_NAME = tableName;
-  const stop = async () => { await dynamo?.stop(); };
-  try {
-    await ensureTable(doc, tableName);
-    const progress = progressDisplay();
-    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
-    progress.stop();
-    return { endpoint, tableName, doc, summary, dynamo, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  await ensureTable(doc, tableName);
+  const progress = progressDisplay();
+  const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
+  progress.stop();
+  return { endpoint, tableName, doc, summary, dynamo };
 }

@@ -90,11 +90,6 @@ export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by:
   }
 }
 
-/** Revokes by secret or by id; false when no such token exists. */
-export async function revokeToken(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<boolean> {
-  return (await revoke(doc, tableName, by)) !== undefined;
-}
-
 /** A user's tokens, oldest first, as `token list` shows them: never a secret. */
 export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number) {
   const now = new Date();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeToken } from '../../commands/tokens/tokens.ts';
+import { revoke } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { environment, daemons, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
@@ -29,7 +29,7 @@ beforeAll(async () => {
     projects: projects(1, 3),
     daemons: daemons(5, 7, 2),
   }));
-  await revokeToken(table.doc, table.tableName, { secret: 'revoked-10' });
+  await revoke(table.doc, table.tableName, { secret: 'revoked-10' });
   api = await startApi(table);
 });
 afterAll(() => api.close());

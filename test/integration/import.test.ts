@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/token.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
 import { LockHeld } from '../../commands/import/lock.ts';
-import { revokeToken } from '../../commands/tokens/tokens.ts';
+import { revoke } from '../../commands/tokens/tokens.ts';
 import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { validateDocument } from '../support/validate.ts';
@@ -85,7 +85,7 @@ describe('import', () => {
 
   it('upserts tokens: abilities follow the snapshot, a revocation survives a re-import', async () => {
     await importDocument(table, base());
-    await revokeToken(table.doc, table.tableName, { secret: 'ada-secret' });
+    await revoke(table.doc, table.tableName, { secret: 'ada-secret' });
     await importDocument(table, snapshot({
       teams: [team(1, 'acme')], users: [user(10, [1]), user(11, [1])],
       tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['daemons:read'])],

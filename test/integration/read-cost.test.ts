@@ -1,7 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { revokeToken } from '../../commands/tokens/tokens.ts';
+import { revoke } from '../../commands/tokens/tokens.ts';
 import { readApiConfig } from '../../shared/config.ts';
 import { financesHandler, listHandler } from '../../shared/http/handlers.ts';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
@@ -137,7 +137,7 @@ describe('a list request', () => {
   it('refuses a token revoked after the function remembered it, on the very next request, and speculates for it no more', async () => {
     const request = functions();
     expect((await request('/api/big/projects', { token: 'to-revoke' })).status).toBe(200);
-    await revokeToken(table.doc, table.tableName, { secret: 'to-revoke' });
+    await revoke(table.doc, table.tableName, { secret: 'to-revoke' });
     const refused = await request('/api/big/projects', { token: 'to-revoke' });
     expect(refused.status).toBe(401);
     // The speculative Query was already on its way with the token's read: it is wasted, not used.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeToken } from '../../commands/tokens/tokens.ts';
+import { revoke } from '../../commands/tokens/tokens.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { buildRequest, rawRequest } from '../support/raw-http.ts';
@@ -38,7 +38,7 @@ beforeAll(async () => {
     ],
     projects: projects(1, 3),
   }));
-  await revokeToken(table.doc, table.tableName, { secret: SECRETS.revoked });
+  await revoke(table.doc, table.tableName, { secret: SECRETS.revoked });
   proxy = await startFaultProxy(table.endpoint);
   // Event logging switched on from the environment must not bring the event (and its token) into the logs.
   server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO', POWERTOOLS_LOGGER_LOG_EVENT: 'true' });
