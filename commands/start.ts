@@ -64,15 +64,14 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
 
   // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
   if (givenEndpoint) whileInterruptible(() => "the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it");
-  const local = await prepareLocalData(plan);
-  const { doc, tableName, endpoint, summary } = local;
+  const { doc, tableName, endpoint, summary, dynamo } = await prepareLocalData(plan);
   const secret = demoUser && (await createToken(doc, tableName, { userId: demoUser.id, abilities: ['*'], name: 'npm start demo', expiresAt: null }));
 
   // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) when loaded: now.
   server.serve(values.bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
 
   const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
-  const settings = { API: server.url, TOKEN: secret, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: local.dynamo?.region };
+  const settings = { API: server.url, TOKEN: secret, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: dynamo?.region };
   const lines = [
     '',
     `Team Resources API on ${server.url}`,
@@ -97,7 +96,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     'for the other commands (npm run token, npm run import) and the README examples, in another shell:',
     `  export ${Object.entries(settings).filter(([, v]) => v).map(([name, value]) => `${name}=${shellWord(escapeText(value))}`).join(' ')}`,
     '',
-    local.dynamo
+    dynamo
       ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
       : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.',
     '',
