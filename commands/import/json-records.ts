@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
-import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
+import { verifyFile } from 'stream-json/file/verifier.js';
 import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from './snapshot.ts';
 import { jsonNumber } from './decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
@@ -25,11 +25,6 @@ export interface RecordVisitor {
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: KeyProblem[]): void | Promise<void>;
 }
 
-export interface ReadOptions {
-  /** Bytes read so far, after each chunk. */
-  onBytes?: (bytes: number) => void;
-}
-
 export interface ReadResult {
   /** False when the file could not be read as a JSON object at all (the problem is recorded). */
   readable: boolean;
@@ -46,82 +41,64 @@ const ARRAY_FIELDS = new Set(['teams', 'abilities']);
 
 class NotAnObject extends Error {}
 
-/** Reads the records of the snapshot at `path`, in file order, handing each to the visitor. */
-export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, options: ReadOptions = {}): Promise<ReadResult> {
+/** Reads the records of the snapshot at `path`, in file order, handing each to the visitor; `onBytes` is told the bytes read after each chunk. */
+export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, onBytes?: (bytes: number) => void): Promise<ReadResult> {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  const parse = jsonParser({ streamValues: false });
-  const end = parse as unknown as (input: typeof none) => ReturnType<typeof parse>;
+  const tokenize = jsonParser({ streamValues: false });
+  const parse = tokenize as unknown as (input: string | typeof none) => ReturnType<typeof tokenize>;
   const walker = new TokenWalker(visitor, problems);
   let bytes = 0;
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
   let previous: Buffer = Buffer.alloc(0);
+  const unreadable = (problem: string): ReadResult => {
+    problems.add(problem);
+    return { readable: false, sha256: '', bytes };
+  };
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    // After the last chunk, `undefined` flushes the decoder (an unfinished character) and the parser.
+    for await (const chunk of thenEnd(stream as AsyncIterable<Buffer>)) {
       let text: string;
       try {
-        text = decoder.decode(chunk, { stream: true });
+        text = decoder.decode(chunk, { stream: chunk !== undefined });
       } catch {
-        problems.add(say.notUtf8(invalidUtf8Offset(previous, chunk, bytes)));
-        return { readable: false, sha256: '', bytes };
+        return unreadable(say.notUtf8(invalidUtf8Offset(previous, chunk ?? Buffer.alloc(0), bytes)));
       }
-      hash.update(chunk);
-      bytes += chunk.length;
-      previous = chunk.subarray(-3);
-      if (blank && /\S/.test(text)) blank = false;
+      if (chunk) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        previous = chunk.subarray(-3);
+      }
+      blank &&= !/\S/.test(text);
       let tokens;
       try {
-        tokens = parse(text);
+        tokens = parse(chunk ? text : none);
       } catch {
-        problems.add(await syntaxError(path));
-        return { readable: false, sha256: '', bytes };
+        return unreadable(chunk || !blank ? await syntaxError(path) : say.empty);
       }
-      if (isMany(tokens)) {
-        const pending = walker.walk(getManyValues(tokens));
-        if (pending) await pending;
-      }
-      options.onBytes?.(bytes);
-    }
-    try {
-      decoder.decode();
-      const rest = end(none);
-      if (isMany(rest)) {
-        const pending = walker.walk(getManyValues(rest));
-        if (pending) await pending;
-      }
-    } catch (error) {
-      if (error instanceof NotAnObject) throw error;
-      if (error instanceof TypeError) problems.add(say.notUtf8(invalidUtf8Offset(previous, Buffer.alloc(0), bytes)));
-      else problems.add(blank ? say.empty : await syntaxError(path));
-      return { readable: false, sha256: '', bytes };
+      if (isMany(tokens)) await walker.walk(getManyValues(tokens));
+      if (chunk) onBytes?.(bytes);
     }
   } catch (error) {
-    if (error instanceof NotAnObject) {
-      problems.add(say.notAnObject);
-      return { readable: false, sha256: '', bytes };
-    }
-    throw error;
+    if (!(error instanceof NotAnObject)) throw error;
+    return unreadable(say.notAnObject);
   } finally {
     stream.destroy();
   }
   return { readable: true, sha256: hash.digest('hex'), bytes };
 }
 
+async function* thenEnd(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer | undefined> {
+  yield* chunks;
+  yield undefined;
+}
+
 /** Where the syntax error is: the Verifier reads the file again and names line and position. */
 async function syntaxError(path: string): Promise<string> {
-  const verify = jsonVerifier();
-  const end = verify as unknown as (input: typeof none) => unknown;
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) verify(decoder.decode(chunk, { stream: true }));
-    end(none);
-  } catch (error) {
-    const { line, pos } = error as { line?: number; pos?: number };
-    if (typeof line === 'number' && typeof pos === 'number') return say.notJson(line, pos);
-  }
-  return say.notJson(1, 1);
+  const { line = 1, pos = 1 } = await verifyFile(path).then((): { line?: number; pos?: number } => ({}), (error) => error);
+  return say.notJson(line, pos);
 }
 
 /** What a record is while it is read: its fields so far, and the key whose value comes next (null: a value that is ignored). */

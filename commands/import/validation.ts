@@ -77,7 +77,7 @@ export async function validateSnapshotFile(path: string, options: { onBytes?: (b
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
-  const read = await readSnapshotRecords(path, index, problems, { onBytes: (bytes) => options.onBytes?.(bytes, size) });
+  const read = await readSnapshotRecords(path, index, problems, (bytes) => options.onBytes?.(bytes, size));
   if (!read.readable) return { ok: false, problems: problems.lines(), count: problems.count };
   const result = index.finish();
   // References are checked on what the pass kept; when one fails (or an id repeats), the file is
