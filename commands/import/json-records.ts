@@ -117,7 +117,7 @@ class TokenWalker {
   /** The keys seen in each open object, or null for an open array, outermost first. */
   private readonly open: (Set<string> | null)[] = [];
   /** The document's key whose value comes next, when it names a collection. */
-  private documentKey: string | null = null;
+  private documentKey: Collection | null = null;
   /** The collection being read, its fields, and the index of its next record. */
   private collection?: { name: Collection; allowed: string[]; index: number };
   private record?: OpenRecord;
@@ -135,34 +135,35 @@ class TokenWalker {
   walk(tokens: { name: string; value?: unknown }[], from = 0): Promise<void> | undefined {
     for (let i = from; i < tokens.length; i++) {
       const { name, value } = tokens[i]!;
-      if (name === 'startObject' || name === 'startArray') this.start(name === 'startObject');
-      else if (name === 'keyValue') this.key(value as string);
-      else if (name === 'numberValue') this.scalar(jsonNumber(value as string));
-      else if (name !== 'endObject' && name !== 'endArray') this.scalar(value);
-      else {
+      if (name === 'keyValue') this.key(value as string);
+      else if (name === 'endObject' || name === 'endArray') {
         const pending = this.end();
         if (pending) return pending.then(() => this.walk(tokens, i + 1));
+      } else {
+        const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
+        this.value(name === 'numberValue' ? jsonNumber(value as string) : value, container);
       }
     }
     return undefined;
   }
 
-  private start(object: boolean): void {
+  /** A scalar, or the start of an object or an array (`container`). */
+  private value(value: unknown, container?: 'object' | 'array'): void {
     const depth = this.open.length;
-    if (depth === 0 && !object) throw new NotAnObject();
+    if (depth === 0 && container !== 'object') throw new NotAnObject();
     if (depth === 1 && this.documentKey) {
-      if (object) this.problems.add(say.notAnArray(this.documentKey));
-      else this.collection = { name: this.documentKey as Collection, allowed: fieldsOf(this.documentKey as Collection), index: 0 };
+      if (container === 'array') this.collection = { name: this.documentKey, allowed: fieldsOf(this.documentKey), index: 0 };
+      else this.problems.add(say.notAnArray(this.documentKey));
     } else if (depth === 2 && this.collection) {
-      if (object) this.record = { fields: {}, keyProblems: [], key: null };
-      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index)));
+      if (container === 'object') this.record = { fields: {}, keyProblems: [], key: null };
+      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
     } else if (depth === 3 && this.record?.key) {
-      const field = !object && ARRAY_FIELDS.has(this.record.key) ? (this.array = []) : WRONG_SHAPE;
-      this.record.fields[this.record.key] = field;
-    } else if (depth === 4 && this.array) {
-      this.push(WRONG_SHAPE);
+      if (container === 'array' && ARRAY_FIELDS.has(this.record.key)) this.record.fields[this.record.key] = this.array = [];
+      else this.record.fields[this.record.key] = container ? WRONG_SHAPE : value;
+    } else if (depth === 4 && this.array && this.array.length < MAX_ARRAY_ELEMENTS) {
+      this.array.push(container ? WRONG_SHAPE : value);
     }
-    this.open.push(object ? new Set() : null);
+    if (container) this.open.push(container === 'object' ? new Set() : null);
   }
 
   private end(): void | Promise<void> {
@@ -170,15 +171,13 @@ class TokenWalker {
     const depth = this.open.length;
     if (depth === 1) this.collection = undefined;
     if (depth === 3) this.array = undefined;
-    if (depth !== 2 || !this.collection) return undefined;
-    const { name, index } = this.collection;
     const record = this.record;
+    if (depth !== 2 || !this.collection || !record) return undefined;
     this.record = undefined;
-    this.collection.index++;
-    if (!record) return undefined;
-    const where = locate(name, index, record.fields.id);
+    const index = this.collection.index++;
+    const where = locate(this.collection.name, index, record.fields.id);
     for (const problem of record.keyProblems) this.problems.add(problem(where));
-    return this.visitor.record(name, index, record.fields, record.keyProblems);
+    return this.visitor.record(this.collection.name, index, record.fields, record.keyProblems);
   }
 
   private key(key: string): void {
@@ -199,19 +198,6 @@ class TokenWalker {
       if (!duplicate && !allowed.includes(key)) this.record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
       this.record.key = duplicate || !allowed.includes(key) ? null : key;
     }
-  }
-
-  private scalar(value: unknown): void {
-    const depth = this.open.length;
-    if (depth === 0) throw new NotAnObject();
-    if (depth === 1 && this.documentKey) this.problems.add(say.notAnArray(this.documentKey));
-    if (depth === 2 && this.collection) this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
-    if (depth === 3 && this.record?.key) this.record.fields[this.record.key] = value;
-    if (depth === 4 && this.array) this.push(value);
-  }
-
-  private push(element: unknown): void {
-    if (this.array!.length < MAX_ARRAY_ELEMENTS) this.array!.push(element);
   }
 }
 
