@@ -32,12 +32,8 @@ export interface SnapshotTeam {
   memberIds: number[];
 }
 
-export interface SnapshotUser {
-  id: number;
-  name?: string;
-  /** Each team once. */
-  teams: number[];
-}
+/** A user as the snapshot gives it, each team listed once. */
+export type SnapshotUser = RecordOf<'users'>;
 
 export interface SnapshotToken {
   index: number;
@@ -104,8 +100,9 @@ interface TeamBucket {
   costs: Map<string, Cost>;
 }
 
-type Owned = 'environments' | 'servers' | 'clients';
-type Kept = 'teams' | 'users' | Owned;
+type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
+type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
+const idSets = (): Record<Kept, Set<number>> => ({ teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() });
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -114,21 +111,25 @@ type Kept = 'teams' | 'users' | Owned;
  */
 class SnapshotIndex implements RecordVisitor {
   private readonly problems: Problems;
-  private readonly teams = new Map<number, { index: number; id: number; slug: string; name: string }>();
+  /** The small collections by id; of an environment, a server or a client, its team. */
+  private readonly kept = {
+    teams: new Map<number, TeamHead>(),
+    users: new Map<number, SnapshotUser>(),
+    environments: new Map<number, number>(),
+    servers: new Map<number, number>(),
+    clients: new Map<number, number>(),
+  };
   private readonly slugs = new Set<string>();
-  private readonly users = new Map<number, SnapshotUser>();
   private readonly tokens: SnapshotToken[] = [];
   private readonly hashes = new Set<string>();
   /** Sanctum ids of the tokens that give one. */
   private readonly sanctumIds = new Set<number>();
-  /** The team of each environment, server and client. */
-  private readonly owners: Record<Owned, Map<number, number>> = { environments: new Map(), servers: new Map(), clients: new Map() };
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
-  private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
+  private readonly malformed = idSets();
   private readonly buckets = new Map<number, TeamBucket>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
   /** Ids each valid record refers to, by kind: resolved once the whole file is read. */
-  private readonly referenced: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
+  private readonly referenced = idSets();
   /** `<client id>#<team id>` of every project with a client. */
   private readonly clientsUsed = new Set<string>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -159,16 +160,15 @@ class SnapshotIndex implements RecordVisitor {
     const id = record.id!;
     for (const [, kind, referred] of referencesOf(collection, record)) this.referenced[kind].add(referred);
     const duplicate = () => this.problems.addRelation(say.duplicateId(where));
+    if (collection in this.kept && this.kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
       case 'teams':
-        if (this.teams.has(id)) return duplicate();
         if (this.slugs.has(record.slug!)) return this.problems.addRelation(say.duplicateSlug(where, record.slug!));
-        this.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
+        this.kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
         this.slugs.add(record.slug!);
         return;
       case 'users':
-        if (this.users.has(id)) return duplicate();
-        this.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
+        this.kept.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
         return;
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
@@ -186,8 +186,7 @@ class SnapshotIndex implements RecordVisitor {
       case 'environments':
       case 'servers':
       case 'clients':
-        if (this.owners[collection].has(id)) return duplicate();
-        this.owners[collection].set(id, record.team_id!);
+        this.kept[collection].set(id, record.team_id!);
         if (collection === 'servers') this.addCost(record.team_id!, SERVERS_LABEL, record.currency!, record.monthly_cost!);
         return;
       case 'projects':
@@ -212,33 +211,32 @@ class SnapshotIndex implements RecordVisitor {
   }
 
   private has(kind: Kept, id: number): boolean {
-    return (kind === 'teams' ? this.teams : kind === 'users' ? this.users : this.owners[kind]).has(id) || this.malformed[kind].has(id);
+    return this.kept[kind].has(id) || this.malformed[kind].has(id);
   }
 
-  /** Why a project's client does not fit it, if it does not. */
-  private clientProblem(clientId: number, teamId: number): ((where: string) => string) | undefined {
-    const owner = this.owners.clients.get(clientId);
-    if (owner === undefined) return this.malformed.clients.has(clientId) ? undefined : (where) => say.notInSnapshot(where, 'client_id', clientId, 'a client');
-    return owner === teamId ? undefined : (where) => say.clientOfOtherTeam(where, clientId, owner, teamId);
+  /** The team of a project's client, when it is another team than the project's. */
+  private otherTeamOfClient(clientId: number, teamId: number): number | undefined {
+    const owner = this.kept.clients.get(clientId);
+    return owner === teamId ? undefined : owner;
   }
 
   // ---- the end of the file ------------------------------------------------------------
 
   finish() {
-    const environmentTeams = this.owners.environments;
+    const environmentTeams = this.kept.environments;
     const daemonsByTeam = new Map<number, Float64Array[]>();
     for (const [environmentId, teamId] of environmentTeams) mapped(daemonsByTeam, teamId, () => []).push(Float64Array.from(this.daemonsByEnvironment.get(environmentId) ?? []));
-    const teams = [...this.teams.values()].map((team) => this.finishTeam(team, concatSorted(daemonsByTeam.get(team.id) ?? [])));
+    const teams = [...this.kept.teams.values()].map((team) => this.finishTeam(team, concatSorted(daemonsByTeam.get(team.id) ?? [])));
     const byId = new Map(teams.map((team) => [team.id, team]));
-    for (const user of this.users.values()) {
+    for (const user of this.kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
     const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
     this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
     const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
       || Object.entries(this.referenced).some(([kind, ids]) => [...ids].some((id) => !this.has(kind as Kept, id)))
-      || [...this.clientsUsed].some((pair) => this.clientProblem(...(pair.split('#').map(Number) as [number, number])));
-    return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
+      || [...this.clientsUsed].some((pair) => this.otherTeamOfClient(...(pair.split('#').map(Number) as [number, number])) !== undefined);
+    return { teams, users: this.kept.users, tokens: this.tokens, environmentTeams, broken };
   }
 
   private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
@@ -246,8 +244,8 @@ class SnapshotIndex implements RecordVisitor {
       if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
     if (collection === 'projects' && record.client_id !== null) {
-      const problem = this.clientProblem(record.client_id as number, record.team_id as number);
-      if (problem) this.problems.addRelation(problem(where));
+      const owner = this.otherTeamOfClient(record.client_id as number, record.team_id as number);
+      if (owner !== undefined) this.problems.addRelation(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
     }
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id as number;
@@ -257,7 +255,7 @@ class SnapshotIndex implements RecordVisitor {
     }
   }
 
-  private finishTeam(team: { index: number; id: number; slug: string; name: string }, daemonIds: Float64Array): SnapshotTeam {
+  private finishTeam(team: TeamHead, daemonIds: Float64Array): SnapshotTeam {
     const bucket = this.bucket(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
@@ -269,16 +267,17 @@ class SnapshotIndex implements RecordVisitor {
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
     if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
-    return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
+    return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
   }
 }
 
-/** The ids a valid record refers to, each with the field that names it (a project's client aside: it must also be of the project's team). */
+/** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
 function referencesOf(collection: Collection, record: Record<string, unknown>): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
   if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
   if (collection === 'tokens') references.push(['user_id', 'users', record.user_id as number]);
   if ('team_id' in record) references.push(['team_id', 'teams', record.team_id as number]);
+  if (collection === 'projects' && record.client_id !== null) references.push(['client_id', 'clients', record.client_id as number]);
   if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id as number], ['server_id', 'servers', record.server_id as number]);
   return references;
 }
