@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
 import { formatAmount } from './decimal.ts';
-import { financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
+import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
 import { repeatedValues } from './id-list.ts';
 import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type Collection, type RecordOf } from './snapshot.ts';
@@ -187,7 +187,7 @@ class SnapshotIndex implements RecordVisitor {
       case 'servers':
       case 'clients':
         this.kept[collection].set(id, record.team_id!);
-        if (collection === 'servers') this.addCost(record.team_id!, SERVERS_LABEL, record.currency!, record.monthly_cost!);
+        if (collection === 'servers') addCost(this.bucket(record.team_id!).costs, { label: SERVERS_LABEL, currency: record.currency!, units: record.monthly_cost! });
         return;
       case 'projects':
         this.bucket(record.team_id!).projectIds.push(id);
@@ -197,17 +197,12 @@ class SnapshotIndex implements RecordVisitor {
         mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
         return;
       case 'costs':
-        this.addCost(record.team_id!, record.label!, record.currency!, record.amount!);
+        addCost(this.bucket(record.team_id!).costs, { label: record.label!, currency: record.currency!, units: record.amount! });
     }
   }
 
   private bucket(teamId: number): TeamBucket {
     return mapped(this.buckets, teamId, () => ({ projectIds: [], costs: new Map() }));
-  }
-
-  private addCost(teamId: number, label: string, currency: string, units: bigint): void {
-    const line = mapped(this.bucket(teamId).costs, `${label}\u0000${currency}`, () => ({ label, currency, units: 0n }));
-    line.units += units;
   }
 
   private has(kind: Kept, id: number): boolean {
