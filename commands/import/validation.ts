@@ -69,11 +69,11 @@ export interface ValidSnapshot {
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
 /** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
-export async function validateSnapshotFile(path: string, options: { onBytes?: (bytes: number, total: number) => void } = {}): Promise<Validation> {
+export async function validateSnapshotFile(path: string, onBytes?: (bytes: number, total: number) => void): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
-  const read = await readSnapshotRecords(path, index, problems, (bytes) => options.onBytes?.(bytes, size));
+  const read = await readSnapshotRecords(path, index, problems, (bytes) => onBytes?.(bytes, size));
   if (!read.readable) return { ok: false, problems: problems.lines(), count: problems.count };
   const result = index.finish();
   // References are checked on what the pass kept; when one fails (or an id repeats), the file is
