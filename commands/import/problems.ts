@@ -55,7 +55,7 @@ export function quote(text: string): string {
 
 /** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */
 export function locate(collection: string, index: number, id?: unknown): string {
-  if ((typeof id === 'number' && Number.isFinite(id)) || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
+  if (typeof id === 'number' || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
   if (typeof id === 'string') return `${collection}[${index}] (id ${quote(id)})`;
   return `${collection}[${index}]`;
 }

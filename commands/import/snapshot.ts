@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { isTokenAbility, TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
+import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
@@ -51,11 +51,13 @@ const count = integer(0, 'must be a whole number');
 const currency = v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{3}$/, 'is not a currency code of 3 capital letters'));
 /** An amount: its units (1/10,000ths) once valid. */
 const amount = v.pipe(
-  v.custom<string | number>((input) => parseAmount(input).ok, (issue) => {
-    const parsed = parseAmount(issue.input);
-    return parsed.ok ? 'is not a valid amount' : parsed.problem;
+  v.unknown(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const parsed = parseAmount(dataset.value);
+    if (parsed.ok) return parsed.units;
+    addIssue({ message: parsed.problem });
+    return NEVER;
   }),
-  v.transform((input) => (parseAmount(input) as { units: bigint }).units),
   v.check((units) => units < AMOUNT_LIMIT_UNITS, 'must be below 100,000,000,000'),
 );
 const isoTime = v.pipe(
@@ -89,6 +91,12 @@ const secretSha256 = v.pipe(
  * only the API's own (Token's check below).
  */
 const abilities = v.array(name, 'must be an array of abilities');
+/** The abilities a hand-written `token` entry may name: the API's own. */
+const OwnAbilities = v.object({
+  abilities: v.array(
+    v.picklist(TOKEN_ABILITIES, ({ input }) => `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`),
+  ),
+});
 
 // ---- Records -----------------------------------------------------------------------------
 
@@ -117,17 +125,7 @@ const Token = v.pipe(
   ),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed || dataset.value.token === undefined) return;
-    const { abilities } = dataset.value;
-    abilities.forEach((ability, index) => {
-      if (isTokenAbility(ability)) return;
-      addIssue({
-        message: `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(ability)} (did you mean "${closestKey(ability, TOKEN_ABILITIES)}"?)`,
-        path: [
-          { type: 'object', origin: 'value', input: dataset.value, key: 'abilities', value: abilities },
-          { type: 'array', origin: 'value', input: abilities, key: index, value: ability },
-        ],
-      });
-    });
+    for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? []) addIssue({ message, path });
   }),
 );
 const Environment = v.object({ id, team_id: id, name });
