@@ -74,24 +74,15 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
   const read = await readSnapshotRecords(path, index, problems, (bytes) => onBytes?.(bytes, size));
-  if (!read.readable) return { ok: false, problems: problems.lines(), count: problems.count };
-  const result = index.finish();
-  // References are checked on what the pass kept; when one fails (or an id repeats), the file is
-  // read once more to name each record that breaks it, in file order.
-  if (result.broken) {
-    index.rechecking = true;
-    await readSnapshotRecords(path, index, new Problems());
+  if (read.readable) {
+    const kept = index.finish();
+    if (index.broken) {
+      index.rechecking = true;
+      await readSnapshotRecords(path, index, new Problems());
+    }
+    if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
   }
-  if (problems.count > 0) return { ok: false, problems: problems.lines(), count: problems.count };
-  return {
-    ok: true,
-    snapshot: {
-      path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs,
-      teams: result.teams, users: [...result.users.values()], tokens: result.tokens,
-      environmentTeams: result.environmentTeams,
-      items: result.teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
-    },
-  };
+  return { ok: false, problems: problems.lines(), count: problems.count };
 }
 
 /** What a team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
@@ -128,10 +119,6 @@ class SnapshotIndex implements RecordVisitor {
   private readonly malformed = idSets();
   private readonly buckets = new Map<number, TeamBucket>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
-  /** Ids each valid record refers to, by kind: resolved once the whole file is read. */
-  private readonly referenced = idSets();
-  /** `<client id>#<team id>` of every project with a client. */
-  private readonly clientsUsed = new Set<string>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   private readonly seen = { projects: new Set<number>(), daemons: new Set<number>() };
 
@@ -139,7 +126,12 @@ class SnapshotIndex implements RecordVisitor {
     this.problems = problems;
   }
 
-  /** Set for the second reading, when a reference failed: it names each record that breaks one. */
+  /**
+   * Whether a record named one not read yet (or a client of another team), or a project or daemon
+   * id repeats: the file is then read once more, every record known, to name each that breaks a rule.
+   */
+  broken = false;
+  /** Set for that second reading. */
   rechecking = false;
 
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
@@ -158,7 +150,7 @@ class SnapshotIndex implements RecordVisitor {
     }
     const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
     const id = record.id!;
-    for (const [, kind, referred] of referencesOf(collection, record)) this.referenced[kind].add(referred);
+    if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
     const duplicate = () => this.problems.addRelation(say.duplicateId(where));
     if (collection in this.kept && this.kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
@@ -191,7 +183,8 @@ class SnapshotIndex implements RecordVisitor {
         return;
       case 'projects':
         this.bucket(record.team_id!).projectIds.push(id);
-        if (record.client_id !== null) this.clientsUsed.add(`${record.client_id}#${record.team_id}`);
+        // A client of another team (or not read yet) is named on the second reading.
+        if (record.client_id !== null && this.kept.clients.get(record.client_id!) !== record.team_id) this.broken = true;
         return;
       case 'daemons':
         mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
@@ -209,12 +202,6 @@ class SnapshotIndex implements RecordVisitor {
     return this.kept[kind].has(id) || this.malformed[kind].has(id);
   }
 
-  /** The team of a project's client, when it is another team than the project's. */
-  private otherTeamOfClient(clientId: number, teamId: number): number | undefined {
-    const owner = this.kept.clients.get(clientId);
-    return owner === teamId ? undefined : owner;
-  }
-
   // ---- the end of the file ------------------------------------------------------------
 
   finish() {
@@ -228,20 +215,19 @@ class SnapshotIndex implements RecordVisitor {
     }
     const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
     this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
-    const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
-      || Object.entries(this.referenced).some(([kind, ids]) => [...ids].some((id) => !this.has(kind as Kept, id)))
-      || [...this.clientsUsed].some((pair) => this.otherTeamOfClient(...(pair.split('#').map(Number) as [number, number])) !== undefined);
-    return { teams, users: this.kept.users, tokens: this.tokens, environmentTeams, broken };
+    if (this.repeated.projects.size + this.repeated.daemons.size > 0) this.broken = true;
+    return {
+      teams, users: [...this.kept.users.values()], tokens: this.tokens, environmentTeams,
+      items: teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
+    };
   }
 
   private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
       if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
-    if (collection === 'projects' && record.client_id !== null) {
-      const owner = this.otherTeamOfClient(record.client_id as number, record.team_id as number);
-      if (owner !== undefined) this.problems.addRelation(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
-    }
+    const owner = collection === 'projects' ? this.kept.clients.get(record.client_id as number) : undefined;
+    if (owner !== undefined && owner !== record.team_id) this.problems.addRelation(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id as number;
       if (!this.repeated[collection].has(id)) return;
