@@ -197,8 +197,8 @@ export function checkRecord<C extends Collection>(collection: C, record: Record<
 }
 
 function describe(issue: v.BaseIssue<unknown>): string {
-  const path = (issue.path ?? []).map((item) => item.key).filter((key) => key !== undefined);
-  const field = path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');
-  if (issue.kind === 'schema' && issue.input === undefined && path.length > 0) return `${field} is missing`;
-  return field ? `${field} ${issue.message}` : issue.message;
+  // Array indexes as a reader writes them: `abilities[1]`, not `abilities.1`.
+  const field = v.getDotPath(issue)?.replace(/\.(\d+)/g, '[$1]');
+  if (!field) return issue.message;
+  return issue.kind === 'schema' && issue.input === undefined ? `${field} is missing` : `${field} ${issue.message}`;
 }

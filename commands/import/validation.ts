@@ -88,6 +88,7 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
 /** What a team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
 interface TeamBucket {
   projectIds: number[];
+  daemonIds: number[];
   costs: Map<string, Cost>;
 }
 
@@ -195,7 +196,7 @@ class SnapshotIndex implements RecordVisitor {
   }
 
   private bucket(teamId: number): TeamBucket {
-    return mapped(this.buckets, teamId, () => ({ projectIds: [], costs: new Map() }));
+    return mapped(this.buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
   }
 
   private has(kind: Kept, id: number): boolean {
@@ -206,9 +207,10 @@ class SnapshotIndex implements RecordVisitor {
 
   finish() {
     const environmentTeams = this.kept.environments;
-    const daemonsByTeam = new Map<number, Float64Array[]>();
-    for (const [environmentId, teamId] of environmentTeams) mapped(daemonsByTeam, teamId, () => []).push(Float64Array.from(this.daemonsByEnvironment.get(environmentId) ?? []));
-    const teams = [...this.kept.teams.values()].map((team) => this.finishTeam(team, concatSorted(daemonsByTeam.get(team.id) ?? [])));
+    for (const [environmentId, teamId] of environmentTeams) {
+      for (const id of this.daemonsByEnvironment.get(environmentId) ?? []) this.bucket(teamId).daemonIds.push(id);
+    }
+    const teams = [...this.kept.teams.values()].map((team) => this.finishTeam(team));
     const byId = new Map(teams.map((team) => [team.id, team]));
     for (const user of this.kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
@@ -236,7 +238,7 @@ class SnapshotIndex implements RecordVisitor {
     }
   }
 
-  private finishTeam(team: TeamHead, daemonIds: Float64Array): SnapshotTeam {
+  private finishTeam(team: TeamHead): SnapshotTeam {
     const bucket = this.bucket(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
@@ -248,7 +250,7 @@ class SnapshotIndex implements RecordVisitor {
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
     if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
-    return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
+    return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
   }
 }
 
