@@ -100,69 +100,57 @@ const OwnAbilities = v.object({
 
 // ---- Records -----------------------------------------------------------------------------
 
-const Team = v.object({ id, slug: teamSlug, name });
-const User = v.object({
-  id,
-  name: v.optional(name),
-  teams: v.pipe(
-    v.array(id, 'must be an array of team ids'),
-    v.maxLength(LIMITS.teamsPerUser, `must list at most ${LIMITS.teamsPerUser.toLocaleString('en')} teams`),
-  ),
-});
-const Token = v.pipe(
-  v.object({
-    id: v.optional(id),
-    user_id: id,
-    token: v.optional(secret),
-    token_sha256: v.optional(secretSha256),
-    name: v.optional(name),
-    abilities,
-    expires_at: v.optional(v.nullable(isoTime), null),
-  }),
-  v.check(
-    (t) => (t.token === undefined) !== (t.token_sha256 === undefined),
-    (issue) => ((issue.input as { token?: string }).token === undefined ? 'token (or token_sha256) is missing' : 'gives both token and token_sha256: give the secret one way'),
-  ),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed || dataset.value.token === undefined) return;
-    for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? []) addIssue({ message, path });
-  }),
-);
-const Environment = v.object({ id, team_id: id, name });
-const Server = v.object({ id, team_id: id, name, monthly_cost: amount, currency });
-const Client = v.object({ id, team_id: id, name });
-const Project = v.object({
-  id,
-  team_id: id,
-  client_id: v.optional(v.nullable(id), null),
-  name,
-  slug: name,
-  created_at: isoTime,
-});
-const Daemon = v.object({
-  id,
-  environment_id: id,
-  server_id: id,
-  name,
-  command: text(LIMITS.text),
-  username: name,
-  directory: text(LIMITS.text),
-  processes: count,
-});
-const Cost = v.object({ team_id: id, label: name, amount, currency });
-
 /** Every collection, in the contract's order, with its record's schema. */
 const COLLECTIONS = {
-  teams: Team,
-  users: User,
-  tokens: Token,
-  environments: Environment,
-  servers: Server,
-  clients: Client,
-  projects: Project,
-  daemons: Daemon,
-  costs: Cost,
-} as const;
+  teams: v.object({ id, slug: teamSlug, name }),
+  users: v.object({
+    id,
+    name: v.optional(name),
+    teams: v.pipe(
+      v.array(id, 'must be an array of team ids'),
+      v.maxLength(LIMITS.teamsPerUser, `must list at most ${LIMITS.teamsPerUser.toLocaleString('en')} teams`),
+    ),
+  }),
+  tokens: v.pipe(
+    v.object({
+      id: v.optional(id),
+      user_id: id,
+      token: v.optional(secret),
+      token_sha256: v.optional(secretSha256),
+      name: v.optional(name),
+      abilities,
+      expires_at: v.optional(v.nullable(isoTime), null),
+    }),
+    v.check((t) => t.token !== undefined || t.token_sha256 !== undefined, 'token (or token_sha256) is missing'),
+    v.check((t) => t.token === undefined || t.token_sha256 === undefined, 'gives both token and token_sha256: give the secret one way'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed || dataset.value.token === undefined) return;
+      for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? []) addIssue({ message, path });
+    }),
+  ),
+  environments: v.object({ id, team_id: id, name }),
+  servers: v.object({ id, team_id: id, name, monthly_cost: amount, currency }),
+  clients: v.object({ id, team_id: id, name }),
+  projects: v.object({
+    id,
+    team_id: id,
+    client_id: v.optional(v.nullable(id), null),
+    name,
+    slug: name,
+    created_at: isoTime,
+  }),
+  daemons: v.object({
+    id,
+    environment_id: id,
+    server_id: id,
+    name,
+    command: text(LIMITS.text),
+    username: name,
+    directory: text(LIMITS.text),
+    processes: count,
+  }),
+  costs: v.object({ team_id: id, label: name, amount, currency }),
+};
 export type Collection = keyof typeof COLLECTIONS;
 export type RecordOf<C extends Collection> = v.InferOutput<(typeof COLLECTIONS)[C]>;
 export const COLLECTION_NAMES = Object.keys(COLLECTIONS) as Collection[];

@@ -50,20 +50,13 @@ export interface SnapshotToken {
 }
 
 /** A snapshot file that passed pass 1, and what pass 2 needs to write it. */
-export interface ValidSnapshot {
+export type ValidSnapshot = ReturnType<SnapshotIndex['finish']> & {
   path: string;
   /** The file as validated: pass 2 checks it has not changed. */
   sha256: string;
   bytes: number;
   modifiedMs: number;
-  teams: SnapshotTeam[];
-  users: SnapshotUser[];
-  tokens: SnapshotToken[];
-  /** Environment id to team id: a daemon belongs to its environment's team. */
-  environmentTeams: Map<number, number>;
-  /** Projects and daemons, all teams together. */
-  items: number;
-}
+};
 
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
@@ -94,7 +87,6 @@ interface TeamBucket {
 
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
 type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
-const idSets = (): Record<Kept, Set<number>> => ({ teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() });
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -117,7 +109,7 @@ class SnapshotIndex implements RecordVisitor {
   /** Sanctum ids of the tokens that give one. */
   private readonly sanctumIds = new Set<number>();
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
-  private readonly malformed = idSets();
+  private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   private readonly buckets = new Map<number, TeamBucket>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -219,7 +211,10 @@ class SnapshotIndex implements RecordVisitor {
     this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
     if (this.repeated.projects.size + this.repeated.daemons.size > 0) this.broken = true;
     return {
-      teams, users: [...this.kept.users.values()], tokens: this.tokens, environmentTeams,
+      teams, users: [...this.kept.users.values()], tokens: this.tokens,
+      /** Environment id to team id: a daemon belongs to its environment's team. */
+      environmentTeams,
+      /** Projects and daemons, all teams together. */
       items: teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
     };
   }
