@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
 import { formatAmount } from './decimal.ts';
 import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
-import { repeatedValues } from './id-list.ts';
+import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
@@ -207,8 +207,7 @@ class SnapshotIndex implements RecordVisitor {
     for (const user of this.kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
-    const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
-    this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
+    this.repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
     if (this.repeated.projects.size + this.repeated.daemons.size > 0) this.broken = true;
     return {
       teams, users: [...this.kept.users.values()], tokens: this.tokens,
@@ -266,15 +265,4 @@ function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = create()));
   return value;
-}
-
-/** Sorted ids of several lists, in one sorted array. */
-function concatSorted(lists: Float64Array[]): Float64Array {
-  const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
-  let at = 0;
-  for (const list of lists) {
-    all.set(list, at);
-    at += list.length;
-  }
-  return all.sort();
 }
