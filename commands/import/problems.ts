@@ -17,28 +17,25 @@ export class Problems {
   private readonly records: string[] = [];
   /** Problems between records (references, duplicates, totals, sizes), found later. */
   private readonly relations: string[] = [];
-  private total = 0;
+  /** Every problem, listed or only counted. */
+  count = 0;
 
   /** A problem of the record being read. */
   add(problem: string): void {
-    this.total++;
+    this.count++;
     if (this.records.length < MAX_LISTED_PROBLEMS) this.records.push(problem);
   }
 
   /** A problem between records: listed after the records' own problems. */
   addRelation(problem: string): void {
-    this.total++;
+    this.count++;
     if (this.relations.length < MAX_LISTED_PROBLEMS) this.relations.push(problem);
-  }
-
-  get count(): number {
-    return this.total;
   }
 
   /** The lines to print: at most 50 problems, then `… and N more problems`. */
   lines(): string[] {
     const listed = [...this.records, ...this.relations].slice(0, MAX_LISTED_PROBLEMS);
-    const more = this.total - listed.length;
+    const more = this.count - listed.length;
     return more > 0 ? [...listed, `… and ${counted(more, 'more problem', 'more problems')}`] : listed;
   }
 }
