@@ -11,32 +11,21 @@ import { WrittenNumber } from './decimal.ts';
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
 
-/** Collects problems: the first 50 of each kind are kept, the rest only counted. */
+/** Collects problems: the first 50 are kept, the rest only counted. */
 export class Problems {
-  /** Problems of one record (its fields, its keys), in file order. */
-  private readonly records: string[] = [];
-  /** Problems between records (references, duplicates, totals, sizes), found later. */
-  private readonly relations: string[] = [];
+  /** The first 50, in the order they are found: a record's own as it is read, then those between records. */
+  private readonly listed: string[] = [];
   /** Every problem, listed or only counted. */
   count = 0;
 
-  /** A problem of the record being read. */
   add(problem: string): void {
-    this.count++;
-    if (this.records.length < MAX_LISTED_PROBLEMS) this.records.push(problem);
-  }
-
-  /** A problem between records: listed after the records' own problems. */
-  addRelation(problem: string): void {
-    this.count++;
-    if (this.relations.length < MAX_LISTED_PROBLEMS) this.relations.push(problem);
+    if (this.count++ < MAX_LISTED_PROBLEMS) this.listed.push(problem);
   }
 
   /** The lines to print: at most 50 problems, then `… and N more problems`. */
   lines(): string[] {
-    const listed = [...this.records, ...this.relations].slice(0, MAX_LISTED_PROBLEMS);
-    const more = this.count - listed.length;
-    return more > 0 ? [...listed, `… and ${counted(more, 'more problem', 'more problems')}`] : listed;
+    const more = this.count - this.listed.length;
+    return more > 0 ? [...this.listed, `… and ${counted(more, 'more problem', 'more problems')}`] : this.listed;
   }
 }
 

@@ -144,11 +144,11 @@ class SnapshotIndex implements RecordVisitor {
     const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
-    const duplicate = () => this.problems.addRelation(say.duplicateId(where));
+    const duplicate = () => this.problems.add(say.duplicateId(where));
     if (collection in this.kept && this.kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
       case 'teams':
-        if (this.slugs.has(record.slug!)) return this.problems.addRelation(say.duplicateSlug(where, record.slug!));
+        if (this.slugs.has(record.slug!)) return this.problems.add(say.duplicateSlug(where, record.slug!));
         this.kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
         this.slugs.add(record.slug!);
         return;
@@ -158,7 +158,7 @@ class SnapshotIndex implements RecordVisitor {
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
-        if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
+        if (this.hashes.has(hash)) return this.problems.add(say.duplicateSecret(where));
         if (record.id !== undefined && this.sanctumIds.has(id)) return duplicate();
         this.hashes.add(hash);
         if (record.id !== undefined) this.sanctumIds.add(id);
@@ -220,14 +220,14 @@ class SnapshotIndex implements RecordVisitor {
 
   private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
-      if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
+      if (!this.has(kind, id)) this.problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
     const owner = collection === 'projects' ? this.kept.clients.get(record.client_id as number) : undefined;
-    if (owner !== undefined && owner !== record.team_id) this.problems.addRelation(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
+    if (owner !== undefined && owner !== record.team_id) this.problems.add(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id as number;
       if (!this.repeated[collection].has(id)) return;
-      if (this.seen[collection].has(id)) this.problems.addRelation(say.duplicateId(where));
+      if (this.seen[collection].has(id)) this.problems.add(say.duplicateId(where));
       this.seen[collection].add(id);
     }
   }
@@ -237,13 +237,13 @@ class SnapshotIndex implements RecordVisitor {
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
     for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), LIMITS.amountBelow.toLocaleString('en')));
+      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), LIMITS.amountBelow.toLocaleString('en')));
     }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), LIMITS.amountBelow.toLocaleString('en')));
+    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), LIMITS.amountBelow.toLocaleString('en')));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
+    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.add(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
     return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
   }
 }
