@@ -17,19 +17,9 @@ import { locate, say, type Problems } from './problems.ts';
  * never echoing the file). The bytes are fingerprinted (SHA-256) as they pass.
  */
 
-/** Problems of a record's keys, said once the record is complete (its id is known then). */
-export type KeyProblem = (where: string) => string;
-
 export interface RecordVisitor {
   /** One record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
-  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: KeyProblem[]): void | Promise<void>;
-}
-
-export interface ReadResult {
-  /** False when the file could not be read as a JSON object at all (the problem is recorded). */
-  readable: boolean;
-  sha256: string;
-  bytes: number;
+  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void | Promise<void>;
 }
 
 const CHUNK_BYTES = 64 * 1024;
@@ -42,7 +32,7 @@ const ARRAY_FIELDS = new Set(['teams', 'abilities']);
 class NotAnObject extends Error {}
 
 /** Reads the records of the snapshot at `path`, in file order, handing each to the visitor; `onBytes` is told the bytes read after each chunk. */
-export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, onBytes?: (bytes: number) => void): Promise<ReadResult> {
+export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, onBytes?: (bytes: number) => void) {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const tokenize = jsonParser({ streamValues: false });
@@ -52,7 +42,8 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
   let previous: Buffer = Buffer.alloc(0);
-  const unreadable = (problem: string): ReadResult => {
+  // `readable` is false when the file could not be read as a JSON object at all (the problem is recorded).
+  const unreadable = (problem: string) => {
     problems.add(problem);
     return { readable: false, sha256: '', bytes };
   };
@@ -104,7 +95,8 @@ async function syntaxError(path: string): Promise<string> {
 /** What a record is while it is read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
 interface OpenRecord {
   fields: Record<string, unknown>;
-  keyProblems: KeyProblem[];
+  /** Said once the record is complete (its id is known then). */
+  keyProblems: ((where: string) => string)[];
   key: string | null;
 }
 

@@ -7,6 +7,7 @@
 
 import { count, counted, escapeText } from '../cli/text.ts';
 import { WrittenNumber } from './decimal.ts';
+import { DYNAMODB_ITEM_BYTES } from '../store/item-size.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
@@ -66,8 +67,8 @@ export const say = {
     `${where}: the team's ${currency} costs add up to ${total}, not below ${limit}`,
   teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
-  itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
-    `${where}: its ${what} would be ${count(bytes)} bytes in DynamoDB, more than the ${count(limit)} an item may hold`,
+  financeTooLarge: (where: string, bytes: number) =>
+    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).

@@ -236,14 +236,15 @@ class SnapshotIndex implements RecordVisitor {
     const bucket = this.bucket(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
+    const limit = LIMITS.amountBelow.toLocaleString('en');
     for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), LIMITS.amountBelow.toLocaleString('en')));
+      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
     }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), LIMITS.amountBelow.toLocaleString('en')));
+    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.add(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
+    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.add(say.financeTooLarge(where, financeBytes));
     return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
   }
 }
