@@ -92,14 +92,6 @@ async function syntaxError(path: string): Promise<string> {
   return say.notJson(line, pos);
 }
 
-/** What a record is while it is read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
-interface OpenRecord {
-  fields: Record<string, unknown>;
-  /** Said once the record is complete (its id is known then). */
-  keyProblems: ((where: string) => string)[];
-  key: string | null;
-}
-
 /**
  * Walks the tokens. What a value is follows from its depth: 1 the document, 2 a collection, 3 a
  * record, 4 the elements of a record's array field; anything else (an unknown key's value, a
@@ -112,7 +104,13 @@ class TokenWalker {
   private documentKey: Collection | null = null;
   /** The collection being read, its fields, and the index of its next record. */
   private collection?: { name: Collection; allowed: string[]; index: number };
-  private record?: OpenRecord;
+  /** The record being read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
+  private record?: {
+    fields: Record<string, unknown>;
+    /** Said once the record is complete (its id is known then). */
+    keyProblems: ((where: string) => string)[];
+    key: string | null;
+  };
   /** The elements of the record's array field being read. */
   private array?: unknown[];
   private readonly visitor: RecordVisitor;
@@ -123,20 +121,18 @@ class TokenWalker {
     this.problems = problems;
   }
 
-  /** Returns a promise only when the visitor asked to wait (so the common case stays synchronous). */
-  walk(tokens: { name: string; value?: unknown }[], from = 0): Promise<void> | undefined {
-    for (let i = from; i < tokens.length; i++) {
-      const { name, value } = tokens[i]!;
+  /** Walks one chunk's tokens, waiting only when the visitor asks to (so the common case stays synchronous). */
+  async walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
+    for (const { name, value } of tokens) {
       if (name === 'keyValue') this.key(value as string);
       else if (name === 'endObject' || name === 'endArray') {
         const pending = this.end();
-        if (pending) return pending.then(() => this.walk(tokens, i + 1));
+        if (pending) await pending;
       } else {
         const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
         this.value(name === 'numberValue' ? jsonNumber(value as string) : value, container);
       }
     }
-    return undefined;
   }
 
   /** A scalar, or the start of an object or an array (`container`). */
