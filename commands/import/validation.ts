@@ -78,15 +78,10 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
   return { ok: false, problems: problems.lines(), count: problems.count };
 }
 
-/** What a team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
-interface TeamBucket {
-  projectIds: number[];
-  daemonIds: number[];
-  costs: Map<string, Cost>;
-}
-
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
 type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
+/** A valid record of any collection, its fields as optional as the collection makes them. */
+type AnyRecord = Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -110,7 +105,8 @@ class SnapshotIndex implements RecordVisitor {
   private readonly sanctumIds = new Set<number>();
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
   private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
-  private readonly buckets = new Map<number, TeamBucket>();
+  /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
+  private readonly buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   private readonly seen = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -131,7 +127,7 @@ class SnapshotIndex implements RecordVisitor {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
     if (this.rechecking) {
-      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record);
+      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record as AnyRecord);
       return;
     }
     if (!checked.ok || keyProblems.length > 0) {
@@ -141,7 +137,7 @@ class SnapshotIndex implements RecordVisitor {
       if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as Kept].add(fields.id);
       return;
     }
-    const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
+    const record = checked.record as AnyRecord;
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
     const duplicate = () => this.problems.add(say.duplicateId(where));
@@ -187,7 +183,7 @@ class SnapshotIndex implements RecordVisitor {
     }
   }
 
-  private bucket(teamId: number): TeamBucket {
+  private bucket(teamId: number) {
     return mapped(this.buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
   }
 
@@ -218,14 +214,14 @@ class SnapshotIndex implements RecordVisitor {
     };
   }
 
-  private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
+  private nameBrokenReferences(collection: Collection, where: string, record: AnyRecord): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
       if (!this.has(kind, id)) this.problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
-    const owner = collection === 'projects' ? this.kept.clients.get(record.client_id as number) : undefined;
-    if (owner !== undefined && owner !== record.team_id) this.problems.add(say.clientOfOtherTeam(where, record.client_id as number, owner, record.team_id as number));
+    const owner = collection === 'projects' ? this.kept.clients.get(record.client_id!) : undefined;
+    if (owner !== undefined && owner !== record.team_id) this.problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
     if (collection === 'projects' || collection === 'daemons') {
-      const id = record.id as number;
+      const id = record.id!;
       if (!this.repeated[collection].has(id)) return;
       if (this.seen[collection].has(id)) this.problems.add(say.duplicateId(where));
       this.seen[collection].add(id);
@@ -250,13 +246,13 @@ class SnapshotIndex implements RecordVisitor {
 }
 
 /** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
-function referencesOf(collection: Collection, record: Record<string, unknown>): [field: string, kind: Kept, id: number][] {
+function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
-  if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
-  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id as number]);
-  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id as number]);
-  if (collection === 'projects' && record.client_id !== null) references.push(['client_id', 'clients', record.client_id as number]);
-  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id as number], ['server_id', 'servers', record.server_id as number]);
+  if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id!]);
+  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id!]);
+  if (collection === 'projects' && record.client_id !== null) references.push(['client_id', 'clients', record.client_id!]);
+  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id!], ['server_id', 'servers', record.server_id!]);
   return references;
 }
 
