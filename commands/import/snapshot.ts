@@ -171,16 +171,17 @@ export function closestKey(key: string, allowed: readonly string[]): string {
   return closestMatch(key, allowed) ?? allowed[0]!;
 }
 
-export type RecordCheck<C extends Collection> = { ok: true; record: RecordOf<C> } | { ok: false; problems: string[] };
+/** A valid record of any collection, its fields as optional as the collection makes them. */
+export type AnyRecord = Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
 
 /**
  * Checks one record's fields (a parsed JSON object: numbers as numbers). Returns the record
  * with its values normalised (amounts as units, times in UTC) or one problem per field: each
  * field reports the first rule it breaks.
  */
-export function checkRecord<C extends Collection>(collection: C, record: Record<string, unknown>): RecordCheck<C> {
+export function checkRecord(collection: Collection, record: Record<string, unknown>): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
   const result = v.safeParse(COLLECTIONS[collection] as v.GenericSchema, record, { abortPipeEarly: true });
-  if (result.success) return { ok: true, record: result.output as RecordOf<C> };
+  if (result.success) return { ok: true, record: result.output as AnyRecord };
   return { ok: false, problems: result.issues.map(describe) };
 }
 

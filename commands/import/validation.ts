@@ -4,7 +4,7 @@ import { formatAmount } from './decimal.ts';
 import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
-import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type Collection, type RecordOf } from './snapshot.ts';
+import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
 import { financeItem } from './stored-items.ts';
 import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
@@ -80,8 +80,6 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
 
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
 type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
-/** A valid record of any collection, its fields as optional as the collection makes them. */
-type AnyRecord = Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -127,7 +125,7 @@ class SnapshotIndex implements RecordVisitor {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
     if (this.rechecking) {
-      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record as AnyRecord);
+      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record);
       return;
     }
     if (!checked.ok || keyProblems.length > 0) {
@@ -137,7 +135,7 @@ class SnapshotIndex implements RecordVisitor {
       if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as Kept].add(fields.id);
       return;
     }
-    const record = checked.record as AnyRecord;
+    const { record } = checked;
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
     const duplicate = () => this.problems.add(say.duplicateId(where));
