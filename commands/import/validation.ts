@@ -83,8 +83,8 @@ type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
- * small collections, project ids by the team they name, daemon ids by the environment they name
- * (its team may come later in the file), the servers and (client, team) pairs referred to.
+ * small collections, project ids and cost sums by the team they name, daemon ids by the environment
+ * they name (its team may come later in the file).
  */
 class SnapshotIndex implements RecordVisitor {
   private readonly problems: Problems;
