@@ -46,7 +46,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   whileInterruptible((signal) => writing
     ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
     : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
-  const snapshot = (await readSnapshotFile(file, { report: reportLine, progress })) ?? fail();
+  const snapshot = (await readSnapshotFile(file, reportLine, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
   if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {

@@ -57,7 +57,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
   const { progressDisplay, readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const { createToken } = await import('./tokens/tokens.ts');
-  const plan = (await readSnapshotFile(dataFile, { report: reportLine, progress: progressDisplay() })) ?? fail();
+  const plan = (await readSnapshotFile(dataFile, reportLine, progressDisplay())) ?? fail();
   const demoUser = userId === undefined
     ? plan.users.find((u) => u.teams.length > 0)
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));

@@ -28,25 +28,20 @@ function exactValue(text: string): { negative: boolean; coefficient: bigint; exp
   const match = NUMBER_TEXT.exec(text);
   if (!match) return undefined;
   const [, sign, whole = '', fraction = '', exponent = '0'] = match;
-  let coefficient = BigInt(whole + fraction);
-  let power = Number(exponent) - fraction.length;
-  if (coefficient === 0n) return { negative: false, coefficient, exponent: 0 };
-  while (coefficient % 10n === 0n) {
-    coefficient /= 10n;
-    power++;
-  }
-  return { negative: sign === '-', coefficient, exponent: power };
+  const digits = (whole + fraction).replace(/^0+/, '');
+  const significant = digits.replace(/0+$/, '');
+  if (!significant) return { negative: false, coefficient: 0n, exponent: 0 };
+  return { negative: sign === '-', coefficient: BigInt(significant), exponent: Number(exponent) - fraction.length + digits.length - significant.length };
 }
 
 /** A JSON number's text as the value to check: a number when the double holds it exactly as written, else a WrittenNumber. */
 export function jsonNumber(text: string): number | WrittenNumber {
   const value = Number(text);
-  const shortest = String(value);
-  if (shortest === text) return value;
-  const written = exactValue(text);
-  const held = exactValue(shortest);
-  const same = written && held && written.negative === held.negative && written.coefficient === held.coefficient && written.exponent === held.exponent;
-  return same ? value : new WrittenNumber(text);
+  const exactly = (t: string) => {
+    const v = exactValue(t);
+    return v && `${v.negative}${v.coefficient}e${v.exponent}`;
+  };
+  return String(value) === text || exactly(String(value)) === exactly(text) ? value : new WrittenNumber(text);
 }
 
 /** Whether a JSON value is a whole number too large to be an exact double (its rule is "at most 9007199254740991"). */

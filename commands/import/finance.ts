@@ -17,29 +17,26 @@ export interface FinanceSummary {
 }
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const sum = (lines: Cost[]) => lines.reduce((total, line) => total + line.units, 0n);
+
+/** Adds a cost to the line of its label and currency. */
+export function addCost(lines: Map<string, Cost>, cost: Cost): void {
+  const key = JSON.stringify([cost.label, cost.currency]);
+  const line = lines.get(key);
+  if (line) line.units += cost.units;
+  else lines.set(key, { ...cost });
+}
 
 /** Groups costs into line items and sums them exactly. */
 export function summarizeCosts(costs: Iterable<Cost>): FinanceSummary {
   const lines = new Map<string, Cost>();
-  for (const cost of costs) {
-    const key = JSON.stringify([cost.label, cost.currency]);
-    const line = lines.get(key);
-    if (line) line.units += cost.units;
-    else lines.set(key, { ...cost });
-  }
-  const lineItems = [...lines.values()].sort(
-    (a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency),
-  );
-  const totals = new Map<string, bigint>();
-  let grandTotal = 0n;
-  for (const line of lineItems) {
-    totals.set(line.currency, (totals.get(line.currency) ?? 0n) + line.units);
-    grandTotal += line.units;
-  }
+  for (const cost of costs) addCost(lines, cost);
+  const lineItems = [...lines.values()].sort((a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency));
+  const currencies = [...new Set(lineItems.map((line) => line.currency))].sort(byCodeUnits);
   return {
     lineItems,
-    totals: [...totals.keys()].sort(byCodeUnits).map((currency) => ({ currency, units: totals.get(currency)! })),
-    grandTotal,
+    totals: currencies.map((currency) => ({ currency, units: sum(lineItems.filter((line) => line.currency === currency)) })),
+    grandTotal: sum(lineItems),
   };
 }
 

@@ -12,11 +12,14 @@ export function ordinalOf(sorted: Float64Array, id: number): number {
   return 0;
 }
 
-/** The values that occur more than once in a sorted array. */
-export function repeatedValues(sorted: Float64Array): number[] {
-  const repeated: number[] = [];
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i] === sorted[i - 1] && repeated.at(-1) !== sorted[i]) repeated.push(sorted[i]!);
+/** The ids that occur more than once across the lists. */
+export function repeatedIds(lists: Float64Array[]): Set<number> {
+  const all = new Float64Array(lists.reduce((n, list) => n + list.length, 0));
+  let at = 0;
+  for (const list of lists) {
+    all.set(list, at);
+    at += list.length;
   }
-  return repeated;
+  all.sort();
+  return new Set(all.filter((id, i) => i > 0 && id === all[i - 1]));
 }

@@ -177,7 +177,7 @@ class Import {
     for (const team of teams) {
       const holder = slugHolders.get(team.slug);
       if (holder && holder.team_id !== team.id && !this.teamsById.has(holder.team_id)) {
-        problems.addRelation(say.slugTaken(locate('teams', team.index, team.id), team.slug, holder.team_id));
+        problems.add(say.slugTaken(locate('teams', team.index, team.id), team.slug, holder.team_id));
       }
     }
     const switchOrder = orderForSlugMoves(teams, heads, problems);
@@ -187,14 +187,14 @@ class Import {
       const stored = existing.get(tokenKey(token.hash).pk);
       // A token a killed import left inactive was never valid: this import takes it over.
       if (!stored || stored.inactive) this.newTokens.push(token);
-      else if (Number(stored.user_id) !== token.userId) problems.addRelation(say.tokenOfAnotherUser(locate('tokens', token.index), Number(stored.user_id)));
+      else if (Number(stored.user_id) !== token.userId) problems.add(say.tokenOfAnotherUser(locate('tokens', token.index), Number(stored.user_id)));
       else this.stored.set(token, stored);
     }
 
     for (const item of await this.get<Key & { teams?: number[] }>(users.map((u) => userKey(u.id)))) this.listedTeams.set(userIdOf(item), item.teams ?? []);
     users.forEach((user, index) => {
       const teamCount = this.teamsOf(user.id, 'after').length;
-      if (teamCount > LIMITS.teamsPerUser) problems.addRelation(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
+      if (teamCount > LIMITS.teamsPerUser) problems.add(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
     });
     if (problems.count > 0) throw new ImportRejected(problems.lines());
     return { heads, switchOrder };
@@ -415,7 +415,7 @@ function orderForSlugMoves(teams: SnapshotTeam[], heads: Map<number, HeadItem>, 
     if (ready.length === 0) {
       for (const team of remaining) {
         const holder = holderOf(team, remaining)!;
-        problems.addRelation(say.slugCycle(locate('teams', team.index, team.id), team.slug, locate('teams', holder.index, holder.id), holder.slug));
+        problems.add(say.slugCycle(locate('teams', team.index, team.id), team.slug, locate('teams', holder.index, holder.id), holder.slug));
       }
       return ordered;
     }

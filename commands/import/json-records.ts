@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
-import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
+import { verifyFile } from 'stream-json/file/verifier.js';
 import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from './snapshot.ts';
 import { jsonNumber } from './decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
@@ -17,24 +17,9 @@ import { locate, say, type Problems } from './problems.ts';
  * never echoing the file). The bytes are fingerprinted (SHA-256) as they pass.
  */
 
-/** Problems of a record's keys, said once the record is complete (its id is known then). */
-export type KeyProblem = (where: string) => string;
-
 export interface RecordVisitor {
   /** One record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
-  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: KeyProblem[]): void | Promise<void>;
-}
-
-export interface ReadOptions {
-  /** Bytes read so far, after each chunk. */
-  onBytes?: (bytes: number) => void;
-}
-
-export interface ReadResult {
-  /** False when the file could not be read as a JSON object at all (the problem is recorded). */
-  readable: boolean;
-  sha256: string;
-  bytes: number;
+  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void | Promise<void>;
 }
 
 const CHUNK_BYTES = 64 * 1024;
@@ -46,89 +31,65 @@ const ARRAY_FIELDS = new Set(['teams', 'abilities']);
 
 class NotAnObject extends Error {}
 
-/** Reads the records of the snapshot at `path`, in file order, handing each to the visitor. */
-export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, options: ReadOptions = {}): Promise<ReadResult> {
+/** Reads the records of the snapshot at `path`, in file order, handing each to the visitor; `onBytes` is told the bytes read after each chunk. */
+export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, onBytes?: (bytes: number) => void) {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  const parse = jsonParser({ streamValues: false });
-  const end = parse as unknown as (input: typeof none) => ReturnType<typeof parse>;
+  const tokenize = jsonParser({ streamValues: false });
+  const parse = tokenize as unknown as (input: string | typeof none) => ReturnType<typeof tokenize>;
   const walker = new TokenWalker(visitor, problems);
   let bytes = 0;
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
   let previous: Buffer = Buffer.alloc(0);
+  // `readable` is false when the file could not be read as a JSON object at all (the problem is recorded).
+  const unreadable = (problem: string) => {
+    problems.add(problem);
+    return { readable: false, sha256: '', bytes };
+  };
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    // After the last chunk, `undefined` flushes the decoder (an unfinished character) and the parser.
+    for await (const chunk of thenEnd(stream as AsyncIterable<Buffer>)) {
       let text: string;
       try {
-        text = decoder.decode(chunk, { stream: true });
+        text = decoder.decode(chunk, { stream: chunk !== undefined });
       } catch {
-        problems.add(say.notUtf8(invalidUtf8Offset(previous, chunk, bytes)));
-        return { readable: false, sha256: '', bytes };
+        return unreadable(say.notUtf8(invalidUtf8Offset(previous, chunk ?? Buffer.alloc(0), bytes)));
       }
-      hash.update(chunk);
-      bytes += chunk.length;
-      previous = chunk.subarray(-3);
-      if (blank && /\S/.test(text)) blank = false;
+      if (chunk) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        previous = chunk.subarray(-3);
+      }
+      blank &&= !/\S/.test(text);
       let tokens;
       try {
-        tokens = parse(text);
+        tokens = parse(chunk ? text : none);
       } catch {
-        problems.add(await syntaxError(path));
-        return { readable: false, sha256: '', bytes };
+        return unreadable(chunk || !blank ? await syntaxError(path) : say.empty);
       }
-      if (isMany(tokens)) {
-        const pending = walker.walk(getManyValues(tokens));
-        if (pending) await pending;
-      }
-      options.onBytes?.(bytes);
-    }
-    try {
-      decoder.decode();
-      const rest = end(none);
-      if (isMany(rest)) {
-        const pending = walker.walk(getManyValues(rest));
-        if (pending) await pending;
-      }
-    } catch (error) {
-      if (error instanceof NotAnObject) throw error;
-      if (error instanceof TypeError) problems.add(say.notUtf8(invalidUtf8Offset(previous, Buffer.alloc(0), bytes)));
-      else problems.add(blank ? say.empty : await syntaxError(path));
-      return { readable: false, sha256: '', bytes };
+      if (isMany(tokens)) await walker.walk(getManyValues(tokens));
+      if (chunk) onBytes?.(bytes);
     }
   } catch (error) {
-    if (error instanceof NotAnObject) {
-      problems.add(say.notAnObject);
-      return { readable: false, sha256: '', bytes };
-    }
-    throw error;
+    if (!(error instanceof NotAnObject)) throw error;
+    return unreadable(say.notAnObject);
   } finally {
     stream.destroy();
   }
   return { readable: true, sha256: hash.digest('hex'), bytes };
 }
 
-/** Where the syntax error is: the Verifier reads the file again and names line and position. */
-async function syntaxError(path: string): Promise<string> {
-  const verify = jsonVerifier();
-  const end = verify as unknown as (input: typeof none) => unknown;
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) verify(decoder.decode(chunk, { stream: true }));
-    end(none);
-  } catch (error) {
-    const { line, pos } = error as { line?: number; pos?: number };
-    if (typeof line === 'number' && typeof pos === 'number') return say.notJson(line, pos);
-  }
-  return say.notJson(1, 1);
+async function* thenEnd(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer | undefined> {
+  yield* chunks;
+  yield undefined;
 }
 
-/** What a record is while it is read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
-interface OpenRecord {
-  fields: Record<string, unknown>;
-  keyProblems: KeyProblem[];
-  key: string | null;
+/** Where the syntax error is: the Verifier reads the file again and names line and position. */
+async function syntaxError(path: string): Promise<string> {
+  const { line = 1, pos = 1 } = await verifyFile(path).then((): { line?: number; pos?: number } => ({}), (error) => error);
+  return say.notJson(line, pos);
 }
 
 /**
@@ -140,10 +101,16 @@ class TokenWalker {
   /** The keys seen in each open object, or null for an open array, outermost first. */
   private readonly open: (Set<string> | null)[] = [];
   /** The document's key whose value comes next, when it names a collection. */
-  private documentKey: string | null = null;
+  private documentKey: Collection | null = null;
   /** The collection being read, its fields, and the index of its next record. */
   private collection?: { name: Collection; allowed: string[]; index: number };
-  private record?: OpenRecord;
+  /** The record being read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
+  private record?: {
+    fields: Record<string, unknown>;
+    /** Said once the record is complete (its id is known then). */
+    keyProblems: ((where: string) => string)[];
+    key: string | null;
+  };
   /** The elements of the record's array field being read. */
   private array?: unknown[];
   private readonly visitor: RecordVisitor;
@@ -154,38 +121,37 @@ class TokenWalker {
     this.problems = problems;
   }
 
-  /** Returns a promise only when the visitor asked to wait (so the common case stays synchronous). */
-  walk(tokens: { name: string; value?: unknown }[], from = 0): Promise<void> | undefined {
-    for (let i = from; i < tokens.length; i++) {
-      const { name, value } = tokens[i]!;
-      if (name === 'startObject' || name === 'startArray') this.start(name === 'startObject');
-      else if (name === 'keyValue') this.key(value as string);
-      else if (name === 'numberValue') this.scalar(jsonNumber(value as string));
-      else if (name !== 'endObject' && name !== 'endArray') this.scalar(value);
-      else {
+  /** Walks one chunk's tokens, waiting only when the visitor asks to (so the common case stays synchronous). */
+  async walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
+    for (const { name, value } of tokens) {
+      if (name === 'keyValue') this.key(value as string);
+      else if (name === 'endObject' || name === 'endArray') {
         const pending = this.end();
-        if (pending) return pending.then(() => this.walk(tokens, i + 1));
+        if (pending) await pending;
+      } else {
+        const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
+        this.value(name === 'numberValue' ? jsonNumber(value as string) : value, container);
       }
     }
-    return undefined;
   }
 
-  private start(object: boolean): void {
+  /** A scalar, or the start of an object or an array (`container`). */
+  private value(value: unknown, container?: 'object' | 'array'): void {
     const depth = this.open.length;
-    if (depth === 0 && !object) throw new NotAnObject();
+    if (depth === 0 && container !== 'object') throw new NotAnObject();
     if (depth === 1 && this.documentKey) {
-      if (object) this.problems.add(say.notAnArray(this.documentKey));
-      else this.collection = { name: this.documentKey as Collection, allowed: fieldsOf(this.documentKey as Collection), index: 0 };
+      if (container === 'array') this.collection = { name: this.documentKey, allowed: fieldsOf(this.documentKey), index: 0 };
+      else this.problems.add(say.notAnArray(this.documentKey));
     } else if (depth === 2 && this.collection) {
-      if (object) this.record = { fields: {}, keyProblems: [], key: null };
-      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index)));
+      if (container === 'object') this.record = { fields: {}, keyProblems: [], key: null };
+      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
     } else if (depth === 3 && this.record?.key) {
-      const field = !object && ARRAY_FIELDS.has(this.record.key) ? (this.array = []) : WRONG_SHAPE;
-      this.record.fields[this.record.key] = field;
-    } else if (depth === 4 && this.array) {
-      this.push(WRONG_SHAPE);
+      if (container === 'array' && ARRAY_FIELDS.has(this.record.key)) this.record.fields[this.record.key] = this.array = [];
+      else this.record.fields[this.record.key] = container ? WRONG_SHAPE : value;
+    } else if (depth === 4 && this.array && this.array.length < MAX_ARRAY_ELEMENTS) {
+      this.array.push(container ? WRONG_SHAPE : value);
     }
-    this.open.push(object ? new Set() : null);
+    if (container) this.open.push(container === 'object' ? new Set() : null);
   }
 
   private end(): void | Promise<void> {
@@ -193,15 +159,13 @@ class TokenWalker {
     const depth = this.open.length;
     if (depth === 1) this.collection = undefined;
     if (depth === 3) this.array = undefined;
-    if (depth !== 2 || !this.collection) return undefined;
-    const { name, index } = this.collection;
     const record = this.record;
+    if (depth !== 2 || !this.collection || !record) return undefined;
     this.record = undefined;
-    this.collection.index++;
-    if (!record) return undefined;
-    const where = locate(name, index, record.fields.id);
+    const index = this.collection.index++;
+    const where = locate(this.collection.name, index, record.fields.id);
     for (const problem of record.keyProblems) this.problems.add(problem(where));
-    return this.visitor.record(name, index, record.fields, record.keyProblems);
+    return this.visitor.record(this.collection.name, index, record.fields, record.keyProblems);
   }
 
   private key(key: string): void {
@@ -222,19 +186,6 @@ class TokenWalker {
       if (!duplicate && !allowed.includes(key)) this.record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
       this.record.key = duplicate || !allowed.includes(key) ? null : key;
     }
-  }
-
-  private scalar(value: unknown): void {
-    const depth = this.open.length;
-    if (depth === 0) throw new NotAnObject();
-    if (depth === 1 && this.documentKey) this.problems.add(say.notAnArray(this.documentKey));
-    if (depth === 2 && this.collection) this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
-    if (depth === 3 && this.record?.key) this.record.fields[this.record.key] = value;
-    if (depth === 4 && this.array) this.push(value);
-  }
-
-  private push(element: unknown): void {
-    if (this.array!.length < MAX_ARRAY_ELEMENTS) this.array!.push(element);
   }
 }
 

@@ -7,39 +7,26 @@
 
 import { count, counted, escapeText } from '../cli/text.ts';
 import { WrittenNumber } from './decimal.ts';
+import { DYNAMODB_ITEM_BYTES } from '../store/item-size.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
 
-/** Collects problems: the first 50 of each kind are kept, the rest only counted. */
+/** Collects problems: the first 50 are kept, the rest only counted. */
 export class Problems {
-  /** Problems of one record (its fields, its keys), in file order. */
-  private readonly records: string[] = [];
-  /** Problems between records (references, duplicates, totals, sizes), found later. */
-  private readonly relations: string[] = [];
-  private total = 0;
+  /** The first 50, in the order they are found: a record's own as it is read, then those between records. */
+  private readonly listed: string[] = [];
+  /** Every problem, listed or only counted. */
+  count = 0;
 
-  /** A problem of the record being read. */
   add(problem: string): void {
-    this.total++;
-    if (this.records.length < MAX_LISTED_PROBLEMS) this.records.push(problem);
-  }
-
-  /** A problem between records: listed after the records' own problems. */
-  addRelation(problem: string): void {
-    this.total++;
-    if (this.relations.length < MAX_LISTED_PROBLEMS) this.relations.push(problem);
-  }
-
-  get count(): number {
-    return this.total;
+    if (this.count++ < MAX_LISTED_PROBLEMS) this.listed.push(problem);
   }
 
   /** The lines to print: at most 50 problems, then `… and N more problems`. */
   lines(): string[] {
-    const listed = [...this.records, ...this.relations].slice(0, MAX_LISTED_PROBLEMS);
-    const more = this.total - listed.length;
-    return more > 0 ? [...listed, `… and ${counted(more, 'more problem', 'more problems')}`] : listed;
+    const more = this.count - this.listed.length;
+    return more > 0 ? [...this.listed, `… and ${counted(more, 'more problem', 'more problems')}`] : this.listed;
   }
 }
 
@@ -55,7 +42,7 @@ export function quote(text: string): string {
 
 /** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */
 export function locate(collection: string, index: number, id?: unknown): string {
-  if ((typeof id === 'number' && Number.isFinite(id)) || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
+  if (typeof id === 'number' || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
   if (typeof id === 'string') return `${collection}[${index}] (id ${quote(id)})`;
   return `${collection}[${index}]`;
 }
@@ -80,8 +67,8 @@ export const say = {
     `${where}: the team's ${currency} costs add up to ${total}, not below ${limit}`,
   teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
-  itemTooLarge: (where: string, what: string, bytes: number, limit: number) =>
-    `${where}: its ${what} would be ${count(bytes)} bytes in DynamoDB, more than the ${count(limit)} an item may hold`,
+  financeTooLarge: (where: string, bytes: number) =>
+    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { isTokenAbility, TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
+import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
@@ -51,11 +51,13 @@ const count = integer(0, 'must be a whole number');
 const currency = v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{3}$/, 'is not a currency code of 3 capital letters'));
 /** An amount: its units (1/10,000ths) once valid. */
 const amount = v.pipe(
-  v.custom<string | number>((input) => parseAmount(input).ok, (issue) => {
-    const parsed = parseAmount(issue.input);
-    return parsed.ok ? 'is not a valid amount' : parsed.problem;
+  v.unknown(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const parsed = parseAmount(dataset.value);
+    if (parsed.ok) return parsed.units;
+    addIssue({ message: parsed.problem });
+    return NEVER;
   }),
-  v.transform((input) => (parseAmount(input) as { units: bigint }).units),
   v.check((units) => units < AMOUNT_LIMIT_UNITS, 'must be below 100,000,000,000'),
 );
 const isoTime = v.pipe(
@@ -89,82 +91,66 @@ const secretSha256 = v.pipe(
  * only the API's own (Token's check below).
  */
 const abilities = v.array(name, 'must be an array of abilities');
+/** The abilities a hand-written `token` entry may name: the API's own. */
+const OwnAbilities = v.object({
+  abilities: v.array(
+    v.picklist(TOKEN_ABILITIES, ({ input }) => `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`),
+  ),
+});
 
 // ---- Records -----------------------------------------------------------------------------
 
-const Team = v.object({ id, slug: teamSlug, name });
-const User = v.object({
-  id,
-  name: v.optional(name),
-  teams: v.pipe(
-    v.array(id, 'must be an array of team ids'),
-    v.maxLength(LIMITS.teamsPerUser, `must list at most ${LIMITS.teamsPerUser.toLocaleString('en')} teams`),
-  ),
-});
-const Token = v.pipe(
-  v.object({
-    id: v.optional(id),
-    user_id: id,
-    token: v.optional(secret),
-    token_sha256: v.optional(secretSha256),
-    name: v.optional(name),
-    abilities,
-    expires_at: v.optional(v.nullable(isoTime), null),
-  }),
-  v.check(
-    (t) => (t.token === undefined) !== (t.token_sha256 === undefined),
-    (issue) => ((issue.input as { token?: string }).token === undefined ? 'token (or token_sha256) is missing' : 'gives both token and token_sha256: give the secret one way'),
-  ),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed || dataset.value.token === undefined) return;
-    const { abilities } = dataset.value;
-    abilities.forEach((ability, index) => {
-      if (isTokenAbility(ability)) return;
-      addIssue({
-        message: `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(ability)} (did you mean "${closestKey(ability, TOKEN_ABILITIES)}"?)`,
-        path: [
-          { type: 'object', origin: 'value', input: dataset.value, key: 'abilities', value: abilities },
-          { type: 'array', origin: 'value', input: abilities, key: index, value: ability },
-        ],
-      });
-    });
-  }),
-);
-const Environment = v.object({ id, team_id: id, name });
-const Server = v.object({ id, team_id: id, name, monthly_cost: amount, currency });
-const Client = v.object({ id, team_id: id, name });
-const Project = v.object({
-  id,
-  team_id: id,
-  client_id: v.optional(v.nullable(id), null),
-  name,
-  slug: name,
-  created_at: isoTime,
-});
-const Daemon = v.object({
-  id,
-  environment_id: id,
-  server_id: id,
-  name,
-  command: text(LIMITS.text),
-  username: name,
-  directory: text(LIMITS.text),
-  processes: count,
-});
-const Cost = v.object({ team_id: id, label: name, amount, currency });
-
 /** Every collection, in the contract's order, with its record's schema. */
 const COLLECTIONS = {
-  teams: Team,
-  users: User,
-  tokens: Token,
-  environments: Environment,
-  servers: Server,
-  clients: Client,
-  projects: Project,
-  daemons: Daemon,
-  costs: Cost,
-} as const;
+  teams: v.object({ id, slug: teamSlug, name }),
+  users: v.object({
+    id,
+    name: v.optional(name),
+    teams: v.pipe(
+      v.array(id, 'must be an array of team ids'),
+      v.maxLength(LIMITS.teamsPerUser, `must list at most ${LIMITS.teamsPerUser.toLocaleString('en')} teams`),
+    ),
+  }),
+  tokens: v.pipe(
+    v.object({
+      id: v.optional(id),
+      user_id: id,
+      token: v.optional(secret),
+      token_sha256: v.optional(secretSha256),
+      name: v.optional(name),
+      abilities,
+      expires_at: v.optional(v.nullable(isoTime), null),
+    }),
+    v.check((t) => t.token !== undefined || t.token_sha256 !== undefined, 'token (or token_sha256) is missing'),
+    v.check((t) => t.token === undefined || t.token_sha256 === undefined, 'gives both token and token_sha256: give the secret one way'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed || dataset.value.token === undefined) return;
+      for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? []) addIssue({ message, path });
+    }),
+  ),
+  environments: v.object({ id, team_id: id, name }),
+  servers: v.object({ id, team_id: id, name, monthly_cost: amount, currency }),
+  clients: v.object({ id, team_id: id, name }),
+  projects: v.object({
+    id,
+    team_id: id,
+    client_id: v.optional(v.nullable(id), null),
+    name,
+    slug: name,
+    created_at: isoTime,
+  }),
+  daemons: v.object({
+    id,
+    environment_id: id,
+    server_id: id,
+    name,
+    command: text(LIMITS.text),
+    username: name,
+    directory: text(LIMITS.text),
+    processes: count,
+  }),
+  costs: v.object({ team_id: id, label: name, amount, currency }),
+};
 export type Collection = keyof typeof COLLECTIONS;
 export type RecordOf<C extends Collection> = v.InferOutput<(typeof COLLECTIONS)[C]>;
 export const COLLECTION_NAMES = Object.keys(COLLECTIONS) as Collection[];
@@ -185,22 +171,23 @@ export function closestKey(key: string, allowed: readonly string[]): string {
   return closestMatch(key, allowed) ?? allowed[0]!;
 }
 
-export type RecordCheck<C extends Collection> = { ok: true; record: RecordOf<C> } | { ok: false; problems: string[] };
+/** A valid record of any collection, its fields as optional as the collection makes them. */
+export type AnyRecord = Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
 
 /**
  * Checks one record's fields (a parsed JSON object: numbers as numbers). Returns the record
  * with its values normalised (amounts as units, times in UTC) or one problem per field: each
  * field reports the first rule it breaks.
  */
-export function checkRecord<C extends Collection>(collection: C, record: Record<string, unknown>): RecordCheck<C> {
+export function checkRecord(collection: Collection, record: Record<string, unknown>): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
   const result = v.safeParse(COLLECTIONS[collection] as v.GenericSchema, record, { abortPipeEarly: true });
-  if (result.success) return { ok: true, record: result.output as RecordOf<C> };
+  if (result.success) return { ok: true, record: result.output as AnyRecord };
   return { ok: false, problems: result.issues.map(describe) };
 }
 
 function describe(issue: v.BaseIssue<unknown>): string {
-  const path = (issue.path ?? []).map((item) => item.key).filter((key) => key !== undefined);
-  const field = path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');
-  if (issue.kind === 'schema' && issue.input === undefined && path.length > 0) return `${field} is missing`;
-  return field ? `${field} ${issue.message}` : issue.message;
+  // Array indexes as a reader writes them: `abilities[1]`, not `abilities.1`.
+  const field = v.getDotPath(issue)?.replace(/\.(\d+)/g, '[$1]');
+  if (!field) return issue.message;
+  return issue.kind === 'schema' && issue.input === undefined ? `${field} is missing` : `${field} ${issue.message}`;
 }

@@ -1,21 +1,21 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
 import { formatAmount } from './decimal.ts';
-import { financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
-import { repeatedValues } from './id-list.ts';
+import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
+import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
-import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type Collection, type RecordOf } from './snapshot.ts';
+import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
 import { financeItem } from './stored-items.ts';
 import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
 
 /**
- * Pass 1 of an import: the whole snapshot file is read once, as a stream, and checked against
- * every rule of docs/contract.md, section 7 before anything is written. What it keeps is compact: the
- * small collections (teams, users, tokens as hashes, environments, servers, clients), each
- * team's project and daemon ids in Float64Arrays (sorted at the end: pass 2 numbers each item
- * by binary search), the servers and clients referred to, and cost sums as bigint. Never a whole
- * project or daemon record.
+ * Pass 1 of an import: the whole snapshot file is read as a stream (once more only to name the
+ * records that break a rule between records) and checked against every rule of docs/contract.md,
+ * section 7 before anything is written. What it keeps is compact: the small collections (teams,
+ * users, tokens as hashes, environments, servers, clients), each team's project and daemon ids in
+ * Float64Arrays (sorted at the end: pass 2 numbers each item by binary search), and cost sums as
+ * bigint. Never a whole project or daemon record.
  */
 
 export interface SnapshotTeam {
@@ -32,12 +32,8 @@ export interface SnapshotTeam {
   memberIds: number[];
 }
 
-export interface SnapshotUser {
-  id: number;
-  name?: string;
-  /** Each team once. */
-  teams: number[];
-}
+/** A user as the snapshot gives it, each team listed once. */
+export type SnapshotUser = RecordOf<'users'>;
 
 export interface SnapshotToken {
   index: number;
@@ -54,83 +50,62 @@ export interface SnapshotToken {
 }
 
 /** A snapshot file that passed pass 1, and what pass 2 needs to write it. */
-export interface ValidSnapshot {
+export type ValidSnapshot = ReturnType<SnapshotIndex['finish']> & {
   path: string;
   /** The file as validated: pass 2 checks it has not changed. */
   sha256: string;
   bytes: number;
   modifiedMs: number;
-  teams: SnapshotTeam[];
-  users: SnapshotUser[];
-  tokens: SnapshotToken[];
-  /** Environment id to team id: a daemon belongs to its environment's team. */
-  environmentTeams: Map<number, number>;
-  /** Projects and daemons, all teams together. */
-  items: number;
-}
+};
 
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
 /** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
-export async function validateSnapshotFile(path: string, options: { onBytes?: (bytes: number, total: number) => void } = {}): Promise<Validation> {
+export async function validateSnapshotFile(path: string, onBytes?: (bytes: number, total: number) => void): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = new SnapshotIndex(problems);
-  const read = await readSnapshotRecords(path, index, problems, { onBytes: (bytes) => options.onBytes?.(bytes, size) });
-  if (!read.readable) return { ok: false, problems: problems.lines(), count: problems.count };
-  const result = index.finish();
-  // References are checked on what the pass kept; when one fails (or an id repeats), the file is
-  // read once more to name each record that breaks it, in file order.
-  if (result.broken) {
-    index.rechecking = true;
-    await readSnapshotRecords(path, index, new Problems());
+  const read = await readSnapshotRecords(path, index, problems, (bytes) => onBytes?.(bytes, size));
+  if (read.readable) {
+    const kept = index.finish();
+    if (index.broken) {
+      index.rechecking = true;
+      await readSnapshotRecords(path, index, new Problems());
+    }
+    if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
   }
-  if (problems.count > 0) return { ok: false, problems: problems.lines(), count: problems.count };
-  return {
-    ok: true,
-    snapshot: {
-      path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs,
-      teams: result.teams, users: [...result.users.values()], tokens: result.tokens,
-      environmentTeams: result.environmentTeams,
-      items: result.teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
-    },
-  };
+  return { ok: false, problems: problems.lines(), count: problems.count };
 }
 
-/** What a team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
-interface TeamBucket {
-  projectIds: number[];
-  costs: Map<string, Cost>;
-}
-
-type Owned = 'environments' | 'servers' | 'clients';
-type Kept = 'teams' | 'users' | Owned;
+type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
+type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
- * small collections, project ids by the team they name, daemon ids by the environment they name
- * (its team may come later in the file), the servers and (client, team) pairs referred to.
+ * small collections, project ids and cost sums by the team they name, daemon ids by the environment
+ * they name (its team may come later in the file).
  */
 class SnapshotIndex implements RecordVisitor {
   private readonly problems: Problems;
-  private readonly teams = new Map<number, { index: number; id: number; slug: string; name: string }>();
+  /** The small collections by id; of an environment, a server or a client, its team. */
+  private readonly kept = {
+    teams: new Map<number, TeamHead>(),
+    users: new Map<number, SnapshotUser>(),
+    environments: new Map<number, number>(),
+    servers: new Map<number, number>(),
+    clients: new Map<number, number>(),
+  };
   private readonly slugs = new Set<string>();
-  private readonly users = new Map<number, SnapshotUser>();
   private readonly tokens: SnapshotToken[] = [];
   private readonly hashes = new Set<string>();
   /** Sanctum ids of the tokens that give one. */
   private readonly sanctumIds = new Set<number>();
-  /** The team of each environment, server and client. */
-  private readonly owners: Record<Owned, Map<number, number>> = { environments: new Map(), servers: new Map(), clients: new Map() };
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
   private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
-  private readonly buckets = new Map<number, TeamBucket>();
+  /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
+  private readonly buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
   private readonly daemonsByEnvironment = new Map<number, number[]>();
-  /** Ids each valid record refers to, by kind: resolved once the whole file is read. */
-  private readonly referenced: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
-  /** `<client id>#<team id>` of every project with a client. */
-  private readonly clientsUsed = new Set<string>();
   private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   private readonly seen = { projects: new Set<number>(), daemons: new Set<number>() };
 
@@ -138,7 +113,12 @@ class SnapshotIndex implements RecordVisitor {
     this.problems = problems;
   }
 
-  /** Set for the second reading, when a reference failed: it names each record that breaks one. */
+  /**
+   * Whether a record named one not read yet (or a client of another team), or a project or daemon
+   * id repeats: the file is then read once more, every record known, to name each that breaks a rule.
+   */
+  broken = false;
+  /** Set for that second reading. */
   rechecking = false;
 
   record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
@@ -155,25 +135,24 @@ class SnapshotIndex implements RecordVisitor {
       if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as Kept].add(fields.id);
       return;
     }
-    const record = checked.record as Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
+    const { record } = checked;
     const id = record.id!;
-    for (const [, kind, referred] of referencesOf(collection, record)) this.referenced[kind].add(referred);
-    const duplicate = () => this.problems.addRelation(say.duplicateId(where));
+    if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
+    const duplicate = () => this.problems.add(say.duplicateId(where));
+    if (collection in this.kept && this.kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
       case 'teams':
-        if (this.teams.has(id)) return duplicate();
-        if (this.slugs.has(record.slug!)) return this.problems.addRelation(say.duplicateSlug(where, record.slug!));
-        this.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
+        if (this.slugs.has(record.slug!)) return this.problems.add(say.duplicateSlug(where, record.slug!));
+        this.kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
         this.slugs.add(record.slug!);
         return;
       case 'users':
-        if (this.users.has(id)) return duplicate();
-        this.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
+        this.kept.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
         return;
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
-        if (this.hashes.has(hash)) return this.problems.addRelation(say.duplicateSecret(where));
+        if (this.hashes.has(hash)) return this.problems.add(say.duplicateSecret(where));
         if (record.id !== undefined && this.sanctumIds.has(id)) return duplicate();
         this.hashes.add(hash);
         if (record.id !== undefined) this.sanctumIds.add(id);
@@ -186,100 +165,92 @@ class SnapshotIndex implements RecordVisitor {
       case 'environments':
       case 'servers':
       case 'clients':
-        if (this.owners[collection].has(id)) return duplicate();
-        this.owners[collection].set(id, record.team_id!);
-        if (collection === 'servers') this.addCost(record.team_id!, SERVERS_LABEL, record.currency!, record.monthly_cost!);
+        this.kept[collection].set(id, record.team_id!);
+        if (collection === 'servers') addCost(this.bucket(record.team_id!).costs, { label: SERVERS_LABEL, currency: record.currency!, units: record.monthly_cost! });
         return;
       case 'projects':
         this.bucket(record.team_id!).projectIds.push(id);
-        if (record.client_id !== null) this.clientsUsed.add(`${record.client_id}#${record.team_id}`);
+        // A client of another team (or not read yet) is named on the second reading.
+        if (record.client_id !== null && this.kept.clients.get(record.client_id!) !== record.team_id) this.broken = true;
         return;
       case 'daemons':
         mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
         return;
       case 'costs':
-        this.addCost(record.team_id!, record.label!, record.currency!, record.amount!);
+        addCost(this.bucket(record.team_id!).costs, { label: record.label!, currency: record.currency!, units: record.amount! });
     }
   }
 
-  private bucket(teamId: number): TeamBucket {
-    return mapped(this.buckets, teamId, () => ({ projectIds: [], costs: new Map() }));
-  }
-
-  private addCost(teamId: number, label: string, currency: string, units: bigint): void {
-    const line = mapped(this.bucket(teamId).costs, `${label}\u0000${currency}`, () => ({ label, currency, units: 0n }));
-    line.units += units;
+  private bucket(teamId: number) {
+    return mapped(this.buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
   }
 
   private has(kind: Kept, id: number): boolean {
-    return (kind === 'teams' ? this.teams : kind === 'users' ? this.users : this.owners[kind]).has(id) || this.malformed[kind].has(id);
-  }
-
-  /** Why a project's client does not fit it, if it does not. */
-  private clientProblem(clientId: number, teamId: number): ((where: string) => string) | undefined {
-    const owner = this.owners.clients.get(clientId);
-    if (owner === undefined) return this.malformed.clients.has(clientId) ? undefined : (where) => say.notInSnapshot(where, 'client_id', clientId, 'a client');
-    return owner === teamId ? undefined : (where) => say.clientOfOtherTeam(where, clientId, owner, teamId);
+    return this.kept[kind].has(id) || this.malformed[kind].has(id);
   }
 
   // ---- the end of the file ------------------------------------------------------------
 
   finish() {
-    const environmentTeams = this.owners.environments;
-    const daemonsByTeam = new Map<number, Float64Array[]>();
-    for (const [environmentId, teamId] of environmentTeams) mapped(daemonsByTeam, teamId, () => []).push(Float64Array.from(this.daemonsByEnvironment.get(environmentId) ?? []));
-    const teams = [...this.teams.values()].map((team) => this.finishTeam(team, concatSorted(daemonsByTeam.get(team.id) ?? [])));
+    const environmentTeams = this.kept.environments;
+    for (const [environmentId, teamId] of environmentTeams) {
+      for (const id of this.daemonsByEnvironment.get(environmentId) ?? []) this.bucket(teamId).daemonIds.push(id);
+    }
+    const teams = [...this.kept.teams.values()].map((team) => this.finishTeam(team));
     const byId = new Map(teams.map((team) => [team.id, team]));
-    for (const user of this.users.values()) {
+    for (const user of this.kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
-    const all = (pick: (team: SnapshotTeam) => Float64Array) => concatSorted(teams.map(pick));
-    this.repeated = { projects: new Set(repeatedValues(all((t) => t.projectIds))), daemons: new Set(repeatedValues(all((t) => t.daemonIds))) };
-    const broken = this.repeated.projects.size + this.repeated.daemons.size > 0
-      || Object.entries(this.referenced).some(([kind, ids]) => [...ids].some((id) => !this.has(kind as Kept, id)))
-      || [...this.clientsUsed].some((pair) => this.clientProblem(...(pair.split('#').map(Number) as [number, number])));
-    return { teams, users: this.users, tokens: this.tokens, environmentTeams, broken };
+    this.repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
+    if (this.repeated.projects.size + this.repeated.daemons.size > 0) this.broken = true;
+    return {
+      teams, users: [...this.kept.users.values()], tokens: this.tokens,
+      /** Environment id to team id: a daemon belongs to its environment's team. */
+      environmentTeams,
+      /** Projects and daemons, all teams together. */
+      items: teams.reduce((n, t) => n + t.projectIds.length + t.daemonIds.length, 0),
+    };
   }
 
-  private nameBrokenReferences(collection: Collection, where: string, record: Record<string, unknown>): void {
+  private nameBrokenReferences(collection: Collection, where: string, record: AnyRecord): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
-      if (!this.has(kind, id)) this.problems.addRelation(say.notInSnapshot(where, field, id, REFERRED[kind]));
+      if (!this.has(kind, id)) this.problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
-    if (collection === 'projects' && record.client_id !== null) {
-      const problem = this.clientProblem(record.client_id as number, record.team_id as number);
-      if (problem) this.problems.addRelation(problem(where));
-    }
+    const owner = collection === 'projects' ? this.kept.clients.get(record.client_id!) : undefined;
+    if (owner !== undefined && owner !== record.team_id) this.problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
     if (collection === 'projects' || collection === 'daemons') {
-      const id = record.id as number;
+      const id = record.id!;
       if (!this.repeated[collection].has(id)) return;
-      if (this.seen[collection].has(id)) this.problems.addRelation(say.duplicateId(where));
+      if (this.seen[collection].has(id)) this.problems.add(say.duplicateId(where));
       this.seen[collection].add(id);
     }
   }
 
-  private finishTeam(team: { index: number; id: number; slug: string; name: string }, daemonIds: Float64Array): SnapshotTeam {
+  private finishTeam(team: TeamHead): SnapshotTeam {
     const bucket = this.bucket(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
+    const limit = LIMITS.amountBelow.toLocaleString('en');
     for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), LIMITS.amountBelow.toLocaleString('en')));
+      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
     }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.addRelation(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), LIMITS.amountBelow.toLocaleString('en')));
+    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.addRelation(say.itemTooLarge(where, 'finance summary', financeBytes, DYNAMODB_ITEM_BYTES));
-    return { index: team.index, id: team.id, slug: team.slug, name: team.name, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds, finance, memberIds: [] };
+    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.add(say.financeTooLarge(where, financeBytes));
+    return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
   }
 }
 
-/** The ids a valid record refers to, each with the field that names it (a project's client aside: it must also be of the project's team). */
-function referencesOf(collection: Collection, record: Record<string, unknown>): [field: string, kind: Kept, id: number][] {
+/** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
+function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
-  if (collection === 'users') (record.teams as number[]).forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
-  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id as number]);
-  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id as number]);
-  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id as number], ['server_id', 'servers', record.server_id as number]);
+  if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'tokens') references.push(['user_id', 'users', record.user_id!]);
+  if ('team_id' in record) references.push(['team_id', 'teams', record.team_id!]);
+  if (collection === 'projects' && record.client_id !== null) references.push(['client_id', 'clients', record.client_id!]);
+  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id!], ['server_id', 'servers', record.server_id!]);
   return references;
 }
 
@@ -289,15 +260,4 @@ function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = create()));
   return value;
-}
-
-/** Sorted ids of several lists, in one sorted array. */
-function concatSorted(lists: Float64Array[]): Float64Array {
-  const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
-  let at = 0;
-  for (const list of lists) {
-    all.set(list, at);
-    at += list.length;
-  }
-  return all.sort();
 }
