@@ -24,76 +24,66 @@ const RETENTION_MS = 5 * 60_000;
 /** A minute more than the contract's 5, for the clocks of two machines that disagree a little. */
 const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
 
-type Entry = Key & Record<string, unknown>;
+/** The retention work of one import; `beforeWrite` (the import lock's check) runs before each write and may throw to stop it. */
+export function importRetention(doc: DynamoDBDocumentClient, tableName: string, beforeWrite: () => void) {
+  const ledger = (range: { from: string; to: string }) => ledgerEntries(doc, tableName, range);
 
-export class Retention {
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly tableName: string;
-  /** Called before each write: the import lock's check. */
-  private readonly beforeWrite: () => void;
-
-  constructor(doc: DynamoDBDocumentClient, tableName: string, beforeWrite: () => void) {
-    this.doc = doc;
-    this.tableName = tableName;
-    this.beforeWrite = beforeWrite;
-  }
-
-  /** What dead imports left: their generations, their inactive tokens, the entries they did not remove. */
-  async clearDeadImports(): Promise<void> {
-    for (const entry of await ledgerEntries(this.doc, this.tableName, pendingRange())) await this.deleteGeneration(entry);
-    for (const entry of await ledgerEntries(this.doc, this.tableName, pendingTokensRange())) {
-      const hash = String(entry.sk).slice(2);
-      const token = (await this.doc.send(new GetCommand({ TableName: this.tableName, Key: tokenKey(hash), ConsistentRead: true }))).Item;
-      // Activated just before its import died: valid, and kept.
-      if (!token || token.inactive) await this.delete(userTokenKey(Number(entry.user_id), hash), tokenKey(hash));
-      await this.delete(entry);
+  async function deleteItems(...keys: Key[]): Promise<void> {
+    for (const { pk, sk } of keys) {
+      beforeWrite();
+      await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk, sk } }));
     }
-    await this.removeReplacedEntries();
-  }
-
-  /** Removes the membership entries of every retired generation not yet cleared of them, grouped by user. */
-  async removeReplacedEntries(): Promise<void> {
-    const retired = await ledgerEntries(this.doc, this.tableName, retiredUntil(Number.MAX_SAFE_INTEGER), 'attribute_not_exists(cleared)');
-    const entriesByUser = new Map<number, string[]>();
-    await forEachConcurrently(retired, 16, async ({ team_id, generation }) => {
-      for await (const page of queryPages(this.doc, this.tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
-        for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
-      }
-    });
-    await changeUsersMemberships(this.doc, this.tableName, entriesByUser, 'DELETE', this.beforeWrite);
-    await writeAll(this.doc, this.tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: this.beforeWrite });
-  }
-
-  /** Deletes generations retired long enough ago (`now` in wall-clock ms); returns how many. */
-  async sweepRetired(now: number): Promise<number> {
-    const expired = await ledgerEntries(this.doc, this.tableName, retiredUntil(now - SWEEP_AFTER_MS));
-    for (const entry of expired) await this.deleteGeneration(entry);
-    return expired.length;
   }
 
   /** One generation: its members' entries, its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
-  private async deleteGeneration(entry: Entry): Promise<void> {
+  async function deleteGeneration(entry: Key & Record<string, unknown>): Promise<void> {
     const teamId = Number(entry.team_id);
     const generation = String(entry.generation);
     const members: Key[] = [];
-    for await (const page of queryPages(this.doc, this.tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
-    await changeUsersMemberships(this.doc, this.tableName, members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]]), 'DELETE', this.beforeWrite);
-    const writer = new BatchWriter(this.doc, this.tableName, { beforeSend: this.beforeWrite });
-    for (const key of members) await writer.delete(key);
+    for await (const page of queryPages(doc, tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
+    await changeUsersMemberships(doc, tableName, members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]]), 'DELETE', beforeWrite);
+    const writer = new BatchWriter(doc, tableName, { beforeSend: beforeWrite });
+    for (const Key of members) await writer.add({ DeleteRequest: { Key } });
     for (const resource of LIST_RESOURCES) {
       // A page of keys at a time: a generation of millions of items is never held in memory.
-      for await (const page of queryPages(this.doc, this.tableName, generationPartition(teamId, generation, resource), { keysOnly: true })) {
-        for (const key of page) await writer.delete(key);
+      for await (const page of queryPages(doc, tableName, generationPartition(teamId, generation, resource), { keysOnly: true })) {
+        for (const Key of page) await writer.add({ DeleteRequest: { Key } });
       }
     }
     await writer.flush();
-    await this.delete(entry);
+    await deleteItems(entry);
   }
 
-  private async delete(...keys: Key[]): Promise<void> {
-    for (const { pk, sk } of keys) {
-      this.beforeWrite();
-      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk } }));
-    }
+  /** Removes the membership entries of every retired generation not yet cleared of them, grouped by user. */
+  async function removeReplacedEntries(): Promise<void> {
+    const retired = (await ledger(retiredUntil(Number.MAX_SAFE_INTEGER))).filter((entry) => !entry.cleared);
+    const entriesByUser = new Map<number, string[]>();
+    await forEachConcurrently(retired, 16, async ({ team_id, generation }) => {
+      for await (const page of queryPages(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
+        for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
+      }
+    });
+    await changeUsersMemberships(doc, tableName, entriesByUser, 'DELETE', beforeWrite);
+    await writeAll(doc, tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: beforeWrite });
   }
+
+  return {
+    /** What dead imports left: their generations, their inactive tokens, the entries they did not remove. */
+    async clearDeadImports(): Promise<void> {
+      for (const entry of await ledger(pendingRange())) await deleteGeneration(entry);
+      for (const entry of await ledger(pendingTokensRange())) {
+        const hash = String(entry.sk).slice(2);
+        const token = (await doc.send(new GetCommand({ TableName: tableName, Key: tokenKey(hash), ConsistentRead: true }))).Item;
+        // Activated just before its import died: valid, and kept.
+        if (!token || token.inactive) await deleteItems(userTokenKey(Number(entry.user_id), hash), tokenKey(hash));
+        await deleteItems(entry);
+      }
+      await removeReplacedEntries();
+    },
+    removeReplacedEntries,
+    /** Deletes generations retired long enough ago (`now` in wall-clock ms). */
+    async sweepRetired(now: number): Promise<void> {
+      for (const entry of await ledger(retiredUntil(now - SWEEP_AFTER_MS))) await deleteGeneration(entry);
+    },
+  };
 }

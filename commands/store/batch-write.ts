@@ -18,7 +18,7 @@ export interface WriterOptions {
 
 /**
  * Writes requests in batches of 25, several batches in flight, for a producer that streams:
- * `put` and `delete` return a promise only when the writer is full, so a reader of a file slows
+ * `add` returns a promise only when the writer is full, so a reader of a file slows
  * to the pace of DynamoDB instead of buffering the file in memory. Unprocessed items (DynamoDB's
  * answer under load) are sent again under the one retry policy (shared/store/retry.ts); none is
  * dropped. The first failure stops the writer and is thrown by the next call and by `flush`.
@@ -36,14 +36,6 @@ export class BatchWriter {
     this.doc = doc;
     this.tableName = tableName;
     this.options = options;
-  }
-
-  put(item: Record<string, unknown>): void | Promise<void> {
-    return this.add({ PutRequest: { Item: item } });
-  }
-
-  delete({ pk, sk }: Key): void | Promise<void> {
-    return this.add({ DeleteRequest: { Key: { pk, sk } } });
   }
 
   add(request: WriteRequest): void | Promise<void> {
@@ -90,12 +82,11 @@ export class BatchWriter {
 }
 
 /** Writes every request (an array or any iterable), in parallel batches of 25. */
-export async function writeAll(doc: DynamoDBDocumentClient, tableName: string, requests: Iterable<WriteRequest>, options: WriterOptions = {}): Promise<number> {
+export async function writeAll(doc: DynamoDBDocumentClient, tableName: string, requests: Iterable<WriteRequest>, options: WriterOptions = {}): Promise<void> {
   const writer = new BatchWriter(doc, tableName, options);
   for (const request of requests) {
     const full = writer.add(request);
     if (full) await full;
   }
   await writer.flush();
-  return writer.written;
 }

@@ -11,18 +11,15 @@ import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key 
 
 interface QueryOptions {
   range?: { from: string; to: string };
-  /** A FilterExpression. */
-  filter?: string;
   keysOnly?: boolean;
 }
 
 /** The items of a partition (of a sort-key range of it), strongly consistent, a page at a time. */
-export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, filter, keysOnly }: QueryOptions = {}) {
+export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, keysOnly }: QueryOptions = {}) {
   const pages = paginateQuery({ client: doc }, {
     TableName: tableName,
     KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
     ExpressionAttributeValues: { ':pk': pk, ...(range && { ':from': range.from, ':to': range.to }) },
-    FilterExpression: filter,
     ProjectionExpression: keysOnly ? 'pk, sk' : undefined,
     ConsistentRead: true,
   });
@@ -30,9 +27,9 @@ export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string
 }
 
 /** Ledger entries (commands/store/keys.ts) in a sort-key range. */
-export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }, filter?: string) {
+export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }) {
   const entries: (Key & Record<string, unknown>)[] = [];
-  for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range, filter })) entries.push(...page);
+  for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range })) entries.push(...page);
   return entries;
 }
 
