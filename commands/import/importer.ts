@@ -3,7 +3,7 @@ import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from
 import { daemonJson, projectJson, type Daemon, type Project } from '../store/resources.ts';
 import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
-import { BatchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
+import { batchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { changeUsersMemberships, listUserTokens } from '../store/memberships.ts';
 import { financeFieldsJson } from './finance.ts';
@@ -267,7 +267,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     const total = snapshot.items;
     let done = 0;
     await options.onProgress?.({ phase: 'writing', done, total });
-    const writer = new BatchWriter(doc, tableName, {
+    const writer = batchWriter(doc, tableName, {
       beforeSend: beforeWrite,
       onWritten: (count) => options.onProgress?.({ phase: 'writing', done: (done += count), total }),
     });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { importLockKey } from '../store/keys.ts';
 
@@ -102,7 +103,7 @@ export class ImportLock {
       } else if (held.renewed_at !== firstSeen.renewed_at) {
         throw new LockHeld(held);
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(held.expires_at - Date.now(), 10))));
+      await sleep(Math.min(POLL_MS, Math.max(held.expires_at - Date.now(), 10)));
     }
     lock.timer = setInterval(() => void lock.renew(), lock.renewEveryMs).unref();
     return lock;
@@ -125,7 +126,7 @@ export class ImportLock {
 
   /** The lock's key, on condition that this import holds it. */
   private ifStillOurs() {
-    return { TableName: this.tableName, Key: { ...importLockKey() }, ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } };
+    return { TableName: this.tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } };
   }
 
   /** Writes the lock as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */

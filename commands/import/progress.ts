@@ -3,6 +3,14 @@ import { holdTerminal } from '../cli/run.ts';
 import { count } from '../cli/text.ts';
 import type { ImportProgress } from './importer.ts';
 
+/** Files and imports smaller than these go without a display: they are over before a bar means anything. */
+const MINIMUM_BYTES = 5_000_000;
+const MINIMUM_ITEMS = 5_000;
+
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+
+export type ProgressDisplay = ReturnType<typeof progressDisplay>;
+
 /**
  * The import's progress on stderr, for both passes: validating (bytes of the file read) and
  * writing (projects and daemons written). On a terminal, a bar per pass (cli-progress: it redraws
@@ -10,21 +18,10 @@ import type { ImportProgress } from './importer.ts';
  * state on screen); elsewhere (a CI log, a pipe), a plain line every 10%. A small import says
  * nothing: it is over before a bar means anything.
  */
-export interface ProgressDisplay {
-  validating(bytes: number, total: number): void;
-  importing(progress: ImportProgress): void | Promise<void>;
-  /** Ends a bar still drawn (before printing anything else). */
-  stop(): void;
-}
-
-/** Files and imports smaller than these go without a display: they are over before a bar means anything. */
-const MINIMUM_BYTES = 5_000_000;
-const MINIMUM_ITEMS = 5_000;
-
-const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-
-export function progressDisplay({ stream = process.stderr }: { stream?: NodeJS.WriteStream } = {}): ProgressDisplay {
-  let writingStarted = performance.now();
+export function progressDisplay() {
+  const stream = process.stderr;
+  let writingStarted = 0;
+  let quietImport = false;
   let bar: cliProgress.SingleBar | undefined;
   let barLabel = '';
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
@@ -64,12 +61,11 @@ export function progressDisplay({ stream = process.stderr }: { stream?: NodeJS.W
     }
   };
 
-  let quietImport = false;
   return {
-    validating(bytes, total) {
+    validating(bytes: number, total: number) {
       if (total >= MINIMUM_BYTES) show('validating', bytes, total, `${megabytes(bytes)} of ${megabytes(total)}`);
     },
-    importing(p) {
+    importing(p: ImportProgress) {
       if (p.phase === 'writing' && p.done === 0) {
         quietImport = p.total < MINIMUM_ITEMS;
         writingStarted = performance.now();
@@ -79,6 +75,7 @@ export function progressDisplay({ stream = process.stderr }: { stream?: NodeJS.W
       const rate = seconds > 0 && p.done > 0 ? `, ${count(Math.round(p.done / seconds))} items/s` : '';
       show('writing items', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);
     },
+    /** Ends a bar still drawn (before printing anything else). */
     stop: stopBar,
   };
 }

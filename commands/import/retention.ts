@@ -3,7 +3,7 @@ import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
   memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, generationPartition, retiredUntil, tokenKey, userTokenKey, type Key,
 } from '../store/keys.ts';
-import { BatchWriter, writeAll } from '../store/batch-write.ts';
+import { batchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { changeUsersMemberships, ledgerEntries, queryPages } from '../store/memberships.ts';
 
@@ -24,6 +24,8 @@ const RETENTION_MS = 5 * 60_000;
 /** A minute more than the contract's 5, for the clocks of two machines that disagree a little. */
 const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
 
+type Entry = Key & Record<string, unknown>;
+
 /** The retention work of one import; `beforeWrite` (the import lock's check) runs before each write and may throw to stop it. */
 export function importRetention(doc: DynamoDBDocumentClient, tableName: string, beforeWrite: () => void) {
   const ledger = (range: { from: string; to: string }) => ledgerEntries(doc, tableName, range);
@@ -35,18 +37,26 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
     }
   }
 
-  /** One generation: its members' entries, its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
-  async function deleteGeneration(entry: Key & Record<string, unknown>): Promise<void> {
+  /** Removes the entries of these generations from their members' tokens, grouped by user. */
+  async function removeEntries(generations: Entry[]): Promise<void> {
+    const entriesByUser = new Map<number, string[]>();
+    await forEachConcurrently(generations, 16, async ({ team_id, generation }) => {
+      const entry = membershipEntry(Number(team_id), String(generation));
+      for await (const page of queryPages(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
+        for (const userId of page.map(memberUserIdOf)) entriesByUser.set(userId, [...(entriesByUser.get(userId) ?? []), entry]);
+      }
+    });
+    await changeUsersMemberships(doc, tableName, entriesByUser, 'DELETE', beforeWrite);
+  }
+
+  /** One generation whose entries are removed: its member index, its items, then its ledger entry (so an interrupted delete is finished later). */
+  async function deleteGeneration(entry: Entry): Promise<void> {
     const teamId = Number(entry.team_id);
     const generation = String(entry.generation);
-    const members: Key[] = [];
-    for await (const page of queryPages(doc, tableName, memberPartition(teamId, generation), { keysOnly: true })) members.push(...page);
-    await changeUsersMemberships(doc, tableName, members.map((member) => [memberUserIdOf(member), [membershipEntry(teamId, generation)]]), 'DELETE', beforeWrite);
-    const writer = new BatchWriter(doc, tableName, { beforeSend: beforeWrite });
-    for (const Key of members) await writer.add({ DeleteRequest: { Key } });
-    for (const resource of LIST_RESOURCES) {
+    const writer = batchWriter(doc, tableName, { beforeSend: beforeWrite });
+    for (const partition of [memberPartition(teamId, generation), ...LIST_RESOURCES.map((resource) => generationPartition(teamId, generation, resource))]) {
       // A page of keys at a time: a generation of millions of items is never held in memory.
-      for await (const page of queryPages(doc, tableName, generationPartition(teamId, generation, resource), { keysOnly: true })) {
+      for await (const page of queryPages(doc, tableName, partition, { keysOnly: true })) {
         for (const Key of page) await writer.add({ DeleteRequest: { Key } });
       }
     }
@@ -54,23 +64,19 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
     await deleteItems(entry);
   }
 
-  /** Removes the membership entries of every retired generation not yet cleared of them, grouped by user. */
+  /** Removes the membership entries of every retired generation not yet cleared of them. */
   async function removeReplacedEntries(): Promise<void> {
     const retired = (await ledger(retiredUntil(Number.MAX_SAFE_INTEGER))).filter((entry) => !entry.cleared);
-    const entriesByUser = new Map<number, string[]>();
-    await forEachConcurrently(retired, 16, async ({ team_id, generation }) => {
-      for await (const page of queryPages(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
-        for (const member of page) entriesByUser.set(memberUserIdOf(member), [...(entriesByUser.get(memberUserIdOf(member)) ?? []), membershipEntry(Number(team_id), String(generation))]);
-      }
-    });
-    await changeUsersMemberships(doc, tableName, entriesByUser, 'DELETE', beforeWrite);
+    await removeEntries(retired);
     await writeAll(doc, tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: beforeWrite });
   }
 
   return {
     /** What dead imports left: their generations, their inactive tokens, the entries they did not remove. */
     async clearDeadImports(): Promise<void> {
-      for (const entry of await ledger(pendingRange())) await deleteGeneration(entry);
+      const pending = await ledger(pendingRange());
+      await removeEntries(pending);
+      for (const entry of pending) await deleteGeneration(entry);
       for (const entry of await ledger(pendingTokensRange())) {
         const hash = String(entry.sk).slice(2);
         const token = (await doc.send(new GetCommand({ TableName: tableName, Key: tokenKey(hash), ConsistentRead: true }))).Item;
@@ -81,7 +87,7 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
       await removeReplacedEntries();
     },
     removeReplacedEntries,
-    /** Deletes generations retired long enough ago (`now` in wall-clock ms). */
+    /** Deletes generations retired long enough ago (`now` in wall-clock ms): removeReplacedEntries has removed their entries. */
     async sweepRetired(now: number): Promise<void> {
       for (const entry of await ledger(retiredUntil(now - SWEEP_AFTER_MS))) await deleteGeneration(entry);
     },

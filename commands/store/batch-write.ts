@@ -18,75 +18,63 @@ export interface WriterOptions {
 
 /**
  * Writes requests in batches of 25, several batches in flight, for a producer that streams:
- * `add` returns a promise only when the writer is full, so a reader of a file slows
- * to the pace of DynamoDB instead of buffering the file in memory. Unprocessed items (DynamoDB's
- * answer under load) are sent again under the one retry policy (shared/store/retry.ts); none is
- * dropped. The first failure stops the writer and is thrown by the next call and by `flush`.
+ * `add` returns a promise only when the writer is full, so a reader of a file slows to the pace
+ * of DynamoDB instead of buffering the file in memory. Unprocessed items (DynamoDB's answer under
+ * load) are sent again under the one retry policy (shared/store/retry.ts); none is dropped. The
+ * first failure stops the writer and is thrown by the next call and by `flush`.
  */
-export class BatchWriter {
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly tableName: string;
-  private readonly options: WriterOptions;
-  private batch: WriteRequest[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
-  private failure: unknown;
-  written = 0;
+export function batchWriter(doc: DynamoDBDocumentClient, tableName: string, { onWritten, beforeSend }: WriterOptions = {}) {
+  let batch: WriteRequest[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  let written = 0;
+  const throwFailure = () => {
+    if (failure) throw failure.error;
+  };
 
-  constructor(doc: DynamoDBDocumentClient, tableName: string, options: WriterOptions = {}) {
-    this.doc = doc;
-    this.tableName = tableName;
-    this.options = options;
-  }
-
-  add(request: WriteRequest): void | Promise<void> {
-    if (this.failure) throw this.failure;
-    this.batch.push(request);
-    if (this.batch.length < BATCH_SIZE) return undefined;
-    return this.send();
-  }
-
-  /** Sends what is left and waits for every batch in flight. */
-  async flush(): Promise<void> {
-    if (this.batch.length > 0) await this.send();
-    while (this.inFlight.size > 0) await Promise.race(this.inFlight);
-    if (this.failure) throw this.failure;
-  }
-
-  private send(): void | Promise<void> {
-    const batch = this.batch;
-    this.batch = [];
-    this.options.beforeSend?.();
+  function send(): void | Promise<void> {
+    const sending = batch;
+    batch = [];
+    beforeSend?.();
     // A batch's promise never rejects: its failure is kept, and thrown by the next call.
-    const sending: Promise<void> = this.write(batch)
+    const done: Promise<void> = untilProcessed('BatchWriteItem', sending, async (pending) => {
+      const result = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+      return (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
+    }, { retries: 10 })
       .then(async () => {
-        this.written += batch.length;
-        await this.options.onWritten?.(batch.length);
+        written += sending.length;
+        await onWritten?.(sending.length);
       })
       .catch((error: unknown) => {
-        this.failure ??= error;
+        failure ??= { error };
       })
-      .finally(() => this.inFlight.delete(sending));
-    this.inFlight.add(sending);
-    if (this.inFlight.size < CONCURRENCY) return undefined;
-    return Promise.race(this.inFlight).then(() => {
-      if (this.failure) throw this.failure;
-    });
+      .finally(() => inFlight.delete(done));
+    inFlight.add(done);
+    if (inFlight.size >= CONCURRENCY) return Promise.race(inFlight).then(throwFailure);
   }
 
-  private async write(batch: WriteRequest[]): Promise<void> {
-    await untilProcessed('BatchWriteItem', batch, async (pending) => {
-      const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-      return (result.UnprocessedItems?.[this.tableName] as WriteRequest[] | undefined) ?? [];
-    }, { retries: 10 });
-  }
+  return {
+    /** Requests written so far. */
+    get written() {
+      return written;
+    },
+    add(request: WriteRequest): void | Promise<void> {
+      throwFailure();
+      batch.push(request);
+      if (batch.length === BATCH_SIZE) return send();
+    },
+    /** Sends what is left and waits for every batch in flight. */
+    async flush(): Promise<void> {
+      if (batch.length > 0) await send();
+      await Promise.all(inFlight);
+      throwFailure();
+    },
+  };
 }
 
-/** Writes every request (an array or any iterable), in parallel batches of 25. */
-export async function writeAll(doc: DynamoDBDocumentClient, tableName: string, requests: Iterable<WriteRequest>, options: WriterOptions = {}): Promise<void> {
-  const writer = new BatchWriter(doc, tableName, options);
-  for (const request of requests) {
-    const full = writer.add(request);
-    if (full) await full;
-  }
+/** Writes every request, in parallel batches of 25. */
+export async function writeAll(doc: DynamoDBDocumentClient, tableName: string, requests: WriteRequest[], options: WriterOptions = {}): Promise<void> {
+  const writer = batchWriter(doc, tableName, options);
+  for (const request of requests) await writer.add(request);
   await writer.flush();
 }

@@ -4,11 +4,10 @@ import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 
 /**
  * Creates the one table unless it exists (string `pk`/`sk`, on-demand, as the CDK stack declares
- * it), and waits until it is active with the SDK's waiter. Returns whether it created it.
+ * it), and waits until it is active with the SDK's waiter.
  */
-export async function ensureTable(doc: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
+export async function ensureTable(doc: DynamoDBDocumentClient, tableName: string): Promise<void> {
   const { partitionKey, sortKey } = KEY_SCHEMA;
-  let created = true;
   try {
     await doc.send(new CreateTableCommand({
       TableName: tableName,
@@ -19,9 +18,7 @@ export async function ensureTable(doc: DynamoDBDocumentClient, tableName: string
   } catch (error) {
     // DynamoDB's answer when the table exists already.
     if (!(error instanceof ResourceInUseException)) throw error;
-    created = false;
   }
   // The document client sends DescribeTable as the plain client does.
   await waitUntilTableExists({ client: doc as unknown as DynamoDBClient, maxWaitTime: 60, minDelay: 1 }, { TableName: tableName });
-  return created;
 }
