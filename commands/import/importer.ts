@@ -163,7 +163,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
       if (!stored || stored.inactive) {
         newTokens.push(token);
         tagged.add(token.hash);
-      } else if (Number(stored.user_id) !== token.userId) problems.add(say.tokenOfAnotherUser(locate('tokens', token.index), Number(stored.user_id)));
+      } else if (stored.user_id !== token.userId) problems.add(say.tokenOfAnotherUser(locate('tokens', token.index), stored.user_id));
       else storedTokens.set(token, stored);
     }
 
@@ -191,7 +191,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   /** What the snapshot takes away from an existing token: an earlier expiry, abilities removed. */
   async function narrowTokens() {
-    await forEachConcurrently(storedTokens, 16, async ([token, stored]) => {
+    await forEachConcurrently(storedTokens, async ([token, stored]) => {
       const abilities = commonAbilities(stored.abilities, token.abilities);
       const expires_at = earlierExpiry(stored.expires_at, token.expiresAt);
       if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expires_at) await updateToken(token, { abilities, expires_at });
@@ -200,7 +200,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   /** The snapshot's tokens as it says (abilities, expiry, name, Sanctum id), and valid: after the last switch. A revocation stays. */
   async function widenTokens() {
-    await forEachConcurrently(tokens, 16, (token) => updateToken(token, {
+    await forEachConcurrently(tokens, (token) => updateToken(token, {
       abilities: token.abilities, expires_at: token.expiresAt, name: token.name, sanctum_id: token.sanctumId, inactive: undefined,
     }));
     await write(newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })));

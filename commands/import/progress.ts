@@ -21,7 +21,6 @@ export type ProgressDisplay = ReturnType<typeof progressDisplay>;
 export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
-  let quietImport = false;
   let bar: cliProgress.SingleBar | undefined;
   let barLabel = '';
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
@@ -48,7 +47,6 @@ export function progressDisplay() {
         barLabel = label;
         releaseHold = holdTerminal(stopBar);
       }
-      bar!.setTotal(Math.max(total, 1));
       bar!.update(done, { text });
       if (done >= total) stopBar();
       return;
@@ -66,11 +64,8 @@ export function progressDisplay() {
       if (total >= MINIMUM_BYTES) show('validating', bytes, total, `${megabytes(bytes)} of ${megabytes(total)}`);
     },
     importing(p: ImportProgress) {
-      if (p.phase === 'writing' && p.done === 0) {
-        quietImport = p.total < MINIMUM_ITEMS;
-        writingStarted = performance.now();
-      }
-      if (quietImport || p.phase !== 'writing') return;
+      if (p.phase !== 'writing' || p.total < MINIMUM_ITEMS) return;
+      if (p.done === 0) writingStarted = performance.now();
       const seconds = (performance.now() - writingStarted) / 1000;
       const rate = seconds > 0 && p.done > 0 ? `, ${count(Math.round(p.done / seconds))} items/s` : '';
       show('writing items', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);

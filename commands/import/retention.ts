@@ -1,11 +1,11 @@
-import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
   memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, generationPartition, retiredUntil, tokenKey, userTokenKey, type Key,
 } from '../store/keys.ts';
 import { batchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
-import { changeUsersMemberships, ledgerEntries, queryPages } from '../store/memberships.ts';
+import { changeUsersMemberships, ledgerEntries, queryAll, queryPages } from '../store/memberships.ts';
 
 /**
  * What an import leaves behind, and when it goes (docs/contract.md, section 7; docs/storage.md).
@@ -30,21 +30,16 @@ type Entry = Key & Record<string, unknown>;
 export function importRetention(doc: DynamoDBDocumentClient, tableName: string, beforeWrite: () => void) {
   const ledger = (range: { from: string; to: string }) => ledgerEntries(doc, tableName, range);
 
-  async function deleteItems(...keys: Key[]): Promise<void> {
-    for (const { pk, sk } of keys) {
-      beforeWrite();
-      await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk, sk } }));
-    }
-  }
+  /** Deletes these items (in one batch: a token with its index entry, or a ledger entry alone). */
+  const deleteItems = (...keys: Key[]) => writeAll(doc, tableName, keys.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })), { beforeSend: beforeWrite });
 
   /** Removes the entries of these generations from their members' tokens, grouped by user. */
   async function removeEntries(generations: Entry[]): Promise<void> {
     const entriesByUser = new Map<number, string[]>();
-    await forEachConcurrently(generations, 16, async ({ team_id, generation }) => {
+    await forEachConcurrently(generations, async ({ team_id, generation }) => {
       const entry = membershipEntry(Number(team_id), String(generation));
-      for await (const page of queryPages(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true })) {
-        for (const userId of page.map(memberUserIdOf)) entriesByUser.set(userId, [...(entriesByUser.get(userId) ?? []), entry]);
-      }
+      const members = await queryAll(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true });
+      for (const userId of members.map(memberUserIdOf)) entriesByUser.set(userId, [...(entriesByUser.get(userId) ?? []), entry]);
     });
     await changeUsersMemberships(doc, tableName, entriesByUser, 'DELETE', beforeWrite);
   }

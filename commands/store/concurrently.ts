@@ -1,5 +1,8 @@
-/** Runs `work` on every item, at most `limit` at a time; the first failure is thrown once all have stopped. */
-export async function forEachConcurrently<T>(items: Iterable<T>, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+/** Calls to DynamoDB in flight at once for the commands' per-item work. */
+const LIMIT = 16;
+
+/** Runs `work` on every item, at most 16 at a time; the first failure is thrown once all have stopped. */
+export async function forEachConcurrently<T>(items: Iterable<T>, work: (item: T) => Promise<void>): Promise<void> {
   const iterator = items[Symbol.iterator]();
   let failure: { error: unknown } | undefined;
   const worker = async () => {
@@ -11,6 +14,6 @@ export async function forEachConcurrently<T>(items: Iterable<T>, limit: number, 
       }
     }
   };
-  await Promise.all(Array.from({ length: limit }, worker));
+  await Promise.all(Array.from({ length: LIMIT }, worker));
   if (failure) throw failure.error;
 }

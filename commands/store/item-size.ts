@@ -3,9 +3,9 @@
  * (developer guide, "DynamoDB item sizes and formats"): each attribute counts its name's UTF-8
  * bytes plus its value's size. A string is its UTF-8 bytes; a number 1 byte per two significant
  * digits plus 1 (counted here from its text, which is never smaller); null and booleans 1 byte;
- * a set the sum of its members; a list or map 3 bytes plus, per element, 1 byte and the element
- * (a map's keys count as names). The import checks every item it will write against these before
- * the first write (commands/import/validation.ts).
+ * a set the sum of its members; a list 3 bytes plus, per element, 1 byte and the element. Those
+ * are the types the import writes (no binary, no map). The import checks every item it will write
+ * against these before the first write (commands/import/validation.ts).
  */
 /** DynamoDB's limit of one item, key attributes included. */
 export const DYNAMODB_ITEM_BYTES = 400 * 1024;
@@ -13,28 +13,18 @@ export const DYNAMODB_ITEM_BYTES = 400 * 1024;
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /** The size of a number as DynamoDB stores it: leading and trailing zeros are not digits. */
-function numberSize(value: number | bigint | string): number {
+function numberSize(value: number): number {
   const digits = String(value).replace(/^-/, '').replace(/e.*$/i, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
   return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
 }
 
 /** The size of one attribute value (without its name). */
 function valueSize(value: unknown): number {
-  if (value === null || value === undefined || typeof value === 'boolean') return 1;
+  if (value === null || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return utf8(value);
-  if (typeof value === 'number' || typeof value === 'bigint') return numberSize(value);
-  if (value instanceof Uint8Array) return value.byteLength;
-  if (value instanceof Set) {
-    let size = 0;
-    for (const member of value) size += valueSize(member);
-    return size;
-  }
+  if (typeof value === 'number') return numberSize(value);
+  if (value instanceof Set) return [...value].reduce<number>((size, member) => size + valueSize(member), 0);
   if (Array.isArray(value)) return value.reduce<number>((size, element) => size + 1 + valueSize(element), 3);
-  if (typeof value === 'object') {
-    let size = 3;
-    for (const [name, element] of Object.entries(value)) size += 1 + utf8(name) + valueSize(element);
-    return size;
-  }
   throw new TypeError(`no DynamoDB size for a ${typeof value}`);
 }
 

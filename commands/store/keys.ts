@@ -23,8 +23,8 @@ const USER_PREFIX = 'USER#';
 export const userKey = (userId: number): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: 'USER' });
 export const userIdOf = (key: Key): number => Number(key.pk.slice(USER_PREFIX.length));
 export const userTokenKey = (userId: number, hash: string): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: `${TOKEN_PREFIX}${hash}` });
-/** The Query that lists a user's token index: pk and the sk prefix. */
-export const userTokensQuery = (userId: number) => ({ pk: userKey(userId).pk, skPrefix: TOKEN_PREFIX });
+/** The Query that lists a user's token index: pk and sort-key bounds. */
+export const userTokensQuery = (userId: number) => ({ pk: userKey(userId).pk, range: { from: TOKEN_PREFIX, to: `${TOKEN_PREFIX}\uffff` } });
 /** The hash a user's token index item names. */
 export const userTokenHashOf = (key: Key): string => key.sk.slice(TOKEN_PREFIX.length);
 

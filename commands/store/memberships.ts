@@ -9,13 +9,8 @@ import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key 
  * while an import adds the next generation's.
  */
 
-interface QueryOptions {
-  range?: { from: string; to: string };
-  keysOnly?: boolean;
-}
-
 /** The items of a partition (of a sort-key range of it), strongly consistent, a page at a time. */
-export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, keysOnly }: QueryOptions = {}) {
+export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, keysOnly }: { range?: { from: string; to: string }; keysOnly?: boolean } = {}) {
   const pages = paginateQuery({ client: doc }, {
     TableName: tableName,
     KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
@@ -26,24 +21,27 @@ export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string
   for await (const page of pages) yield (page.Items ?? []) as (Key & Record<string, unknown>)[];
 }
 
+/** Every item of a partition (of a sort-key range of it), strongly consistent. */
+export async function queryAll(...query: Parameters<typeof queryPages>) {
+  const items: (Key & Record<string, unknown>)[] = [];
+  for await (const page of queryPages(...query)) items.push(...page);
+  return items;
+}
+
 /** Ledger entries (commands/store/keys.ts) in a sort-key range. */
-export async function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }) {
-  const entries: (Key & Record<string, unknown>)[] = [];
-  for await (const page of queryPages(doc, tableName, LEDGER_PARTITION, { range })) entries.push(...page);
-  return entries;
+export function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: { from: string; to: string }) {
+  return queryAll(doc, tableName, LEDGER_PARTITION, { range });
 }
 
 /** The hashes of a user's tokens, from the user's token index. */
 export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<string[]> {
-  const { pk, skPrefix } = userTokensQuery(userId);
-  const hashes: string[] = [];
-  for await (const page of queryPages(doc, tableName, pk, { range: { from: skPrefix, to: `${skPrefix}\uffff` }, keysOnly: true })) hashes.push(...page.map(userTokenHashOf));
-  return hashes;
+  const { pk, range } = userTokensQuery(userId);
+  return (await queryAll(doc, tableName, pk, { range, keysOnly: true })).map(userTokenHashOf);
 }
 
 /** Adds or removes `entries` on every token of each user (`beforeWrite` may throw to stop: the import lock's check). */
 export async function changeUsersMemberships(doc: DynamoDBDocumentClient, tableName: string, entriesByUser: Iterable<[number, string[]]>, change: 'ADD' | 'DELETE', beforeWrite: () => void, tokensOf = (userId: number) => listUserTokens(doc, tableName, userId)): Promise<void> {
-  await forEachConcurrently(entriesByUser, 16, async ([userId, entries]) => {
+  await forEachConcurrently(entriesByUser, async ([userId, entries]) => {
     for (const hash of await tokensOf(userId)) {
       beforeWrite();
       await changeMemberships(doc, tableName, hash, change, entries);
