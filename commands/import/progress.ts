@@ -21,8 +21,8 @@ export type ProgressDisplay = ReturnType<typeof progressDisplay>;
 export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
+  /** The bar of the pass under way: each pass ends its own (when done, or stopped). */
   let bar: cliProgress.SingleBar | undefined;
-  let barLabel = '';
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
   let releaseHold = () => {};
   let lastLine = '';
@@ -30,7 +30,6 @@ export function progressDisplay() {
   const stopBar = () => {
     const shown = bar;
     bar = undefined;
-    barLabel = '';
     releaseHold();
     shown?.stop();
   };
@@ -38,16 +37,14 @@ export function progressDisplay() {
   /** One pass's state: a bar on a terminal, a line per 10% elsewhere. */
   const show = (label: string, done: number, total: number, text: string) => {
     if (stream.isTTY) {
-      if (barLabel !== label) {
-        stopBar();
+      if (!bar) {
         bar = new cliProgress.SingleBar({
           stream, format: `${label.padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
         }, cliProgress.Presets.legacy);
         bar.start(Math.max(total, 1), 0, { text });
-        barLabel = label;
         releaseHold = holdTerminal(stopBar);
       }
-      bar!.update(done, { text });
+      bar.update(done, { text });
       if (done >= total) stopBar();
       return;
     }
