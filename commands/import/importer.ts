@@ -104,9 +104,12 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
   const startedAt = clock();
   const teamsById = new Map(teams.map((team) => [team.id, team]));
   const generations = new Map(teams.map((team) => [team.id, newGenerationId(startedAt)]));
-  /** Each member of a snapshot team, with the snapshot teams they are a member of. */
-  const members = new Map<number, number[]>();
-  for (const team of teams) for (const userId of team.memberIds) members.set(userId, [...(members.get(userId) ?? []), team.id]);
+  /** Each member of a snapshot team, with the entries `<team>#<generation>` of the new generations of its teams. */
+  const memberEntries = new Map<number, string[]>();
+  for (const team of teams) {
+    const entry = membershipEntry(team.id, generations.get(team.id)!);
+    for (const userId of team.memberIds) memberEntries.set(userId, [...(memberEntries.get(userId) ?? []), entry]);
+  }
   /** Snapshot tokens not in the table, or left inactive by a killed import: written inactive, activated last. */
   const newTokens: SnapshotToken[] = [];
   /** Snapshot tokens already in the table, as stored. */
@@ -224,10 +227,6 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   // ---- 3. New generations ----------------------------------------------------------------
 
-  function entriesOf(userId: number): string[] {
-    return (members.get(userId) ?? []).map((teamId) => membershipEntry(teamId, generations.get(teamId)!));
-  }
-
   async function writeGenerations() {
     // Reserved in the ledger first, as are new tokens: whatever a killed import wrote, the next finds.
     await write([
@@ -238,7 +237,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
       // The member index: whoever removes a generation's entries finds its members through it.
       ...teams.flatMap((team) => team.memberIds.map((userId) => putRequest(memberItem(team.id, generations.get(team.id)!, userId)))),
       ...newTokens.flatMap((token) => {
-        const entries = entriesOf(token.userId);
+        const entries = memberEntries.get(token.userId) ?? [];
         const item = {
           ...tokenKey(token.hash), user_id: token.userId, abilities: token.abilities, expires_at: token.expiresAt,
           ...(token.name !== undefined && { name: token.name }), ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
@@ -253,8 +252,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   /** Adds the new generations' entries (added, never set) to each member's tokens that do not have them yet. */
   async function tagMembersTokens() {
-    const entries = [...members.keys()].map((userId): [number, string[]] => [userId, entriesOf(userId)]);
-    await changeUsersMemberships(doc, tableName, entries, 'ADD', beforeWrite, async (userId) => {
+    await changeUsersMemberships(doc, tableName, memberEntries, 'ADD', beforeWrite, async (userId) => {
       const untagged = (await listUserTokens(doc, tableName, userId)).filter((hash) => !tagged.has(hash));
       for (const hash of untagged) tagged.add(hash);
       return untagged;
