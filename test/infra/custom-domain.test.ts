@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../commands/local/api-gateway-event.ts';
 import { readApiConfig } from '../../shared/config.ts';
@@ -16,9 +16,15 @@ import { resourcesOf, synthStack } from './support.ts';
  * domain sets the functions' PUBLIC_BASE_URL itself; an explicit publicBaseUrl still wins.
  */
 const CERTIFICATE = 'arn:aws:acm:eu-west-1:123456789012:certificate/abc';
+/** The stack synthesized with `context` (once per context: several cases ask for the same one), and its functions' PUBLIC_BASE_URL. */
+const synthesized = new Map<string, { template: Template; urls: (string | undefined)[] }>();
 const baseUrls = (context: Record<string, string>) => {
-  const { template } = synthStack({ context, props: (app) => propsFromContext(app.node) });
-  return { template, urls: Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((fn) => fn.Properties.Environment?.Variables?.PUBLIC_BASE_URL) };
+  const key = JSON.stringify(context);
+  if (!synthesized.has(key)) {
+    const { template } = synthStack({ context, props: (app) => propsFromContext(app.node) });
+    synthesized.set(key, { template, urls: Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((fn) => fn.Properties.Environment?.Variables?.PUBLIC_BASE_URL) });
+  }
+  return synthesized.get(key)!;
 };
 
 describe('a custom domain the stack maps', () => {

@@ -96,7 +96,7 @@ afterAll(async () => {
 /** Runs a command to its end (without blocking the other cases), timing it. */
 function run(script: string, args: string[], env: Record<string, string | undefined>) {
   const started = performance.now();
-  const child = spawn(NODE, [script, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [script, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

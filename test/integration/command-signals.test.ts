@@ -25,6 +25,7 @@ writeFileSync(data, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [
 const env = {
   PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
   HOME: process.env.HOME,
+  NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
   JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
 };
 

@@ -41,7 +41,7 @@ function inTerminal(args: string[], env: Record<string, string | undefined>) {
   const line = `${[NODE, ...args].map((a) => `'${a}'`).join(' ')}; echo EXIT=$?`;
   const command = startCommand('script', ['-q', '-c', line, '/dev/null'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm', JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TERM: 'xterm', JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
   });
   const tree = () => processTree(command.child.pid!);
   running = { command, tree };

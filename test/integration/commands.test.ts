@@ -32,7 +32,7 @@ function run(script: string, args: string[], options: RunOptions = {}) {
   const result = spawnSync(process.execPath, [join(ROOT, script), ...args], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint,
+      PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint,
       ...(options.from ? { INIT_CWD: options.from } : {}), ...options.env,
     },
     encoding: 'utf8',
@@ -115,7 +115,7 @@ describe('paths are relative to the directory the user ran the command in (INIT_
   it('through npm itself, which sets INIT_CWD: npm run import -- mine.json from the user\'s directory', () => {
     const viaNpm = (args: string[]) => spawnSync('npm', ['--prefix', ROOT, ...args], {
       cwd: userDir,
-      env: { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      env: { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -172,7 +172,7 @@ describe('npm run import', () => {
     // About 21 MB: it is still being validated when its modification time changes.
     const file = writeJson('changing.json', snapshot({ teams: [team(91, 'changing')], users: [user(910, [91])], projects: projects(91, 160_000) }));
     const command = startCommand(process.execPath, [join(ROOT, 'commands/import.ts'), file], {
-      cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
     });
     await command.waitFor('validating');
     utimesSync(file, new Date(), new Date('2001-01-01T00:00:00Z'));
@@ -401,7 +401,7 @@ describe('npm start', () => {
   async function start(args: string[], env: Record<string, string | undefined> = {}) {
     const child = spawn(process.execPath, [join(ROOT, 'commands/start.ts'), ...args], {
       // Java on its quick compiler alone: half the CPU of DynamoDB Local's start.
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -43,15 +43,20 @@ const killAtSwitch = (n: number) => (operation: string, count: number) => {
 };
 
 describe('case 1: history never blocks, and never grows a token', () => {
-  it('imports a user in 200 teams fifteen times in a row, each succeeding, the token as large as after the first', async () => {
+  // Each import replaces all 200 generations: entries of replaced generations kept on the token, for
+  // however few imports, make it larger after the second import than after the first (before
+  // issue 22, fifteen imports took it from 9 KB to 72 KB); the third and fourth show that it does
+  // not grow later either.
+  const IMPORTS = 4;
+  it('imports a user in 200 teams four times in a row, each succeeding, the token as large as after the first', async () => {
     const teams = Array.from({ length: 200 }, (_, i) => team(1_000 + i, `many-${i}`));
     const document = snapshot({ teams, users: [user(100, teams.map((t) => t.id))], tokens: [token(100, 'many-teams-secret')] });
     const sizes: number[] = [];
-    for (let i = 0; i < 15; i++) {
+    for (let i = 0; i < IMPORTS; i++) {
       await importDocument(table, document);
       sizes.push(itemSize((await storedToken('many-teams-secret'))!));
     }
-    expect(sizes).toEqual(Array(15).fill(sizes[0]));
+    expect(sizes).toEqual(Array(IMPORTS).fill(sizes[0]));
     expect((await storedToken('many-teams-secret'))!.memberships.size).toBe(200);
     expect(await answer('many-teams-secret', 'many-199')).toBe('200 0');
   }, 300_000);

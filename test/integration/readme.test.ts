@@ -23,11 +23,11 @@ let env: Record<string, string | undefined>;
 beforeAll(async () => {
   const path = `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`;
   start = startCommand(NODE, ['commands/start.ts', '--port', '0'], {
-    cwd: ROOT, env: { PATH: path, HOME: process.env.HOME, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' },
+    cwd: ROOT, env: { PATH: path, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' },
   });
   const banner = await start.waitFor('stops the API and DynamoDB Local');
   const line = /^ {2}export (.+)$/m.exec(banner)![1]!;
-  env = { PATH: path, HOME: process.env.HOME, ...Object.fromEntries(line.split(' ').map((word) => word.split(/=(.*)/s).slice(0, 2))) };
+  env = { PATH: path, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...Object.fromEntries(line.split(' ').map((word) => word.split(/=(.*)/s).slice(0, 2))) };
 }, 180_000);
 afterAll(async () => {
   start?.child.kill('SIGTERM');
