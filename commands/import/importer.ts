@@ -9,7 +9,7 @@ import { changeUsersMemberships, listUserTokens } from '../store/memberships.ts'
 import { financeFieldsJson } from './finance.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
-import { ImportLock, LockLost, type LockOptions } from './lock.ts';
+import { acquireImportLock, LockLost, type ImportLock, type LockOptions } from './lock.ts';
 import { locate, Problems, say } from './problems.ts';
 import { importRetention } from './retention.ts';
 import { LIMITS } from './snapshot.ts';
@@ -86,7 +86,7 @@ interface TokenItem {
 
 export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, options: ImportOptions = {}) {
   await assertUnchanged(snapshot);
-  const lock = await ImportLock.acquire(doc, tableName, { ...options.lock, onWait: options.log });
+  const lock = await acquireImportLock(doc, tableName, { ...options.lock, onWait: options.log });
   try {
     await runImport(doc, tableName, snapshot, lock, options);
   } catch (error) {

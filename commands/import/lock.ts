@@ -68,102 +68,83 @@ const BOOT_ID = (() => {
   }
 })();
 
-export class ImportLock {
-  readonly owner = randomBytes(12).toString('hex');
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly tableName: string;
-  private readonly leaseMs: number;
-  private readonly renewEveryMs: number;
-  private renewedAt = performance.now();
-  /** The lock as this import last wrote it. */
-  private held?: LockItem;
-  private lost = false;
-  private timer?: NodeJS.Timeout;
+/** The lock this import holds: what pass 2 checks before it writes, and gives back at the end. */
+export type ImportLock = Awaited<ReturnType<typeof acquireImportLock>>;
 
-  private constructor(doc: DynamoDBDocumentClient, tableName: string, { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS }: LockOptions) {
-    this.doc = doc;
-    this.tableName = tableName;
-    this.leaseMs = leaseMs;
-    this.renewEveryMs = renewEveryMs;
-  }
-
-  /** Takes the lock: at once when free, expired or left by a dead process here; else see the class. */
-  static async acquire(doc: DynamoDBDocumentClient, tableName: string, options: LockOptions = {}): Promise<ImportLock> {
-    const lock = new ImportLock(doc, tableName, options);
-    let firstSeen: LockItem | undefined;
-    for (;;) {
-      const held = (await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))).Item as LockItem | undefined;
-      if (!held || held.expires_at <= Date.now() || isDeadHere(held)) {
-        if (await lock.write(held)) break;
-        continue; // someone else was faster: look again
-      }
-      if (firstSeen?.lock_owner !== held.lock_owner) {
-        firstSeen = held;
-        options.onWait?.(`waiting for the lock of another import (${held.host}, pid ${held.pid}): taken over if it is not renewed within ${Math.ceil((held.expires_at - Date.now()) / 1000)} s`);
-      } else if (held.renewed_at !== firstSeen.renewed_at) {
-        throw new LockHeld(held);
-      }
-      await sleep(Math.min(POLL_MS, Math.max(held.expires_at - Date.now(), 10)));
-    }
-    lock.timer = setInterval(() => void lock.renew(), lock.renewEveryMs).unref();
-    return lock;
-  }
-
-  /** Throws unless the lease is certainly still this import's: it stops a renewal interval before anyone may take over. */
-  assertHeld(): void {
-    if (this.lost || performance.now() - this.renewedAt > this.leaseMs - this.renewEveryMs) throw new LockLost();
-  }
-
-  /** A transaction action that fails the transaction unless the lock is still this import's. */
-  conditionCheck() {
-    return { ConditionCheck: this.ifStillOurs() };
-  }
-
-  async release(): Promise<void> {
-    clearInterval(this.timer);
-    await this.ifOurs(new DeleteCommand(this.ifStillOurs()));
-  }
-
+/** Takes the lock: at once when free, expired or left by a dead process here; else as the module comment says. */
+export async function acquireImportLock(doc: DynamoDBDocumentClient, tableName: string, { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait }: LockOptions = {}) {
+  const owner = randomBytes(12).toString('hex');
   /** The lock's key, on condition that this import holds it. */
-  private ifStillOurs() {
-    return { TableName: this.tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': this.owner } };
-  }
-
-  /** Writes the lock as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */
-  private async write(seen: LockItem | undefined): Promise<boolean> {
-    const sent = performance.now();
-    const now = Date.now();
-    const item: LockItem = { lock_owner: this.owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: this.held?.started_at ?? now, renewed_at: now, expires_at: now + this.leaseMs };
-    const written = await this.ifOurs(new PutCommand({
-      TableName: this.tableName,
-      Item: { ...importLockKey(), ...item },
-      // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
-      ConditionExpression: !seen ? 'attribute_not_exists(pk)' : seen === this.held ? 'lock_owner = :owner' : 'lock_owner = :owner AND renewed_at = :renewed',
-      ExpressionAttributeValues: seen && { ':owner': seen.lock_owner, ...(seen !== this.held && { ':renewed': seen.renewed_at }) },
-    }));
-    if (written) [this.renewedAt, this.held] = [sent, item];
-    return written;
-  }
-
-  private async renew(): Promise<void> {
-    try {
-      // Taken over: never write again.
-      this.lost = !(await this.write(this.held));
-    } catch {
-      // Any other failure: the next renewal tries again, and assertHeld stops the writes if none succeeds in time.
-    }
-  }
+  const ifStillOurs = () => ({ TableName: tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': owner } });
+  let renewedAt = performance.now();
+  /** The lock as this import last wrote it. */
+  let held: LockItem | undefined;
+  let lost = false;
 
   /** Sends a conditional write; false when its condition failed. */
-  private async ifOurs(command: PutCommand | DeleteCommand): Promise<boolean> {
+  const ifOurs = async (command: PutCommand | DeleteCommand) => {
     try {
-      await this.doc.send(command as PutCommand);
+      await doc.send(command as PutCommand);
       return true;
     } catch (error) {
       if ((error as Error).name === 'ConditionalCheckFailedException') return false;
       throw error;
     }
+  };
+
+  /** Writes the lock as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */
+  const write = async (seen: LockItem | undefined) => {
+    const sent = performance.now();
+    const now = Date.now();
+    const item: LockItem = { lock_owner: owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: held?.started_at ?? now, renewed_at: now, expires_at: now + leaseMs };
+    const written = await ifOurs(new PutCommand({
+      TableName: tableName,
+      Item: { ...importLockKey(), ...item },
+      // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
+      ConditionExpression: !seen ? 'attribute_not_exists(pk)' : seen === held ? 'lock_owner = :owner' : 'lock_owner = :owner AND renewed_at = :renewed',
+      ExpressionAttributeValues: seen && { ':owner': seen.lock_owner, ...(seen !== held && { ':renewed': seen.renewed_at }) },
+    }));
+    if (written) [renewedAt, held] = [sent, item];
+    return written;
+  };
+
+  let firstSeen: LockItem | undefined;
+  for (;;) {
+    const current = (await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))).Item as LockItem | undefined;
+    if (!current || current.expires_at <= Date.now() || isDeadHere(current)) {
+      if (await write(current)) break;
+      continue; // someone else was faster: look again
+    }
+    if (firstSeen?.lock_owner !== current.lock_owner) {
+      firstSeen = current;
+      onWait?.(`waiting for the lock of another import (${current.host}, pid ${current.pid}): taken over if it is not renewed within ${Math.ceil((current.expires_at - Date.now()) / 1000)} s`);
+    } else if (current.renewed_at !== firstSeen.renewed_at) {
+      throw new LockHeld(current);
+    }
+    await sleep(Math.min(POLL_MS, Math.max(current.expires_at - Date.now(), 10)));
   }
+  const timer = setInterval(async () => {
+    try {
+      // Taken over: never write again.
+      lost = !(await write(held));
+    } catch {
+      // Any other failure: the next renewal tries again, and assertHeld stops the writes if none succeeds in time.
+    }
+  }, renewEveryMs).unref();
+
+  return {
+    owner,
+    /** Throws unless the lease is certainly still this import's: it stops a renewal interval before anyone may take over. */
+    assertHeld(): void {
+      if (lost || performance.now() - renewedAt > leaseMs - renewEveryMs) throw new LockLost();
+    },
+    /** A transaction action that fails the transaction unless the lock is still this import's. */
+    conditionCheck: () => ({ ConditionCheck: ifStillOurs() }),
+    async release(): Promise<void> {
+      clearInterval(timer);
+      await ifOurs(new DeleteCommand(ifStillOurs()));
+    },
+  };
 }
 
 /** A lock held by a process of this machine (same host and boot) that no longer exists. */

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ImportLock, LockHeld, LockLost } from '../../commands/import/lock.ts';
+import { acquireImportLock, LockHeld, LockLost } from '../../commands/import/lock.ts';
 import { importLockKey } from '../../commands/store/keys.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
@@ -24,7 +24,7 @@ describe('the import lock', () => {
       Item: { ...importLockKey(), lock_owner: 'killed', host: 'another-machine', boot_id: 'x', pid: 1, started_at: now, renewed_at: now, expires_at: now + 1_500 },
     }));
     const waits: string[] = [];
-    const lock = await ImportLock.acquire(table.doc, table.tableName, { leaseMs: 1_500, renewEveryMs: 300, onWait: (line) => waits.push(line) });
+    const lock = await acquireImportLock(table.doc, table.tableName, { leaseMs: 1_500, renewEveryMs: 300, onWait: (line) => waits.push(line) });
     expect(waits).toEqual([expect.stringContaining('waiting for the lock of another import (another-machine, pid 1)')]);
     expect((await lockItem())?.lock_owner).toBe(lock.owner);
     await lock.release();
@@ -32,16 +32,16 @@ describe('the import lock', () => {
   });
 
   it('refuses to take a lock whose holder renews it, naming the holder', async () => {
-    const holder = await ImportLock.acquire(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 });
-    await expect(ImportLock.acquire(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 })).rejects.toBeInstanceOf(LockHeld);
-    await expect(ImportLock.acquire(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 })).rejects.toThrow(/another import is running \(.+, pid \d+, started .+\)/);
+    const holder = await acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 });
+    await expect(acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 })).rejects.toBeInstanceOf(LockHeld);
+    await expect(acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 })).rejects.toThrow(/another import is running \(.+, pid \d+, started .+\)/);
     holder.assertHeld();
     await holder.release();
   });
 
   it('stops a holder whose lock was taken over from writing again', async () => {
     // A lease far longer than the wait: only a renewal that finds the lock taken can stop the holder (however loaded the machine).
-    const holder = await ImportLock.acquire(table.doc, table.tableName, { leaseMs: 60_000, renewEveryMs: 200 });
+    const holder = await acquireImportLock(table.doc, table.tableName, { leaseMs: 60_000, renewEveryMs: 200 });
     // Another import took the lock over (as after a lease that ran out).
     await table.doc.send(new PutCommand({ TableName: table.tableName, Item: { ...importLockKey(), lock_owner: 'someone-else', host: 'h', boot_id: '', pid: 2, started_at: 0, renewed_at: 0, expires_at: Date.now() + 60_000 } }));
     await vi.waitFor(() => expect(() => holder.assertHeld()).toThrow(LockLost), { timeout: 20_000, interval: 100 });
