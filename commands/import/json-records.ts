@@ -37,7 +37,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const tokenize = jsonParser({ streamValues: false });
   const parse = tokenize as unknown as (input: string | typeof none) => ReturnType<typeof tokenize>;
-  const walker = new TokenWalker(visitor, problems);
+  const walk = tokenWalker(visitor, problems);
   let bytes = 0;
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
@@ -69,7 +69,7 @@ export async function readSnapshotRecords(path: string, visitor: RecordVisitor, 
       } catch {
         return unreadable(chunk || !blank ? await syntaxError(path) : say.empty);
       }
-      if (isMany(tokens)) await walker.walk(getManyValues(tokens));
+      if (isMany(tokens)) await walk(getManyValues(tokens));
       if (chunk) onBytes?.(bytes);
     }
   } catch (error) {
@@ -97,96 +97,89 @@ async function syntaxError(path: string): Promise<string> {
  * record, 4 the elements of a record's array field; anything else (an unknown key's value, a
  * value of the wrong shape) is only checked for duplicate keys.
  */
-class TokenWalker {
+function tokenWalker(visitor: RecordVisitor, problems: Problems) {
   /** The keys seen in each open object, or null for an open array, outermost first. */
-  private readonly open: (Set<string> | null)[] = [];
+  const open: (Set<string> | null)[] = [];
   /** The document's key whose value comes next, when it names a collection. */
-  private documentKey: Collection | null = null;
+  let documentKey: Collection | null = null;
   /** The collection being read, its fields, and the index of its next record. */
-  private collection?: { name: Collection; allowed: string[]; index: number };
+  let collection: { name: Collection; allowed: string[]; index: number } | undefined;
   /** The record being read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
-  private record?: {
+  let record: {
     fields: Record<string, unknown>;
     /** Said once the record is complete (its id is known then). */
     keyProblems: ((where: string) => string)[];
     key: string | null;
-  };
+  } | undefined;
   /** The elements of the record's array field being read. */
-  private array?: unknown[];
-  private readonly visitor: RecordVisitor;
-  private readonly problems: Problems;
-
-  constructor(visitor: RecordVisitor, problems: Problems) {
-    this.visitor = visitor;
-    this.problems = problems;
-  }
-
-  /** Walks one chunk's tokens, waiting only when the visitor asks to (so the common case stays synchronous). */
-  async walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
-    for (const { name, value } of tokens) {
-      if (name === 'keyValue') this.key(value as string);
-      else if (name === 'endObject' || name === 'endArray') {
-        const pending = this.end();
-        if (pending) await pending;
-      } else {
-        const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
-        this.value(name === 'numberValue' ? jsonNumber(value as string) : value, container);
-      }
-    }
-  }
+  let array: unknown[] | undefined;
 
   /** A scalar, or the start of an object or an array (`container`). */
-  private value(value: unknown, container?: 'object' | 'array'): void {
-    const depth = this.open.length;
+  function value(scalar: unknown, container?: 'object' | 'array'): void {
+    const depth = open.length;
     if (depth === 0 && container !== 'object') throw new NotAnObject();
-    if (depth === 1 && this.documentKey) {
-      if (container === 'array') this.collection = { name: this.documentKey, allowed: fieldsOf(this.documentKey), index: 0 };
-      else this.problems.add(say.notAnArray(this.documentKey));
-    } else if (depth === 2 && this.collection) {
-      if (container === 'object') this.record = { fields: {}, keyProblems: [], key: null };
-      else this.problems.add(say.recordNotAnObject(locate(this.collection.name, this.collection.index++)));
-    } else if (depth === 3 && this.record?.key) {
-      if (container === 'array' && ARRAY_FIELDS.has(this.record.key)) this.record.fields[this.record.key] = this.array = [];
-      else this.record.fields[this.record.key] = container ? WRONG_SHAPE : value;
-    } else if (depth === 4 && this.array && this.array.length < MAX_ARRAY_ELEMENTS) {
-      this.array.push(container ? WRONG_SHAPE : value);
+    if (depth === 1 && documentKey) {
+      if (container === 'array') collection = { name: documentKey, allowed: fieldsOf(documentKey), index: 0 };
+      else problems.add(say.notAnArray(documentKey));
+    } else if (depth === 2 && collection) {
+      if (container === 'object') record = { fields: {}, keyProblems: [], key: null };
+      else problems.add(say.recordNotAnObject(locate(collection.name, collection.index++)));
+    } else if (depth === 3 && record?.key) {
+      if (container === 'array' && ARRAY_FIELDS.has(record.key)) record.fields[record.key] = array = [];
+      else record.fields[record.key] = container ? WRONG_SHAPE : scalar;
+    } else if (depth === 4 && array && array.length < MAX_ARRAY_ELEMENTS) {
+      array.push(container ? WRONG_SHAPE : scalar);
     }
-    if (container) this.open.push(container === 'object' ? new Set() : null);
+    if (container) open.push(container === 'object' ? new Set() : null);
   }
 
-  private end(): void | Promise<void> {
-    this.open.pop();
-    const depth = this.open.length;
-    if (depth === 1) this.collection = undefined;
-    if (depth === 3) this.array = undefined;
-    const record = this.record;
-    if (depth !== 2 || !this.collection || !record) return undefined;
-    this.record = undefined;
-    const index = this.collection.index++;
-    const where = locate(this.collection.name, index, record.fields.id);
-    for (const problem of record.keyProblems) this.problems.add(problem(where));
-    return this.visitor.record(this.collection.name, index, record.fields, record.keyProblems);
+  function end(): void | Promise<void> {
+    open.pop();
+    const depth = open.length;
+    if (depth === 1) collection = undefined;
+    if (depth === 3) array = undefined;
+    const done = record;
+    if (depth !== 2 || !collection || !done) return undefined;
+    record = undefined;
+    const index = collection.index++;
+    const where = locate(collection.name, index, done.fields.id);
+    for (const problem of done.keyProblems) problems.add(problem(where));
+    return visitor.record(collection.name, index, done.fields, done.keyProblems);
   }
 
-  private key(key: string): void {
-    const depth = this.open.length;
-    const keys = this.open[depth - 1]!;
+  function key(key: string): void {
+    const depth = open.length;
+    const keys = open[depth - 1]!;
     const duplicate = keys.has(key);
     keys.add(key);
     if (duplicate) {
       // In a record it is the record's problem, said with its id.
-      if (this.record) this.record.keyProblems.push((where) => say.duplicateKey(where, key));
-      else this.problems.add(say.duplicateKey(depth === 1 ? 'the snapshot' : (this.collection?.name ?? this.documentKey ?? 'the snapshot'), key));
+      if (record) record.keyProblems.push((where) => say.duplicateKey(where, key));
+      else problems.add(say.duplicateKey(depth === 1 ? 'the snapshot' : (collection?.name ?? documentKey ?? 'the snapshot'), key));
     }
     if (depth === 1) {
-      if (!duplicate && !isCollection(key)) this.problems.add(say.unknownCollection(key, closestKey(key, COLLECTION_NAMES)));
-      this.documentKey = duplicate || !isCollection(key) ? null : key;
-    } else if (depth === 3 && this.record) {
-      const allowed = this.collection!.allowed;
-      if (!duplicate && !allowed.includes(key)) this.record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
-      this.record.key = duplicate || !allowed.includes(key) ? null : key;
+      if (!duplicate && !isCollection(key)) problems.add(say.unknownCollection(key, closestKey(key, COLLECTION_NAMES)));
+      documentKey = duplicate || !isCollection(key) ? null : key;
+    } else if (depth === 3 && record) {
+      const allowed = collection!.allowed;
+      if (!duplicate && !allowed.includes(key)) record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
+      record.key = duplicate || !allowed.includes(key) ? null : key;
     }
   }
+
+  /** Walks one chunk's tokens, waiting only when the visitor asks to (so the common case stays synchronous). */
+  return async function walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
+    for (const { name, value: token } of tokens) {
+      if (name === 'keyValue') key(token as string);
+      else if (name === 'endObject' || name === 'endArray') {
+        const pending = end();
+        if (pending) await pending;
+      } else {
+        const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
+        value(name === 'numberValue' ? jsonNumber(token as string) : token, container);
+      }
+    }
+  };
 }
 
 /**
