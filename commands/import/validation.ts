@@ -50,7 +50,7 @@ export interface SnapshotToken {
 }
 
 /** A snapshot file that passed pass 1, and what pass 2 needs to write it. */
-export type ValidSnapshot = ReturnType<SnapshotIndex['finish']> & {
+export type ValidSnapshot = ReturnType<ReturnType<typeof snapshotIndex>['finish']> & {
   path: string;
   /** The file as validated: pass 2 checks it has not changed. */
   sha256: string;
@@ -65,12 +65,12 @@ export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; pr
 export async function validateSnapshotFile(path: string, onBytes?: (bytes: number, total: number) => void): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
-  const index = new SnapshotIndex(problems);
+  const index = snapshotIndex(problems);
   const read = await readSnapshotRecords(path, index, problems, (bytes) => onBytes?.(bytes, size));
   if (read.readable) {
     const kept = index.finish();
     if (index.broken) {
-      index.rechecking = true;
+      index.recheck();
       await readSnapshotRecords(path, index, new Problems());
     }
     if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
@@ -86,77 +86,71 @@ type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
  * small collections, project ids and cost sums by the team they name, daemon ids by the environment
  * they name (its team may come later in the file).
  */
-class SnapshotIndex implements RecordVisitor {
-  private readonly problems: Problems;
+function snapshotIndex(problems: Problems) {
   /** The small collections by id; of an environment, a server or a client, its team. */
-  private readonly kept = {
+  const kept = {
     teams: new Map<number, TeamHead>(),
     users: new Map<number, SnapshotUser>(),
     environments: new Map<number, number>(),
     servers: new Map<number, number>(),
     clients: new Map<number, number>(),
   };
-  private readonly slugs = new Set<string>();
-  private readonly tokens: SnapshotToken[] = [];
-  private readonly hashes = new Set<string>();
+  const slugs = new Set<string>();
+  const tokens: SnapshotToken[] = [];
+  const hashes = new Set<string>();
   /** Sanctum ids of the tokens that give one. */
-  private readonly sanctumIds = new Set<number>();
+  const sanctumIds = new Set<number>();
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
-  private readonly malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
+  const malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
   /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
-  private readonly buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
-  private readonly daemonsByEnvironment = new Map<number, number[]>();
-  private repeated = { projects: new Set<number>(), daemons: new Set<number>() };
-  private readonly seen = { projects: new Set<number>(), daemons: new Set<number>() };
-
-  constructor(problems: Problems) {
-    this.problems = problems;
-  }
-
+  const buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
+  const daemonsByEnvironment = new Map<number, number[]>();
+  let repeated = { projects: new Set<number>(), daemons: new Set<number>() };
+  const seen = { projects: new Set<number>(), daemons: new Set<number>() };
   /**
    * Whether a record named one not read yet (or a client of another team), or a project or daemon
    * id repeats: the file is then read once more, every record known, to name each that breaks a rule.
    */
-  broken = false;
-  /** Set for that second reading. */
-  rechecking = false;
+  let broken = false;
+  /** Set for that second reading (`recheck`). */
+  let rechecking = false;
 
-  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
+  function record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
-    if (this.rechecking) {
-      if (checked.ok && keyProblems.length === 0) this.nameBrokenReferences(collection, where, checked.record);
+    if (rechecking) {
+      if (checked.ok && keyProblems.length === 0) nameBrokenReferences(collection, where, checked.record);
       return;
     }
     if (!checked.ok || keyProblems.length > 0) {
       // Key problems are reported already. Either way the record is not used, but its id is
       // known: references to it are not reported as unresolved on top of its own problem.
-      if (!checked.ok) for (const problem of checked.problems) this.problems.add(`${where}: ${problem}`);
-      if (collection in this.malformed && typeof fields.id === 'number') this.malformed[collection as Kept].add(fields.id);
+      if (!checked.ok) for (const problem of checked.problems) problems.add(`${where}: ${problem}`);
+      if (collection in malformed && typeof fields.id === 'number') malformed[collection as Kept].add(fields.id);
       return;
     }
     const { record } = checked;
     const id = record.id!;
-    if (referencesOf(collection, record).some(([, kind, referred]) => !this.has(kind, referred))) this.broken = true;
-    const duplicate = () => this.problems.add(say.duplicateId(where));
-    if (collection in this.kept && this.kept[collection as Kept].has(id)) return duplicate();
+    if (referencesOf(collection, record).some(([, kind, referred]) => !has(kind, referred))) broken = true;
+    const duplicate = () => problems.add(say.duplicateId(where));
+    if (collection in kept && kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
       case 'teams':
-        if (this.slugs.has(record.slug!)) return this.problems.add(say.duplicateSlug(where, record.slug!));
-        this.kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
-        this.slugs.add(record.slug!);
+        if (slugs.has(record.slug!)) return problems.add(say.duplicateSlug(where, record.slug!));
+        kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
+        slugs.add(record.slug!);
         return;
       case 'users':
-        this.kept.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
+        kept.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });
         return;
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
-        if (this.hashes.has(hash)) return this.problems.add(say.duplicateSecret(where));
-        if (record.id !== undefined && this.sanctumIds.has(id)) return duplicate();
-        this.hashes.add(hash);
-        if (record.id !== undefined) this.sanctumIds.add(id);
-        this.tokens.push({
+        if (hashes.has(hash)) return problems.add(say.duplicateSecret(where));
+        if (record.id !== undefined && sanctumIds.has(id)) return duplicate();
+        hashes.add(hash);
+        if (record.id !== undefined) sanctumIds.add(id);
+        tokens.push({
           index, userId: record.user_id!, hash, sanctumId: record.id, name: record.name, abilities: [...new Set(record.abilities!)],
           expiresAt: record.expires_at!, plain: record.token !== undefined,
         });
@@ -165,46 +159,44 @@ class SnapshotIndex implements RecordVisitor {
       case 'environments':
       case 'servers':
       case 'clients':
-        this.kept[collection].set(id, record.team_id!);
-        if (collection === 'servers') addCost(this.bucket(record.team_id!).costs, { label: SERVERS_LABEL, currency: record.currency!, units: record.monthly_cost! });
+        kept[collection].set(id, record.team_id!);
+        if (collection === 'servers') addCost(bucketOf(record.team_id!).costs, { label: SERVERS_LABEL, currency: record.currency!, units: record.monthly_cost! });
         return;
       case 'projects':
-        this.bucket(record.team_id!).projectIds.push(id);
+        bucketOf(record.team_id!).projectIds.push(id);
         // A client of another team (or not read yet) is named on the second reading.
-        if (record.client_id !== null && this.kept.clients.get(record.client_id!) !== record.team_id) this.broken = true;
+        if (record.client_id !== null && kept.clients.get(record.client_id!) !== record.team_id) broken = true;
         return;
       case 'daemons':
-        mapped(this.daemonsByEnvironment, record.environment_id!, () => []).push(id);
+        mapped(daemonsByEnvironment, record.environment_id!, () => []).push(id);
         return;
       case 'costs':
-        addCost(this.bucket(record.team_id!).costs, { label: record.label!, currency: record.currency!, units: record.amount! });
+        addCost(bucketOf(record.team_id!).costs, { label: record.label!, currency: record.currency!, units: record.amount! });
     }
   }
 
-  private bucket(teamId: number) {
-    return mapped(this.buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
+  function bucketOf(teamId: number) {
+    return mapped(buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
   }
 
-  private has(kind: Kept, id: number): boolean {
-    return this.kept[kind].has(id) || this.malformed[kind].has(id);
+  function has(kind: Kept, id: number): boolean {
+    return kept[kind].has(id) || malformed[kind].has(id);
   }
 
-  // ---- the end of the file ------------------------------------------------------------
-
-  finish() {
-    const environmentTeams = this.kept.environments;
+  function finish() {
+    const environmentTeams = kept.environments;
     for (const [environmentId, teamId] of environmentTeams) {
-      for (const id of this.daemonsByEnvironment.get(environmentId) ?? []) this.bucket(teamId).daemonIds.push(id);
+      for (const id of daemonsByEnvironment.get(environmentId) ?? []) bucketOf(teamId).daemonIds.push(id);
     }
-    const teams = [...this.kept.teams.values()].map((team) => this.finishTeam(team));
+    const teams = [...kept.teams.values()].map((team) => finishTeam(team));
     const byId = new Map(teams.map((team) => [team.id, team]));
-    for (const user of this.kept.users.values()) {
+    for (const user of kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
-    this.repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
-    if (this.repeated.projects.size + this.repeated.daemons.size > 0) this.broken = true;
+    repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
+    if (repeated.projects.size + repeated.daemons.size > 0) broken = true;
     return {
-      teams, users: [...this.kept.users.values()], tokens: this.tokens,
+      teams, users: [...kept.users.values()], tokens,
       /** Environment id to team id: a daemon belongs to its environment's team. */
       environmentTeams,
       /** Projects and daemons, all teams together. */
@@ -212,35 +204,45 @@ class SnapshotIndex implements RecordVisitor {
     };
   }
 
-  private nameBrokenReferences(collection: Collection, where: string, record: AnyRecord): void {
+  function nameBrokenReferences(collection: Collection, where: string, record: AnyRecord): void {
     for (const [field, kind, id] of referencesOf(collection, record)) {
-      if (!this.has(kind, id)) this.problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
+      if (!has(kind, id)) problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
-    const owner = collection === 'projects' ? this.kept.clients.get(record.client_id!) : undefined;
-    if (owner !== undefined && owner !== record.team_id) this.problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
+    const owner = collection === 'projects' ? kept.clients.get(record.client_id!) : undefined;
+    if (owner !== undefined && owner !== record.team_id) problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id!;
-      if (!this.repeated[collection].has(id)) return;
-      if (this.seen[collection].has(id)) this.problems.add(say.duplicateId(where));
-      this.seen[collection].add(id);
+      if (!repeated[collection].has(id)) return;
+      if (seen[collection].has(id)) problems.add(say.duplicateId(where));
+      seen[collection].add(id);
     }
   }
 
-  private finishTeam(team: TeamHead): SnapshotTeam {
-    const bucket = this.bucket(team.id);
+  function finishTeam(team: TeamHead): SnapshotTeam {
+    const bucket = bucketOf(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
     const limit = LIMITS.amountBelow.toLocaleString('en');
     for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
+      if (total.units >= AMOUNT_LIMIT_UNITS) problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
     }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) this.problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
+    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) this.problems.add(say.financeTooLarge(where, financeBytes));
+    if (financeBytes > DYNAMODB_ITEM_BYTES) problems.add(say.financeTooLarge(where, financeBytes));
     return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
   }
+
+  return {
+    record,
+    finish,
+    /** Whether the file must be read once more (after `recheck`) to name the records that break a rule. */
+    get broken() {
+      return broken;
+    },
+    recheck: () => void (rechecking = true),
+  };
 }
 
 /** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
