@@ -8,21 +8,14 @@ import { escapeText } from './text.ts';
 export const DEMO_SNAPSHOT = new URL('../../data/demo-snapshot.json', import.meta.url).pathname;
 
 /**
- * A path as the user meant it: relative to the directory they ran the command in. npm runs every
- * script from the project root and says where the user was in INIT_CWD; run directly with node,
- * the working directory is the user's.
- */
-function userPath(path: string): string {
-  return resolve(process.env.INIT_CWD || process.cwd(), path);
-}
-
-/**
- * A file named on the command line (`what` says which, e.g. `--event`), resolved with userPath.
- * One that does not exist, is not a file or cannot be read is a usage error, naming both the path
- * given and where it led.
+ * A file named on the command line (`what` says which, e.g. `--event`), as the user meant it:
+ * relative to the directory they ran the command in (npm runs every script from the project root
+ * and says where the user was in INIT_CWD; run directly with node, the working directory is the
+ * user's). One that does not exist, is not a file or cannot be read is a usage error, naming both
+ * the path given and where it led.
  */
 export async function inputFile(path: string, what: string): Promise<string> {
-  const absolute = userPath(path);
+  const absolute = resolve(process.env.INIT_CWD || process.cwd(), path);
   const shown = absolute === path ? escapeText(path) : `${escapeText(path)} (${escapeText(absolute)})`;
   try {
     if (!(await stat(absolute)).isFile()) usageError(`${what} ${shown} is not a file`);
