@@ -39,7 +39,7 @@ const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2
  * document: CloudWatch Logs extracts its metrics from the line as it arrives, with no API call
  * and no extra line (docs/operations.md). Besides the metrics: the status, the API Gateway
  * request id and the team the request resolved to (never the raw path segment: a caller can put
- * anything there, a token pasted in the wrong place). Powertools adds the Lambda request id and
+ * anything there, a token pasted in the wrong place). The logger adds the Lambda request id and
  * cold start. It runs outermost, so it sees the status the client gets.
  */
 export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
