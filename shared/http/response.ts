@@ -1,4 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { elapsedMs } from '../clock.ts';
 
 /** Every response is JSON, errors included, whatever the Accept header says. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -17,5 +18,5 @@ export function jsonResponse(
 
 /** `served_in`: milliseconds since the request started, at most 2 decimals. */
 export function servedIn(startedAt: number): string {
-  return `${Math.round((performance.now() - startedAt) * 100) / 100}ms`;
+  return `${elapsedMs(startedAt)}ms`;
 }

@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { elapsedMs } from '../../clock.ts';
 import type { Logger } from '../../log.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
 import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
@@ -60,7 +61,7 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
       apiRequestId: event?.requestContext?.requestId,
       team: context.access?.team.teamId ?? null,
       Requests: 1,
-      Latency: context.startedAt === undefined ? 0 : Math.round((performance.now() - context.startedAt) * 100) / 100,
+      Latency: context.startedAt === undefined ? 0 : elapsedMs(context.startedAt),
       ColdStart: coldStart ? 1 : 0,
       ...(readsTable(route) && { DynamoDBRoundTrips: context.usage?.roundTrips ?? 0, DynamoDBReadCapacity: context.usage?.readCapacity ?? 0 }),
     });
