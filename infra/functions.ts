@@ -17,6 +17,9 @@ const NODE_HTTP_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-http.ts
  * Docker only when none is installed). The AWS SDK goes into the bundle instead of relying on the
  * copy the runtime ships, so the deployed code runs the SDK version the tests ran. node:http comes
  * through require(), which keeps undici out of every cold start (infra/bundling/node-http.ts).
+ * package.json declares the project's modules free of side effects (`"sideEffects": false`, which
+ * esbuild reads): a module whose exports a function does not use stays out of its bundle, so the
+ * finances function carries no pagination schema and no valibot.
  * The benchmark builds its bare handlers from this too: "bundled the same way" is one definition.
  */
 export function functionBasics(entry: string): NodejsFunctionProps {

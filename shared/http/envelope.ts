@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { elapsedMs } from '../clock.ts';
 import type { PageWindow } from '../domain/pagination.ts';
-import { servedIn } from './response.ts';
 
 /**
  * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the
@@ -59,10 +59,10 @@ export function listEnvelopeJson({ items, window, path, perPageGiven, startedAt 
     total,
     path,
   };
-  return `{"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)},"results":${results},"served_in":${JSON.stringify(servedIn(startedAt))}}`;
+  return `{"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)},"results":${results},"served_in":"${elapsedMs(startedAt)}ms"}`;
 }
 
 /** The finance body: the stored fields, an empty `meta` array and `served_in`; no `links`. */
 export function financeJson(storedFields: string, startedAt: number): string {
-  return `{${storedFields},"meta":[],"served_in":${JSON.stringify(servedIn(startedAt))}}`;
+  return `{${storedFields},"meta":[],"served_in":"${elapsedMs(startedAt)}ms"}`;
 }

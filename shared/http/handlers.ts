@@ -1,5 +1,4 @@
 import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
@@ -38,8 +37,7 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
 function apiFunction(route: ServedRoute) {
   const log = createLogger();
   return middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
-    // logEvent stays off whatever POWERTOOLS_LOGGER_LOG_EVENT says: the event holds the bearer token.
-    .use(injectLambdaContext(log, { logEvent: false }))
+    .use(log.lambdaContext())
     .use(accessLog(log, route))
     .use(headWithoutBody())
     .use(contractErrors(log))

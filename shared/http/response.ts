@@ -14,8 +14,3 @@ export function jsonResponse(
     body,
   };
 }
-
-/** `served_in`: milliseconds since the request started, at most 2 decimals. */
-export function servedIn(startedAt: number): string {
-  return `${Math.round((performance.now() - startedAt) * 100) / 100}ms`;
-}

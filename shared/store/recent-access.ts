@@ -1,3 +1,4 @@
+import { monotonicMs } from '../clock.ts';
 import type { TeamHead } from './team-reader.ts';
 
 /**
@@ -21,7 +22,7 @@ export class RecentAccess {
   /** The head to speculate on when this token recently passed for this team, else undefined. */
   speculation(tokenHash: string, teamSegment: string): TeamHead | undefined {
     const pass = this.passes.get(tokenHash + teamSegment);
-    return pass && performance.now() - pass.at <= FRESH_MS ? pass.head : undefined;
+    return pass && monotonicMs() - pass.at <= FRESH_MS ? pass.head : undefined;
   }
 
   /** The pair passed every check, with this head. */
@@ -29,7 +30,7 @@ export class RecentAccess {
     // A hash is always 64 hex characters, so hash + segment names one pair.
     const key = tokenHash + teamSegment;
     this.passes.delete(key);
-    this.passes.set(key, { head, at: performance.now() });
+    this.passes.set(key, { head, at: monotonicMs() });
     if (this.passes.size > CAPACITY) this.passes.delete(this.passes.keys().next().value!);
   }
 

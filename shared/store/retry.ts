@@ -18,6 +18,10 @@ export class LeftUnprocessed extends Error {
 /**
  * Runs `send` on `work`, then again on whatever it returns as left undone, until nothing is.
  * `send` returns the leftovers of one call (an empty array when all was done).
+ *
+ * The first send goes out before p-retry is called: nearly every call leaves nothing undone, and
+ * then none of p-retry's work (its option checks, its clock) is done at all. When something is
+ * left, p-retry's first attempt judges that send's leftovers, so every resend follows a backoff.
  */
 export async function untilProcessed<T>(
   operation: string,
@@ -25,10 +29,11 @@ export async function untilProcessed<T>(
   send: (pending: T[]) => Promise<T[]>,
   { retries, signal }: { retries: number; signal?: AbortSignal },
 ): Promise<void> {
-  let pending = work;
+  let pending = await send(work);
+  if (pending.length === 0) return;
   await pRetry(
-    async function sendPending() {
-      pending = await send(pending);
+    async function sendPending(attempt) {
+      if (attempt > 1) pending = await send(pending);
       if (pending.length > 0) throw new LeftUnprocessed(`${operation} left ${pending.length} unprocessed after every retry`);
     },
     // Only leftovers are retried here; an error thrown by a call has had the SDK's retries.

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
 import { isContractError } from '../../shared/http/errors.ts';
 import { DatabaseUsage } from '../../shared/store/team-reader.ts';
+import { monotonicMs } from '../../shared/clock.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
@@ -65,7 +66,7 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     done: () => {},
     fail: () => {},
     succeed: () => {},
-    startedAt: performance.now(),
+    startedAt: monotonicMs(),
     signal: new AbortController().signal,
     usage: new DatabaseUsage(),
     // What readPageQuery leaves for a query without per_page or page.

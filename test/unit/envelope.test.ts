@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { financeFieldsJson, summarizeCosts } from '../../commands/import/finance.ts';
 import { PAGE_MAX, pageWindow } from '../../shared/domain/pagination.ts';
 import { basePath, baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/http/envelope.ts';
+import { monotonicMs } from '../../shared/clock.ts';
 
 const PATH = 'https://api.example.com/api/acme/projects';
 const SERVED_IN = /^\d+(\.\d{1,2})?ms$/;
@@ -22,7 +23,7 @@ function envelope(total: number, page: number, perPage = 20, perPageGiven = fals
     window: pageWindow(total, page, perPage),
     path: PATH,
     perPageGiven,
-    startedAt: performance.now(),
+    startedAt: monotonicMs(),
   });
   return JSON.parse(text);
 }
@@ -53,7 +54,7 @@ describe('listEnvelopeJson', () => {
       window: pageWindow(2, 1, 20),
       path: PATH,
       perPageGiven: false,
-      startedAt: performance.now(),
+      startedAt: monotonicMs(),
     });
     expect(text.startsWith('{"data":[{"id":1,"name":"a"},{"id":2,"name":"b"}],"links":')).toBe(true);
   });
@@ -100,7 +101,7 @@ describe('listEnvelopeJson', () => {
       window: pageWindow(5, PAGE_MAX, 20),
       path: PATH,
       perPageGiven: false,
-      startedAt: performance.now(),
+      startedAt: monotonicMs(),
     });
     expect(text).toContain('"current_page":9007199254740991,');
     expect(JSON.parse(text).links.prev).toBe(`${PATH}?page=9007199254740990`);
@@ -131,7 +132,7 @@ describe('listEnvelopeJson', () => {
       window: pageWindow(0, 1, 20),
       path: PATH,
       perPageGiven: false,
-      startedAt: performance.now() - 4.217_893,
+      startedAt: monotonicMs() - 4.217_893,
     });
     const servedIn = JSON.parse(text).served_in;
     expect(servedIn).toMatch(SERVED_IN);
@@ -164,7 +165,7 @@ describe('listEnvelopeJson', () => {
 
 describe('financeJson', () => {
   it('adds an empty meta array and served_in after the finance fields, with no links', () => {
-    const body = JSON.parse(financeJson(financeFieldsJson(summarizeCosts([])), performance.now()));
+    const body = JSON.parse(financeJson(financeFieldsJson(summarizeCosts([])), monotonicMs()));
     expect(Object.keys(body)).toEqual(['data', 'totals', 'grand_total', 'results', 'meta', 'served_in']);
     expect(body.meta).toEqual([]);
     expect(body).not.toHaveProperty('links');

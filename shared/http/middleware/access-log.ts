@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { elapsedMs } from '../../clock.ts';
 import type { Logger } from '../../log.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
 import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
@@ -39,7 +40,7 @@ const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2
  * document: CloudWatch Logs extracts its metrics from the line as it arrives, with no API call
  * and no extra line (docs/operations.md). Besides the metrics: the status, the API Gateway
  * request id and the team the request resolved to (never the raw path segment: a caller can put
- * anything there, a token pasted in the wrong place). Powertools adds the Lambda request id and
+ * anything there, a token pasted in the wrong place). The logger adds the Lambda request id and
  * cold start. It runs outermost, so it sees the status the client gets.
  */
 export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
@@ -60,7 +61,7 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
       apiRequestId: event?.requestContext?.requestId,
       team: context.access?.team.teamId ?? null,
       Requests: 1,
-      Latency: context.startedAt === undefined ? 0 : Math.round((performance.now() - context.startedAt) * 100) / 100,
+      Latency: context.startedAt === undefined ? 0 : elapsedMs(context.startedAt),
       ColdStart: coldStart ? 1 : 0,
       ...(readsTable(route) && { DynamoDBRoundTrips: context.usage?.roundTrips ?? 0, DynamoDBReadCapacity: context.usage?.readCapacity ?? 0 }),
     });

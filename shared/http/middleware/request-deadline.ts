@@ -1,4 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
+import { monotonicMs } from '../../clock.ts';
 import { DATABASE_WAIT_MS } from '../../function-settings.ts';
 import { DatabaseUsage } from '../../store/team-reader.ts';
 import type { Context, Timed } from '../context.ts';
@@ -16,7 +17,7 @@ export function requestDeadline(): MiddlewareObj<unknown, unknown, Error, Contex
   return {
     before: function startClock(request) {
       const controller = new AbortController();
-      request.context.startedAt = performance.now();
+      request.context.startedAt = monotonicMs();
       request.context.signal = controller.signal;
       request.context.usage = new DatabaseUsage();
       // A TimeoutError, as AbortSignal.timeout() gives: answered 503 (errors.ts).

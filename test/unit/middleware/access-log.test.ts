@@ -7,6 +7,7 @@ import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/routes.ts';
 import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';
 import { emfProblems } from '../../support/emf.ts';
 import { apiContext, apiEvent, apiRequest, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
+import { monotonicMs } from '../../../shared/clock.ts';
 
 /**
  * The access line on its own: one `request` line per request, after the handler or on error, that
@@ -31,7 +32,7 @@ const TOKEN: StoredToken = { userId: 10, abilities: ['*'], expiresAt: null, revo
 function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
   const request = apiRequest({
     event: apiEvent({ route: 'daemons', team: 'acme', headers: { authorization: `Bearer ${SECRET}` } }),
-    context: apiContext({ startedAt: performance.now() - elapsedMs }),
+    context: apiContext({ startedAt: monotonicMs() - elapsedMs }),
     response: status === 304 ? { statusCode: 304, headers: { ETag: '"x"' } } : jsonResponse(status, '{}'),
   });
   request.context.access = { team: ACME, token: TOKEN, teamSegment: 'acme' };

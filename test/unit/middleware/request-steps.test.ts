@@ -9,6 +9,7 @@ import { toContractError } from '../../../shared/http/errors.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
 import type { Timed } from '../../../shared/http/context.ts';
 import { apiContext, apiEvent, apiRequest } from '../../support/middy-request.ts';
+import { monotonicMs } from '../../../shared/clock.ts';
 
 /**
  * The three steps every function runs around its own work, each on its own with a hand-built
@@ -86,7 +87,7 @@ describe('the request\'s clock and deadline', () => {
 
   it('before the handler, starts the clock and hands the request a signal not yet aborted', async () => {
     const request = fresh();
-    const before = performance.now();
+    const before = monotonicMs();
     await requestDeadline().before!(request as never);
     expect(request.context.startedAt).toBeGreaterThanOrEqual(before);
     expect(request.context.signal.aborted).toBe(false);
