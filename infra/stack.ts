@@ -152,7 +152,7 @@ export class TeamResourcesStack extends Stack {
         description: `${route.method} ${route.path}`,
         role,
         logGroup,
-        // Text, stated: Lambda forwards what Powertools writes to stdout as it is, one JSON object
+        // Text, stated: Lambda forwards what shared/log.ts writes to stdout as it is, one JSON object
         // per line, which is what the embedded metric format needs (docs/operations.md).
         loggingFormat: LoggingFormat.TEXT,
         tracing: props.tracing ? Tracing.ACTIVE : undefined,

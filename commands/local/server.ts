@@ -13,8 +13,6 @@ export type LocalServer = Awaited<ReturnType<typeof startLocalServer>>;
 
 /** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */
 export async function loadFunctionHandlers(load = async (name: FunctionName) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler): Promise<Handlers> {
-  // As Lambda says of an on-demand container; Powertools reports cold starts from it.
-  process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
   const handlers = {} as Handlers;
   for (const { name } of SERVED_ROUTES) handlers[name] = await load(name);
   return handlers;

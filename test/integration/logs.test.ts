@@ -6,7 +6,7 @@ import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * The access line as the functions write it to stdout (Powertools' own console, the stream Lambda
+ * The access line as the functions write it to stdout (shared/log.ts; the stream Lambda
  * forwards to CloudWatch Logs as it is): one JSON object per request, which is also an embedded
  * metric format document CloudWatch extracts the metrics from (test/support/emf.ts).
  */

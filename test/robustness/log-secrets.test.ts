@@ -11,7 +11,7 @@ import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
  * No token and no Authorization header in any log line: the real functions run in a process of
  * their own at LOG_LEVEL=INFO, DynamoDB behind the fault proxy, and everything they write to
  * stdout and stderr is searched after a run of successes and failures of every kind (401, 403,
- * 404, 422, and 503s from a refused and a throttled DynamoDB), with POWERTOOLS_LOGGER_LOG_EVENT on.
+ * 404, 422, and 503s from a refused and a throttled DynamoDB).
  */
 const SECRETS = {
   all: 'tra_LogAllAbilitiesSecret0123456789abcdefghijkl',
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await revoke(table.doc, table.tableName, { secret: SECRETS.revoked });
   proxy = await startFaultProxy(table.endpoint);
   // Event logging switched on from the environment must not bring the event (and its token) into the logs.
-  server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO', POWERTOOLS_LOGGER_LOG_EVENT: 'true' });
+  server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO' });
   const port = Number(new URL(server.url).port);
   const send = async (target: string, headers: [string, string][]) => {
     const res = await rawRequest(port, buildRequest({ target, headers }, `127.0.0.1:${port}`));
@@ -82,7 +82,7 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-/** Every line the functions wrote (Powertools writes errors to stderr), but the harness's own. */
+/** Every line the functions wrote (stdout and stderr), but the harness's own. */
 const logLines = () => (output.stdout + output.stderr).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('LISTENING '));
 
 describe('what the functions log', () => {

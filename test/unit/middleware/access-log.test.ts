@@ -13,7 +13,7 @@ import { monotonicMs } from '../../../shared/clock.ts';
  * The access line on its own: one `request` line per request, after the handler or on error, that
  * is an embedded metric format document (test/support/emf.ts), with the route and outcome as its
  * dimensions and the request's metrics, the API request id, the team the request resolved to and
- * the status. Its logger is a stand-in recording what `info` receives; the line as Powertools
+ * the status. Its logger is a stand-in recording what `info` receives; the line as shared/log.ts
  * writes it to stdout is tested in test/integration/logs.test.ts.
  */
 const SECRET = 'tra_access-log-secret';
