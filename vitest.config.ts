@@ -22,6 +22,9 @@ export default defineConfig({
     // of a file's time is spent waiting (on DynamoDB Local, child processes, timeouts under fault),
     // so three keep both cores busy (`npm test -- --maxWorkers=1` runs one file at a time).
     maxWorkers: 3,
+    // A concurrent describe runs all its cases at once (vitest's default is 5): the 10-second
+    // silence cases of command-no-response.test.ts wait side by side instead of in two rounds.
+    maxConcurrency: 12,
     // Slow folders first in a fresh clone, where vitest has no durations to order by yet.
     sequence: { sequencer: SlowFoldersFirst },
   },

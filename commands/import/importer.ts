@@ -26,11 +26,11 @@ import type { SnapshotTeam, SnapshotToken, SnapshotUser, ValidSnapshot } from '.
  *    holds, a slug swap, a token of another user, a user past 1,000 teams) rejects it here.
  * 2. Clear what killed imports left (retention.ts), then narrow the snapshot's existing tokens
  *    (earlier expiry, fewer abilities): in force before any team switches.
- * 3. Write each new generation: member index, new tokens (inactive), the entry
- *    `<team>#<generation>` added to every token of every member, every project and daemon (read
- *    again from the file, whose fingerprint must not have changed). Users then list old and new
- *    teams, and tokens created meanwhile get their entries too (a token created later finds the
- *    pending generations itself: commands/tokens/tokens.ts).
+ * 3. Write each new generation: member index, new tokens (inactive), every project and daemon
+ *    (read again from the file, whose fingerprint must not have changed). Users then list old and
+ *    new teams, and every token of every member gets the entry `<team>#<generation>`, listed once,
+ *    just before the first switch (a token created after that listing finds the pending
+ *    generations and their member index itself: commands/tokens/tokens.ts).
  * 4. Switch the teams, one transaction each, on condition that the head still names the
  *    generation this import started from and that the lock is still ours.
  * 5. Remove the replaced generations' entries, write users as the snapshot says, widen and
@@ -116,7 +116,7 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
   const storedTokens = new Map<SnapshotToken, TokenItem>();
   /** The teams each snapshot user lists in the table now. */
   const listedTeams = new Map<number, number[]>();
-  /** Every token that has the new generations' entries already (new tokens are written with them). */
+  /** The new tokens, written with the new generations' entries already. */
   const tagged = new Set<string>();
   const beforeWrite = () => lock.assertHeld();
   const write = (requests: WriteRequest[]) => writeAll(doc, tableName, requests, { beforeSend: beforeWrite });
@@ -246,17 +246,13 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
         return [putRequest(item), putRequest(userTokenKey(token.userId, token.hash))];
       }),
     ]);
-    await tagMembersTokens();
     await writeItems();
   }
 
-  /** Adds the new generations' entries (added, never set) to each member's tokens that do not have them yet. */
+  /** Adds the new generations' entries (added, never set) to each member's tokens but the new ones. */
   async function tagMembersTokens() {
-    await changeUsersMemberships(doc, tableName, memberEntries, 'ADD', beforeWrite, async (userId) => {
-      const untagged = (await listUserTokens(doc, tableName, userId)).filter((hash) => !tagged.has(hash));
-      for (const hash of untagged) tagged.add(hash);
-      return untagged;
-    });
+    await changeUsersMemberships(doc, tableName, memberEntries, 'ADD', beforeWrite,
+      async (userId) => (await listUserTokens(doc, tableName, userId)).filter((hash) => !tagged.has(hash)));
   }
 
   /** Pass 2: every project and daemon, from the file again, numbered by the ids pass 1 sorted. */
