@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import { processTree, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
@@ -12,6 +12,10 @@ import { projects, snapshot, team, user } from '../support/snapshots.ts';
  * Ctrl-C, SIGTERM and SIGHUP, whether the signal reaches npm or node; and when node is killed
  * outright, DynamoDB Local stops with it. Each case starts the real command, notes every process
  * it started (npm, sh, node, the keeper, Java) by pid, sends the signal, and checks each is gone.
+ * Every way a stop reaches the cleanups (a signal node handles, npm's exit noticed, the process
+ * group's Ctrl-C) and SIGKILL run with DynamoDB Local; the cases that only vary which process npm
+ * forwards a signal to use the suite's DynamoDB instead (DYNAMODB_ENDPOINT), as Java's start is
+ * most of a case's time and the same cleanup stops it.
  */
 const dir = mkdtempSync(join(tmpdir(), 'command-signals-'));
 const data = join(dir, 'small.json');
@@ -36,22 +40,26 @@ afterEach(async () => {
   running = undefined;
 });
 
-/** `npm start` or `node commands/start.ts` on a free port, up and serving, with every process it started. */
-async function start(via: 'npm' | 'node') {
+/**
+ * `npm start` or `node commands/start.ts` on a free port, up and serving, with every process it
+ * started: DynamoDB Local too, unless `dynamo` is 'endpoint' (the suite's, through DYNAMODB_ENDPOINT).
+ */
+async function start(via: 'npm' | 'node', dynamo: 'local' | 'endpoint' = 'local') {
   const port = await freePort();
   const args = ['--port', String(port), '--data', data];
+  const runEnv = dynamo === 'local' ? env : { ...env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: `signals-${port}` };
   const command = via === 'npm'
-    ? startCommand('npm', ['start', '--', ...args], { cwd: ROOT, env, ownGroup: true })
-    : startCommand(NODE, ['commands/start.ts', ...args], { cwd: ROOT, env });
-  await command.waitFor('stops the API and DynamoDB Local');
+    ? startCommand('npm', ['start', '--', ...args], { cwd: ROOT, env: runEnv, ownGroup: true })
+    : startCommand(NODE, ['commands/start.ts', ...args], { cwd: ROOT, env: runEnv });
+  await command.waitFor('Ctrl-C (or SIGTERM, SIGHUP) stops the API');
   const tree = processTree(command.child.pid!);
   running = { command, tree };
   const node = tree.find((p) => p.command.includes('commands/start.ts') && !p.command.startsWith('sh ') && !p.command.startsWith('npm'));
   expect(node, JSON.stringify(tree)).toBeDefined();
-  // What the command started: the keeper and, under it, Java running DynamoDB Local.
-  expect(tree.some((p) => p.command.includes('java-keeper.ts')), JSON.stringify(tree)).toBe(true);
-  expect(tree.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')), JSON.stringify(tree)).toBe(true);
-  if (via === 'npm') expect(tree.length, JSON.stringify(tree)).toBeGreaterThanOrEqual(4);
+  // What the command started: the keeper and, under it, Java running DynamoDB Local (or neither).
+  expect(tree.some((p) => p.command.includes('java-keeper.ts')), JSON.stringify(tree)).toBe(dynamo === 'local');
+  expect(tree.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')), JSON.stringify(tree)).toBe(dynamo === 'local');
+  if (via === 'npm') expect(tree.length, JSON.stringify(tree)).toBeGreaterThanOrEqual(dynamo === 'local' ? 4 : 2);
   return { command, tree, node: node!, url: `http://127.0.0.1:${port}` };
 }
 
@@ -64,15 +72,19 @@ async function expectAllGone(tree: ProcessInfo[], url: string) {
 describe('npm start stops everything it started', () => {
   // npm forwards SIGINT and SIGTERM to node (its script execs node), so these also test node's own
   // handling of each; SIGHUP kills npm alone, and node must notice its parent is gone.
-  it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('on %s sent to npm', async (signal) => {
-    const { command, tree, url } = await start('npm');
+  it.each([
+    ['SIGINT', 'endpoint'],
+    ['SIGTERM', 'endpoint'],
+    ['SIGHUP', 'local'],
+  ] as const)('on %s sent to npm (DynamoDB: %s)', async (signal, dynamo) => {
+    const { command, tree, url } = await start('npm', dynamo);
     process.kill(command.child.pid!, signal);
     await command.exited;
     await expectAllGone(tree, url);
   }, 120_000);
 
   it('on SIGHUP sent to the node process npm started', async () => {
-    const { tree, node, url } = await start('npm');
+    const { tree, node, url } = await start('npm', 'endpoint');
     process.kill(node.pid, 'SIGHUP');
     await expectAllGone(tree, url);
   }, 120_000);
