@@ -39,14 +39,14 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const progress = progressDisplay();
   const log = (line: string) => {
     progress.stop();
-    reportLine(escapeText(line));
+    reportLine(line); // escaped there
   };
   // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
   let writing = false;
   whileInterruptible((signal) => writing
     ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
     : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
-  const snapshot = (await readSnapshotFile(file, reportLine, progress)) ?? fail();
+  const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
   if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {

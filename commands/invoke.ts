@@ -8,7 +8,7 @@ import { loadFunctionHandlers } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, runCommand } from './cli/run.ts';
-import { escapeText, reportLine } from './cli/text.ts';
+import { escapeText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting } from './cli/values.ts';
 
 const FUNCTIONS = ROUTES.map((r) => r.name);
@@ -52,7 +52,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const { DEFAULT_TABLE } = await import('./cli/table.ts');
-  if (!endpoint) await prepareLocalData((await readSnapshotFile(dataFile, reportLine)) ?? fail());
+  if (!endpoint) await prepareLocalData((await readSnapshotFile(dataFile)) ?? fail());
   process.env.TABLE_NAME ||= DEFAULT_TABLE;
 
   // stdout is the function's result alone: whatever else writes there (its logger) goes to stderr.

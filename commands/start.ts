@@ -3,7 +3,7 @@ import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
-import { counted, escapeText, reportLine } from './cli/text.ts';
+import { counted, escapeText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting, idValue, portValue } from './cli/values.ts';
 
 const CDK_OUT = new URL('../cdk.out', import.meta.url).pathname;
@@ -54,10 +54,11 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
   onExit(() => server.close());
 
   // The SDK and the import library load only now: --help and usage errors answer at once.
-  const { progressDisplay, readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { progressDisplay } = await import('./import/progress.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const { createToken } = await import('./tokens/tokens.ts');
-  const plan = (await readSnapshotFile(dataFile, reportLine, progressDisplay())) ?? fail();
+  const plan = (await readSnapshotFile(dataFile, progressDisplay())) ?? fail();
   const demoUser = userId === undefined
     ? plan.users.find((u) => u.teams.length > 0)
     : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));

@@ -9,12 +9,8 @@ export interface Cost {
   units: bigint;
 }
 
-export interface FinanceSummary {
-  /** One line per (label, currency), ordered by label then currency, as plain code units. */
-  lineItems: Cost[];
-  totals: { currency: string; units: bigint }[];
-  grandTotal: bigint;
-}
+/** A team's costs: one line per (label, currency), ordered by label then currency as plain code units; totals per currency; the grand total. */
+export type FinanceSummary = ReturnType<typeof summarizeCosts>;
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const sum = (lines: Cost[]) => lines.reduce((total, line) => total + line.units, 0n);
@@ -28,7 +24,7 @@ export function addCost(lines: Map<string, Cost>, cost: Cost): void {
 }
 
 /** Groups costs into line items and sums them exactly. */
-export function summarizeCosts(costs: Iterable<Cost>): FinanceSummary {
+export function summarizeCosts(costs: Iterable<Cost>) {
   const lines = new Map<string, Cost>();
   for (const cost of costs) addCost(lines, cost);
   const lineItems = [...lines.values()].sort((a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency));

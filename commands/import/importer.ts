@@ -268,19 +268,17 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     // Pass 1 checked every record of this file; its fingerprint is checked again below, before
     // any switch. So records are taken as they are here: a file changed meanwhile can only
     // leave garbage in a generation that is never switched to (and is swept).
-    const read = await readSnapshotRecords(snapshot.path, {
-      record: (collection, _index, fields) => {
-        if (collection !== 'projects' && collection !== 'daemons') return undefined;
-        const project = collection === 'projects';
-        const team = teamsById.get((project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number)) as number);
-        const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
-        const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
-        if (!team || ordinal === 0 || createdAt === undefined) throw new SnapshotChanged(`one of its ${collection} was not validated`);
-        const json = project
-          ? projectJson({ ...(fields as unknown as Project), client_id: (fields.client_id ?? null) as number | null, created_at: createdAt })
-          : daemonJson(fields as unknown as Daemon);
-        return writer.add(putRequest(resourceItem(team.id, generations.get(team.id)!, collection, ordinal, json)));
-      },
+    const read = await readSnapshotRecords(snapshot.path, (collection, _index, fields) => {
+      if (collection !== 'projects' && collection !== 'daemons') return undefined;
+      const project = collection === 'projects';
+      const team = teamsById.get((project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number)) as number);
+      const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
+      const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
+      if (!team || ordinal === 0 || createdAt === undefined) throw new SnapshotChanged(`one of its ${collection} was not validated`);
+      const json = project
+        ? projectJson({ ...(fields as unknown as Project), client_id: (fields.client_id ?? null) as number | null, created_at: createdAt })
+        : daemonJson(fields as unknown as Daemon);
+      return writer.add(putRequest(resourceItem(team.id, generations.get(team.id)!, collection, ordinal, json)));
     }, new Problems());
     await writer.flush();
     if (!read.readable || read.sha256 !== snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');

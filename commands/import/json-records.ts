@@ -17,10 +17,8 @@ import { locate, say, type Problems } from './problems.ts';
  * never echoing the file). The bytes are fingerprinted (SHA-256) as they pass.
  */
 
-export interface RecordVisitor {
-  /** One record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
-  record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void | Promise<void>;
-}
+/** Is handed each record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
+export type OnRecord = (collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]) => void | Promise<void>;
 
 const CHUNK_BYTES = 64 * 1024;
 /** A user lists at most 1,000 teams: the array is kept to one more, enough for its rule to fail. */
@@ -31,13 +29,13 @@ const ARRAY_FIELDS = new Set(['teams', 'abilities']);
 
 class NotAnObject extends Error {}
 
-/** Reads the records of the snapshot at `path`, in file order, handing each to the visitor; `onBytes` is told the bytes read after each chunk. */
-export async function readSnapshotRecords(path: string, visitor: RecordVisitor, problems: Problems, onBytes?: (bytes: number) => void) {
+/** Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes` is told the bytes read after each chunk. */
+export async function readSnapshotRecords(path: string, onRecord: OnRecord, problems: Problems, onBytes?: (bytes: number) => void) {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const tokenize = jsonParser({ streamValues: false });
   const parse = tokenize as unknown as (input: string | typeof none) => ReturnType<typeof tokenize>;
-  const walk = tokenWalker(visitor, problems);
+  const walk = tokenWalker(onRecord, problems);
   let bytes = 0;
   let blank = true;
   /** The end of the chunk before, where a character the decoder still holds began. */
@@ -97,7 +95,7 @@ async function syntaxError(path: string): Promise<string> {
  * record, 4 the elements of a record's array field; anything else (an unknown key's value, a
  * value of the wrong shape) is only checked for duplicate keys.
  */
-function tokenWalker(visitor: RecordVisitor, problems: Problems) {
+function tokenWalker(onRecord: OnRecord, problems: Problems) {
   /** The keys seen in each open object, or null for an open array, outermost first. */
   const open: (Set<string> | null)[] = [];
   /** The document's key whose value comes next, when it names a collection. */
@@ -144,7 +142,7 @@ function tokenWalker(visitor: RecordVisitor, problems: Problems) {
     const index = collection.index++;
     const where = locate(collection.name, index, done.fields.id);
     for (const problem of done.keyProblems) problems.add(problem(where));
-    return visitor.record(collection.name, index, done.fields, done.keyProblems);
+    return onRecord(collection.name, index, done.fields, done.keyProblems);
   }
 
   function key(key: string): void {
@@ -167,7 +165,7 @@ function tokenWalker(visitor: RecordVisitor, problems: Problems) {
     }
   }
 
-  /** Walks one chunk's tokens, waiting only when the visitor asks to (so the common case stays synchronous). */
+  /** Walks one chunk's tokens, waiting only when onRecord asks to (so the common case stays synchronous). */
   return async function walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
     for (const { name, value: token } of tokens) {
       if (name === 'keyValue') key(token as string);

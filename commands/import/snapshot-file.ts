@@ -1,24 +1,18 @@
-import { counted } from '../cli/text.ts';
-import { progressDisplay, type ProgressDisplay } from './progress.ts';
+import { counted, reportLine } from '../cli/text.ts';
+import type { ProgressDisplay } from './progress.ts';
 import { validateSnapshotFile, type ValidSnapshot } from './validation.ts';
 
 /**
  * Pass 1 for a command: validates the snapshot file whole, streaming it, with `progress` showing
- * the validating pass. On any problem, says what and where to `report`, a line each (at most 50
- * problems, then how many more), and returns undefined; nothing has been written then.
+ * the validating pass. On any problem, says what and where on stderr, a line each (at most 50
+ * problems, then how many more), and returns undefined; nothing has been written then. Every
+ * caller names a file it has checked it can read (cli/paths.ts inputFile, or the demo snapshot).
  */
-export async function readSnapshotFile(path: string, report: (line: string) => unknown, progress?: ProgressDisplay): Promise<ValidSnapshot | undefined> {
-  const result = await validateSnapshotFile(path, (bytes, total) => progress?.validating(bytes, total)).catch((error: NodeJS.ErrnoException) => error);
+export async function readSnapshotFile(path: string, progress?: ProgressDisplay): Promise<ValidSnapshot | undefined> {
+  const result = await validateSnapshotFile(path, (bytes, total) => progress?.validating(bytes, total));
   progress?.stop();
-  if (result instanceof Error) {
-    const { code, message } = result;
-    report(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : message}`);
-    return undefined;
-  }
   if (result.ok) return result.snapshot;
-  report(`${path} is not a valid snapshot; nothing was imported. ${counted(result.count, 'problem')}:`);
-  for (const line of result.problems) report(`  ${line}`);
+  reportLine(`${path} is not a valid snapshot; nothing was imported. ${counted(result.count, 'problem')}:`);
+  for (const line of result.problems) reportLine(`  ${line}`);
   return undefined;
 }
-
-export { progressDisplay };

@@ -3,7 +3,7 @@ import { hashToken } from '../../shared/auth/token.ts';
 import { formatAmount } from './decimal.ts';
 import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
 import { repeatedIds } from './id-list.ts';
-import { readSnapshotRecords, type RecordVisitor } from './json-records.ts';
+import { readSnapshotRecords } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
 import { financeItem } from './stored-items.ts';
@@ -66,12 +66,12 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = snapshotIndex(problems);
-  const read = await readSnapshotRecords(path, index, problems, (bytes) => onBytes?.(bytes, size));
+  const read = await readSnapshotRecords(path, index.record, problems, (bytes) => onBytes?.(bytes, size));
   if (read.readable) {
     const kept = index.finish();
     if (index.broken) {
       index.recheck();
-      await readSnapshotRecords(path, index, new Problems());
+      await readSnapshotRecords(path, index.record, new Problems());
     }
     if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
   }
