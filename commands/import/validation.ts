@@ -12,10 +12,10 @@ import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
 /**
  * Pass 1 of an import: the whole snapshot file is read as a stream (once more when a record names
  * one further down the file or a rule between records is broken, to name each record concerned)
- * and checked against every rule of docs/contract.md, section 7 before anything is written. What it keeps is compact: the small collections (teams,
- * users, tokens as hashes, environments, servers, clients), each team's project and daemon ids in
- * Float64Arrays (sorted at the end: pass 2 numbers each item by binary search), and cost sums as
- * bigint. Never a whole project or daemon record.
+ * and checked against every rule of docs/contract.md, section 7 before anything is written. What
+ * it keeps is compact: the small collections (teams, users, tokens as hashes, environments,
+ * servers, clients), each team's project and daemon ids in Float64Arrays (sorted at the end: pass 2
+ * numbers each item by binary search), and cost sums as bigint. Never a whole project or daemon record.
  */
 
 export interface SnapshotTeam {
