@@ -70,7 +70,6 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
   if (read.readable) {
     const kept = index.finish();
     if (index.broken) {
-      index.recheck();
       await readSnapshotRecords(path, index.record, new Problems());
     }
     if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
@@ -112,13 +111,13 @@ function snapshotIndex(problems: Problems) {
    * id repeats: the file is then read once more, every record known, to name each that breaks a rule.
    */
   let broken = false;
-  /** Set for that second reading (`recheck`). */
-  let rechecking = false;
+  /** Once the file has been read (finish): any later record is the second reading's. */
+  let finished = false;
 
   function record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
-    if (rechecking) {
+    if (finished) {
       if (checked.ok && keyProblems.length === 0) nameBrokenReferences(collection, where, checked.record);
       return;
     }
@@ -195,6 +194,7 @@ function snapshotIndex(problems: Problems) {
     }
     repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
     if (repeated.projects.size + repeated.daemons.size > 0) broken = true;
+    finished = true;
     return {
       teams, users: [...kept.users.values()], tokens,
       /** Environment id to team id: a daemon belongs to its environment's team. */
@@ -237,11 +237,10 @@ function snapshotIndex(problems: Problems) {
   return {
     record,
     finish,
-    /** Whether the file must be read once more (after `recheck`) to name the records that break a rule. */
+    /** Whether the file must be read once more (after finish) to name the records that break a rule. */
     get broken() {
       return broken;
     },
-    recheck: () => void (rechecking = true),
   };
 }
 
