@@ -56,8 +56,13 @@ export function onExit(cleanup: () => unknown): void {
   cleanups.push(cleanup);
 }
 
-/** Registers what gives the terminal back (a progress bar hides the cursor); returns the unregister. */
-export function holdTerminal(release: () => void): () => void {
+/**
+ * Registers what gives the terminal back (a progress bar hides the cursor); returns the unregister,
+ * or undefined once the command is ending: the terminal has been given back, and stays so while
+ * the cleanups run (work still under way must not draw a new bar over it).
+ */
+export function holdTerminal(release: () => void): (() => void) | undefined {
+  if (exiting) return undefined;
   terminalHolds.add(release);
   return () => void terminalHolds.delete(release);
 }

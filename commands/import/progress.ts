@@ -38,11 +38,13 @@ export function progressDisplay() {
   const show = (label: string, done: number, total: number, text: string) => {
     if (stream.isTTY) {
       if (!bar) {
+        const unhold = holdTerminal(stopBar);
+        if (!unhold) return; // the command is ending
+        releaseHold = unhold;
         bar = new cliProgress.SingleBar({
           stream, format: `${label.padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
         }, cliProgress.Presets.legacy);
         bar.start(Math.max(total, 1), 0, { text });
-        releaseHold = holdTerminal(stopBar);
       }
       bar.update(done, { text });
       if (done >= total) stopBar();
