@@ -35,7 +35,7 @@ const PER_PAGE = 50;
 /** Requests timed per depth cell: this API's, and the whole-team baseline's by team size. */
 const API_REQUESTS = QUICK ? 30 : 300;
 const baselineRequests = (size: number) => (QUICK ? 3 : size <= 1_000 ? 40 : size <= 10_000 ? 10 : 4);
-const COLD_ROUNDS = QUICK ? 3 : 30;
+const COLD_ROUNDS = QUICK ? 3 : 60;
 const WARM_RUNS = QUICK ? 2 : 8;
 const WARM_MS = QUICK ? 500 : 3_000;
 const TABLE = 'bench';

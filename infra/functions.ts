@@ -21,7 +21,7 @@ const NODE_TIMERS_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-timer
  * so does node:timers, which keeps node:timers/promises out (infra/bundling/node-timers.ts).
  * package.json declares the project's modules free of side effects (`"sideEffects": false`, which
  * esbuild reads): a module whose exports a function does not use stays out of its bundle, so the
- * finances function carries no pagination schema and no valibot.
+ * finances function carries no pagination code.
  * The benchmark builds its bare handlers from this too: "bundled the same way" is one definition.
  */
 export function functionBasics(entry: string): NodejsFunctionProps {

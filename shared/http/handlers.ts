@@ -12,7 +12,6 @@ import { contractErrors } from './middleware/contract-errors.ts';
 import { headWithoutBody } from './middleware/head.ts';
 import { readPageQuery, requireValidPage } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { conditionalJson, entityTag, listEntityTag } from './entity-tag.ts';
 import { RecentAccess } from '../store/recent-access.ts';
 
@@ -30,9 +29,6 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
  * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first).
  * Middy's own early timeout is off: requestDeadline's covers the middlewares too.
- *
- * @middy/http-header-normalizer lower-cases header names before anything reads them: API Gateway
- * does so itself, `sam local` passes them as the client wrote them.
  */
 function apiFunction(route: ServedRoute) {
   const log = createLogger();
@@ -43,10 +39,13 @@ function apiFunction(route: ServedRoute) {
     .use(contractErrors(log))
     .use(requestDeadline())
     // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
-    .before(function checkEvent({ event }) {
+    // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
+    // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html),
+    // `sam local` as the client wrote them.
+    .before(function normalizeEvent({ event }) {
       if (!(event instanceof Object) || Array.isArray(event)) throw new TypeError('the event is not an API Gateway event object');
-    })
-    .use(httpHeaderNormalizer());
+      if (event.headers) event.headers = Object.fromEntries(Object.entries(event.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    });
 }
 
 /**

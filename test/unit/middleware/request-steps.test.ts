@@ -1,9 +1,7 @@
-import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { headWithoutBody } from '../../../shared/http/middleware/head.ts';
 import { requestDeadline } from '../../../shared/http/middleware/request-deadline.ts';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { DATABASE_WAIT_MS } from '../../../shared/function-settings.ts';
 import { toContractError } from '../../../shared/http/errors.ts';
 import { jsonResponse } from '../../../shared/http/response.ts';
@@ -12,10 +10,10 @@ import { apiContext, apiEvent, apiRequest } from '../../support/middy-request.ts
 import { monotonicMs } from '../../../shared/clock.ts';
 
 /**
- * The three steps every function runs around its own work, each on its own with a hand-built
- * request: the header normalizer (@middy/http-header-normalizer), the request's clock and
- * deadline (request-deadline.ts), and HEAD's dropped body (head.ts). What each does before the
- * handler, after it, and on error.
+ * Two steps every function runs around its own work, each on its own with a hand-built request:
+ * the request's clock and deadline (request-deadline.ts), and HEAD's dropped body (head.ts). What
+ * each does before the handler, after it, and on error. (Header names as `sam local` writes them:
+ * test/infra/bundled.test.ts.)
  */
 
 function headEvent(): APIGatewayProxyEventV2 {
@@ -57,25 +55,6 @@ describe('HEAD: the body dropped, nothing else', () => {
     const eventless = { ...apiRequest({ response: TAGGED }), event: null };
     await headWithoutBody().onError!(eventless as never);
     expect(eventless.response).toBe(TAGGED);
-  });
-});
-
-describe('the header normalizer', () => {
-  async function before(event: unknown) {
-    const request = { ...apiRequest(), event } as never as { event: APIGatewayProxyEventV2 };
-    await (httpHeaderNormalizer() as MiddlewareObj).before?.(request as never);
-    return request.event;
-  }
-
-  it('lower-cases header names as SAM passes them, values untouched', async () => {
-    const event = apiEvent();
-    const sam = { ...event, headers: { Authorization: 'Bearer Tra_Secret', Host: 'localhost:3000', 'If-None-Match': '"abc"' } };
-    expect((await before(sam)).headers).toEqual({ authorization: 'Bearer Tra_Secret', host: 'localhost:3000', 'if-none-match': '"abc"' });
-  });
-
-  it('keeps lower-case headers as API Gateway sends them', async () => {
-    const event = apiEvent({ headers: { authorization: 'Bearer x' } });
-    expect((await before(event)).headers).toEqual(event.headers);
   });
 });
 
