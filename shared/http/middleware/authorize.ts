@@ -27,15 +27,14 @@ MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
   return {
     before: async function authorizeRequest({ event, context }) {
       const { bearer, passKey, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage })
-        .then(({ token, team }) => ({ token: named(bearer, token), team }));
+      const read = (consistent: boolean) => reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
       const speculation = recent.speculation(passKey, teamSegment);
       const { query } = context;
       const ordinals = speculation && query.ok && event.headers?.['if-none-match'] === undefined
         ? pageWindow(speculation.counts[resource], query.value.page, query.value.perPage).ordinals : null;
       const [access, prefetched] = await Promise.all([read(false), ordinals ? reader.prefetchPage(speculation!, resource, ordinals, context) : undefined]);
       try {
-        const { token, team } = await checked(ability, access, () => read(true));
+        const { token, team } = await checked(bearer, ability, access, () => read(true));
         recent.passed(passKey, teamSegment, team);
         context.access = { team, token, teamSegment, prefetched };
       } catch (error) {
@@ -51,9 +50,8 @@ export function authorizeFinances({ reader, ability }: { reader: TeamReader; abi
   return {
     before: async function authorizeFinanceRequest({ event, context }) {
       const { bearer, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readFinanceAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage })
-        .then(({ token, team }) => ({ token: named(bearer, token), team }));
-      const { token, team } = await checked(ability, await read(false), () => read(true));
+      const read = (consistent: boolean) => reader.readFinanceAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
+      const { token, team } = await checked(bearer, ability, await read(false), () => read(true));
       context.access = { team, token, teamSegment };
     },
   };
@@ -70,9 +68,6 @@ function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegme
   return { bearer, passKey, teamSegment: event.pathParameters!.team! };
 }
 
-/** The token found, when it is the one the bearer names (Sanctum's `<id>|` check); else none, the same 401 as an unknown token. */
-const named = (bearer: Bearer, token: StoredToken | undefined) => (token && bearerNames(bearer, token.sanctumId) ? token : undefined);
-
 /**
  * The checks in the contract's order; returns the token and team once they all pass.
  *
@@ -82,14 +77,15 @@ const named = (bearer: Bearer, token: StoredToken | undefined) => (token && bear
  * not yet the team at all). Only a valid token with the ability gets that second read, so an
  * unknown token still costs exactly one.
  */
-async function checked<T extends TeamState>(ability: Ability, access: Access<T>, rereadStrongly?: () => Promise<Access<T>>): Promise<Required<Access<T>>> {
+async function checked<T extends TeamState>(bearer: Bearer, ability: Ability, access: Access<T>, rereadStrongly?: () => Promise<Access<T>>): Promise<Required<Access<T>>> {
   const { token } = access;
-  // A token an unfinished import wrote is not valid yet: it answers as an unknown one.
-  if (!token || token.inactive || token.revokedAt !== null || isExpired(token.expiresAt, new Date())) throw unauthenticated();
+  // A token the bearer does not name (Sanctum's `<id>|` check), or one an unfinished import wrote,
+  // answers as an unknown one.
+  if (!token || !bearerNames(bearer, token.sanctumId) || token.inactive || token.revokedAt !== null || isExpired(token.expiresAt, new Date())) throw unauthenticated();
   if (!grants(token.abilities, ability)) throw missingAbility(ability);
   // An unknown team and a team the user is not in look the same to the caller. Membership is
   // of the generation the team item names, so the members switch with the team's data.
   if (access.team && isMember(token, access.team)) return access as Required<Access<T>>;
   if (!rereadStrongly) throw notFound();
-  return checked(ability, await rereadStrongly());
+  return checked(bearer, ability, await rereadStrongly());
 }
