@@ -21,7 +21,9 @@ const usageError = (problem: string) => {
 };
 let args: { quick?: boolean; 'import-gb'?: string; cold?: boolean } = {};
 try {
-  args = parseArgs({ options: { quick: { type: 'boolean' }, 'import-gb': { type: 'string' }, cold: { type: 'boolean' } } }).values;
+  args = parseArgs({
+    options: { quick: { type: 'boolean' }, 'import-gb': { type: 'string' }, cold: { type: 'boolean' } },
+  }).values;
 } catch (error) {
   usageError((error as Error).message);
 }
@@ -59,7 +61,8 @@ const stop = async () => {
   await dynamo.stop();
   rmSync(work, { recursive: true, force: true });
 };
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().finally(() => process.exit(130)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void stop().finally(() => process.exit(130)));
 // The in-process handlers log nothing; the bundles, in their own processes, log as deployed.
 process.env.LOG_LEVEL = 'SILENT';
 
@@ -68,7 +71,9 @@ let cold: Results['cold'] = [];
 try {
   // The cold starts read only the smallest team.
   const imported = COLD_ONLY ? [small] : [...teams, crowd];
-  step(`importing teams of ${imported.map((t) => t.size).join(', ')} projects and as many daemons${COLD_ONLY ? '' : `, and one of ${crowd.members} members`}...`);
+  step(
+    `importing teams of ${imported.map((t) => t.size).join(', ')} projects and as many daemons${COLD_ONLY ? '' : `, and one of ${crowd.members} members`}...`,
+  );
   await writeSnapshot(join(work, 'teams.json'), imported);
   const setupImport = await importSnapshot(join(work, 'teams.json'), { endpoint: dynamo.endpoint, tableName: TABLE });
 
@@ -88,7 +93,15 @@ try {
     const target = path(small, fn.name === 'finances' ? 'finances' : `${fn.name}?page=2`);
     const { sent, calls } = await warm(target, small.secret);
     const event = apiEvent(target, small.secret).event;
-    measured.push({ fn, event, env: lambdaEnvironment(fn, dynamo.endpoint, TABLE), calls: sent, together: calls.sequentialRoundTrips === 1, cold: [] as Pair[], warm: [] as Pair[] });
+    measured.push({
+      fn,
+      event,
+      env: lambdaEnvironment(fn, dynamo.endpoint, TABLE),
+      calls: sent,
+      together: calls.sequentialRoundTrips === 1,
+      cold: [] as Pair[],
+      warm: [] as Pair[],
+    });
   }
 
   step(`cold starts: ${COLD_ROUNDS} rounds, a fresh process for each function and each twin...`);
@@ -108,10 +121,16 @@ try {
     step('read cost: every call of one request counted at the client...');
     const etag = (await warm(path(small, 'projects?page=3'), small.secret)).etag;
     const readCost: [string, Answer][] = [
-      ['list, 20 projects, first sight of the token', await api.firstSight(path(small, 'projects?page=2'), small.secret)],
+      [
+        'list, 20 projects, first sight of the token',
+        await api.firstSight(path(small, 'projects?page=2'), small.secret),
+      ],
       ['list, 20 projects, warm (token recently seen)', await warm(path(small, 'projects?page=2'), small.secret)],
       ['list, 50 projects, warm', await warm(path(small, 'projects?per_page=50&page=2'), small.secret)],
-      [`list, 20 projects, team of ${crowd.members} members and ${crowd.costLines} cost lines, warm`, await warm(path(crowd, 'projects?page=2'), crowd.secret)],
+      [
+        `list, 20 projects, team of ${crowd.members} members and ${crowd.costLines} cost lines, warm`,
+        await warm(path(crowd, 'projects?page=2'), crowd.secret),
+      ],
       ['finances, one cost line', await warm(path(small, 'finances'), small.secret)],
       [`finances, ${crowd.costLines} cost lines`, await warm(path(crowd, 'finances'), crowd.secret)],
       ['list revalidation, matching If-None-Match', await api.warm(path(small, 'projects?page=3'), small.secret, etag)],
@@ -128,11 +147,16 @@ try {
         const theirs = await again(baseline.warm, target, team.secret);
         // A whole-team read of the largest team can outlast the request's 8 s database deadline: its
         // 503 is reported as such; any 200 must hold the same page as ours.
-        if (theirs.status === 200 ? dataOf(ours) !== dataOf(theirs) : theirs.status !== 503) throw new Error(`${target}: the baseline answered other data`);
+        if (theirs.status === 200 ? dataOf(ours) !== dataOf(theirs) : theirs.status !== 503)
+          throw new Error(`${target}: the baseline answered other data`);
         const cell = {
-          size: team.size, page,
+          size: team.size,
+          page,
           ours: { ...ours, p50: await latency(() => api.warm(target, team.secret), API_REQUESTS) },
-          theirs: { ...theirs, p50: await latency(() => baseline.warm(target, team.secret), baselineRequests(team.size), [200, 503]) },
+          theirs: {
+            ...theirs,
+            p50: await latency(() => baseline.warm(target, team.secret), baselineRequests(team.size), [200, 503]),
+          },
         };
         depth.push(cell);
       }
@@ -140,20 +164,36 @@ try {
 
     step(`warm requests: ${WARM_RUNS} runs, each a fresh process timing a function and its twin with tinybench...`);
     for (let run = 0; run < WARM_RUNS; run++) {
-      for (const m of measured) m.warm.push(await warmRun(m.fn, twin, { fn: m.event, twin: { calls: m.calls, together: m.together } }, m.env, { ms: WARM_MS, twinFirst: run % 2 === 1 }));
+      for (const m of measured)
+        m.warm.push(
+          await warmRun(m.fn, twin, { fn: m.event, twin: { calls: m.calls, together: m.together } }, m.env, {
+            ms: WARM_MS,
+            twinFirst: run % 2 === 1,
+          }),
+        );
     }
 
     let gigabyte: Results['gigabyte'];
     if (IMPORT_GB > 0) {
       step(`importing a ${IMPORT_GB} GB snapshot with the import command...`);
-      const bulk = [1, 2, 3, 4].map((n) => benchTeam(100 + n, teamSizeFor((IMPORT_GB * 1e9) / 4), { slug: `gigabyte-${n}` }));
+      const bulk = [1, 2, 3, 4].map((n) =>
+        benchTeam(100 + n, teamSizeFor((IMPORT_GB * 1e9) / 4), { slug: `gigabyte-${n}` }),
+      );
       const bytes = await writeSnapshot(join(work, 'gigabyte.json'), bulk);
-      const run = await importSnapshot(join(work, 'gigabyte.json'), { endpoint: dynamo.endpoint, tableName: 'bench-gigabyte' });
+      const run = await importSnapshot(join(work, 'gigabyte.json'), {
+        endpoint: dynamo.endpoint,
+        tableName: 'bench-gigabyte',
+      });
       gigabyte = { bytes, teams: bulk.length, items: bulk.reduce((n, t) => n + 2 * t.size, 0), ...run };
     }
     results = {
-      setupImport, readCost, depth, gigabyte, perPage: PER_PAGE,
-      cold, warm: measured.map((m) => [m.fn.name, m.warm]),
+      setupImport,
+      readCost,
+      depth,
+      gigabyte,
+      perPage: PER_PAGE,
+      cold,
+      warm: measured.map((m) => [m.fn.name, m.warm]),
     };
   }
 } finally {
@@ -174,7 +214,13 @@ if (!QUICK) {
 
 /** The p50 of a request timed `requests` times by tinybench, after a quarter as many to warm up. */
 async function latency(request: () => Promise<Answer>, requests: number, expected = [200]): Promise<number> {
-  const bench = new Bench({ time: 0, iterations: requests, warmupTime: 0, warmupIterations: Math.ceil(requests / 4), throws: true });
+  const bench = new Bench({
+    time: 0,
+    iterations: requests,
+    warmupTime: 0,
+    warmupIterations: Math.ceil(requests / 4),
+    throws: true,
+  });
   bench.add('request', async () => {
     const { status } = await request();
     if (!expected.includes(status)) throw new Error(`a timed request answered ${status}`);

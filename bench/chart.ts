@@ -11,9 +11,12 @@ export interface Series {
 
 const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [460, 340, 60, 70, 40, 50];
 
-const text = (x: number, y: number, content: string, attributes = '') => `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${content.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
-const line = (x1: number, y1: number, x2: number, y2: number, style: string) => `<line x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" ${style}/>`;
-const stroke = (color: string, dashed: boolean) => `stroke="${color}" stroke-width="2" fill="none"${dashed ? ' stroke-dasharray="6 4"' : ''}`;
+const text = (x: number, y: number, content: string, attributes = '') =>
+  `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${content.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
+const line = (x1: number, y1: number, x2: number, y2: number, style: string) =>
+  `<line x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" ${style}/>`;
+const stroke = (color: string, dashed: boolean) =>
+  `stroke="${color}" stroke-width="2" fill="none"${dashed ? ' stroke-dasharray="6 4"' : ''}`;
 
 /** A logarithmic axis from the power of ten below the smallest value to the one above the largest. */
 function logAxis(values: number[], from: number, to: number) {
@@ -24,14 +27,30 @@ function logAxis(values: number[], from: number, to: number) {
 }
 
 function panel(title: string, series: Series[], xLabel: string, offset: number): string {
-  const x = logAxis(series.flatMap((s) => s.points.map((p) => p[0])), offset + LEFT, offset + WIDTH - RIGHT);
-  const y = logAxis(series.flatMap((s) => s.points.map((p) => p[1])), HEIGHT - BOTTOM, TOP);
+  const x = logAxis(
+    series.flatMap((s) => s.points.map((p) => p[0])),
+    offset + LEFT,
+    offset + WIDTH - RIGHT,
+  );
+  const y = logAxis(
+    series.flatMap((s) => s.points.map((p) => p[1])),
+    HEIGHT - BOTTOM,
+    TOP,
+  );
   const [left, right] = [offset + LEFT, offset + WIDTH - RIGHT];
   return [
     text(offset + WIDTH / 2, 22, title, 'text-anchor="middle" font-weight="bold"'),
     text((left + right) / 2, HEIGHT - 12, xLabel, 'text-anchor="middle"'),
-    ...x.ticks.map((v) => line(x.at(v), TOP, x.at(v), HEIGHT - BOTTOM, 'stroke="#ddd"') + text(x.at(v), HEIGHT - BOTTOM + 16, v.toLocaleString('en'), 'text-anchor="middle"')),
-    ...y.ticks.map((v) => line(left, y.at(v), right, y.at(v), 'stroke="#ddd"') + text(left - 6, y.at(v) + 4, v.toLocaleString('en'), 'text-anchor="end"')),
+    ...x.ticks.map(
+      (v) =>
+        line(x.at(v), TOP, x.at(v), HEIGHT - BOTTOM, 'stroke="#ddd"') +
+        text(x.at(v), HEIGHT - BOTTOM + 16, v.toLocaleString('en'), 'text-anchor="middle"'),
+    ),
+    ...y.ticks.map(
+      (v) =>
+        line(left, y.at(v), right, y.at(v), 'stroke="#ddd"') +
+        text(left - 6, y.at(v) + 4, v.toLocaleString('en'), 'text-anchor="end"'),
+    ),
     ...series.map((s) => {
       const points = s.points.map(([px, py]) => [x.at(px), y.at(py)] as const);
       const [lastX, lastY] = points.at(-1)!;
@@ -45,13 +64,21 @@ function panel(title: string, series: Series[], xLabel: string, offset: number):
 }
 
 /** The panels side by side, with a legend below. */
-export function lineCharts(panels: { title: string; series: Series[] }[], xLabel: string, legend: Omit<Series, 'points'>[]): string {
+export function lineCharts(
+  panels: { title: string; series: Series[] }[],
+  xLabel: string,
+  legend: Omit<Series, 'points'>[],
+): string {
   const [width, height] = [WIDTH * panels.length, HEIGHT + 30];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     ...panels.map((p, i) => panel(p.title, p.series, xLabel, i * WIDTH)),
-    ...legend.map((l, i) => line(20 + i * 330, HEIGHT + 12, 50 + i * 330, HEIGHT + 12, stroke(l.color, l.dashed)) + text(56 + i * 330, HEIGHT + 16, l.label)),
+    ...legend.map(
+      (l, i) =>
+        line(20 + i * 330, HEIGHT + 12, 50 + i * 330, HEIGHT + 12, stroke(l.color, l.dashed)) +
+        text(56 + i * 330, HEIGHT + 16, l.label),
+    ),
     '</svg>',
     '',
   ].join('\n');

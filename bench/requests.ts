@@ -21,38 +21,72 @@ export interface Answer {
 }
 
 export type Send = (target: string, secret: string, ifNoneMatch?: string) => Promise<Answer>;
-type Handler = (event: unknown, context: unknown) => Promise<{ statusCode?: number; headers?: Record<string, unknown>; body?: string }>;
+type Handler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode?: number; headers?: Record<string, unknown>; body?: string }>;
 
 /**
  * `warm` sends every request to the same functions, which remember what they saw, as a warm
  * container does; `firstSight` to new ones, as a new container. `wholeTeam` builds the baseline.
  */
-export function apiFunctions(endpoint: string, tableName: string, options: { wholeTeam?: boolean } = {}): { warm: Send; firstSight: Send } {
+export function apiFunctions(
+  endpoint: string,
+  tableName: string,
+  options: { wholeTeam?: boolean } = {},
+): { warm: Send; firstSight: Send } {
   // A patient client: a baseline request on a large team reads for seconds.
   const client = createDynamoDbClient({ endpoint, requestTimeoutMs: 60_000 });
   if (options.wholeTeam) readWholePartition(client);
   const recorder = callRecorder(client);
   const sent: TwinEvent['calls'] = [];
   // A copy of each command's input as the code sent it, before the call recorder adds to it.
-  client.middlewareStack.add((next, context) => (args) => {
-    sent.push({ command: String(context.commandName), input: structuredClone(args.input) as Record<string, unknown> });
-    return next(args);
-  }, { step: 'initialize', name: 'benchInputs' });
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      sent.push({
+        command: String(context.commandName),
+        input: structuredClone(args.input) as Record<string, unknown>,
+      });
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchInputs' },
+  );
   const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName }) };
-  const functions = () => ({ projects: listHandler('projects', runtime), daemons: listHandler('daemons', runtime), finances: financesHandler(runtime) }) as unknown as Record<string, Handler>;
-  const sender = (handlers: () => Record<string, Handler>): Send => async (target, secret, ifNoneMatch) => {
-    const { name, event } = apiEvent(target, secret, ifNoneMatch);
-    sent.length = 0;
-    const { result, calls } = await recorder.trace(() => handlers()[name]!(event, lambdaContext(name, 120_000, 'bench')));
-    return { status: result.statusCode!, etag: result.headers?.ETag as string, body: result.body ?? '', calls, sent: [...sent] };
-  };
+  const functions = () =>
+    ({
+      projects: listHandler('projects', runtime),
+      daemons: listHandler('daemons', runtime),
+      finances: financesHandler(runtime),
+    }) as unknown as Record<string, Handler>;
+  const sender =
+    (handlers: () => Record<string, Handler>): Send =>
+    async (target, secret, ifNoneMatch) => {
+      const { name, event } = apiEvent(target, secret, ifNoneMatch);
+      sent.length = 0;
+      const { result, calls } = await recorder.trace(() =>
+        handlers()[name]!(event, lambdaContext(name, 120_000, 'bench')),
+      );
+      return {
+        status: result.statusCode!,
+        etag: result.headers?.ETag as string,
+        body: result.body ?? '',
+        calls,
+        sent: [...sent],
+      };
+    };
   const warm = functions();
   return { warm: sender(() => warm), firstSight: sender(functions) };
 }
 
 /** The API Gateway event of a GET with a bearer token, and the function it goes to. */
 export function apiEvent(target: string, secret: string, ifNoneMatch?: string) {
-  const rawHeaders = ['Host', 'api.example.com', 'Authorization', `Bearer ${secret}`, ...(ifNoneMatch ? ['If-None-Match', ifNoneMatch] : [])];
+  const rawHeaders = [
+    'Host',
+    'api.example.com',
+    'Authorization',
+    `Bearer ${secret}`,
+    ...(ifNoneMatch ? ['If-None-Match', ifNoneMatch] : []),
+  ];
   const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1' });
   if (!routed.route) throw new Error(`no route for ${target}`);
   return { name: routed.route.name, event: routed.event };
@@ -65,23 +99,37 @@ export function apiEvent(target: string, secret: string, ifNoneMatch?: string) {
  * the API's own code, and every Query is a real call, counted and priced like any other.
  */
 function readWholePartition(client: DynamoDBClient): void {
-  client.middlewareStack.add((next, context) => async (args) => {
-    const input = args.input as { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, { S?: string }> };
-    if (context.commandName !== 'QueryCommand') return next(args);
-    const { ':first': first, ':last': last, ...values } = input.ExpressionAttributeValues ?? {};
-    if (!first?.S || !last?.S || !input.KeyConditionExpression?.endsWith(' AND sk BETWEEN :first AND :last')) {
-      throw new Error(`the baseline does not know this Query: ${input.KeyConditionExpression}`);
-    }
-    const items: NonNullable<QueryCommandOutput['Items']> = [];
-    let answer: Awaited<ReturnType<typeof next>>;
-    let startKey: unknown;
-    do {
-      answer = await next({ ...args, input: { ...input, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: values, ExclusiveStartKey: startKey } });
-      const output = answer.output as QueryCommandOutput;
-      items.push(...(output.Items ?? []));
-      startKey = output.LastEvaluatedKey;
-    } while (startKey);
-    const page = items.slice(Number(first.S) - 1, Number(last.S));
-    return { ...answer, output: { ...(answer.output as QueryCommandOutput), Items: page, Count: page.length } };
-  }, { step: 'initialize', name: 'benchWholePartition' });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as {
+        KeyConditionExpression?: string;
+        ExpressionAttributeValues?: Record<string, { S?: string }>;
+      };
+      if (context.commandName !== 'QueryCommand') return next(args);
+      const { ':first': first, ':last': last, ...values } = input.ExpressionAttributeValues ?? {};
+      if (!first?.S || !last?.S || !input.KeyConditionExpression?.endsWith(' AND sk BETWEEN :first AND :last')) {
+        throw new Error(`the baseline does not know this Query: ${input.KeyConditionExpression}`);
+      }
+      const items: NonNullable<QueryCommandOutput['Items']> = [];
+      let answer: Awaited<ReturnType<typeof next>>;
+      let startKey: unknown;
+      do {
+        answer = await next({
+          ...args,
+          input: {
+            ...input,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: values,
+            ExclusiveStartKey: startKey,
+          },
+        });
+        const output = answer.output as QueryCommandOutput;
+        items.push(...(output.Items ?? []));
+        startKey = output.LastEvaluatedKey;
+      } while (startKey);
+      const page = items.slice(Number(first.S) - 1, Number(last.S));
+      return { ...answer, output: { ...(answer.output as QueryCommandOutput), Items: page, Count: page.length } };
+    },
+    { step: 'initialize', name: 'benchWholePartition' },
+  );
 }

@@ -11,17 +11,24 @@ import { Bench } from 'tinybench';
 type Handler = (event: unknown, context: unknown) => Promise<{ statusCode?: number }>;
 const env = process.env as Record<string, string>;
 const events = JSON.parse(env.BENCH_EVENTS!) as { fn: unknown; twin: unknown };
-const handlers: Record<string, Handler> = { fn: (await import(env.BENCH_FUNCTION!)).handler, twin: (await import(env.BENCH_TWIN!)).handler };
+const handlers: Record<string, Handler> = {
+  fn: (await import(env.BENCH_FUNCTION!)).handler,
+  twin: (await import(env.BENCH_TWIN!)).handler,
+};
 const context = { ...JSON.parse(env.BENCH_CONTEXT!), getRemainingTimeInMillis: () => 10_000 };
 
 const bench = new Bench({ time: Number(env.BENCH_MS), warmupTime: Number(env.BENCH_MS) / 4, throws: true });
-for (const name of env.BENCH_TWIN_FIRST === 'true' ? ['twin', 'fn'] as const : ['fn', 'twin'] as const) {
+for (const name of env.BENCH_TWIN_FIRST === 'true' ? (['twin', 'fn'] as const) : (['fn', 'twin'] as const)) {
   let event: unknown;
-  bench.add(name, async () => {
-    const { statusCode } = await handlers[name]!(event, context);
-    await setImmediate();
-    if (statusCode !== 200) throw new Error(`${name} answered ${statusCode}`);
-  }, { beforeEach: () => void (event = structuredClone(events[name])) });
+  bench.add(
+    name,
+    async () => {
+      const { statusCode } = await handlers[name]!(event, context);
+      await setImmediate();
+      if (statusCode !== 200) throw new Error(`${name} answered ${statusCode}`);
+    },
+    { beforeEach: () => void (event = structuredClone(events[name])) },
+  );
 }
 await bench.run();
 const p50 = (name: string) => (bench.getTask(name)!.result as { latency: { p50: number } }).latency.p50;

@@ -11,7 +11,10 @@ const IMPORT = {
 Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
 An invalid snapshot is rejected whole, each problem named, and nothing is written.`,
   options: {
-    'allow-plain-tokens': { type: 'boolean', help: 'import plain-text `token` entries into a table on AWS too (their secrets are in the file)' },
+    'allow-plain-tokens': {
+      type: 'boolean',
+      help: 'import plain-text `token` entries into a table on AWS too (their secrets are in the file)',
+    },
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
@@ -43,30 +46,41 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   };
   // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
   let writing = false;
-  whileInterruptible((signal) => writing
-    ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
-    : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`);
+  whileInterruptible((signal) =>
+    writing
+      ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
+      : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`,
+  );
   const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
   if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {
-    fail([
-      `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file; an import into a table on AWS refuses them`,
-      ...plain.slice(0, 50).map((token) => `  tokens[${token.index}] (user ${token.userId})`),
-      ...(plain.length > 50 ? [`  … and ${counted(plain.length - 50, 'more')}`] : []),
-      'pass --allow-plain-tokens to import them all the same',
-    ].join('\n'));
+    fail(
+      [
+        `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file; an import into a table on AWS refuses them`,
+        ...plain.slice(0, 50).map((token) => `  tokens[${token.index}] (user ${token.userId})`),
+        ...(plain.length > 50 ? [`  … and ${counted(plain.length - 50, 'more')}`] : []),
+        'pass --allow-plain-tokens to import them all the same',
+      ].join('\n'),
+    );
   }
   writing = true;
   try {
     if (endpoint) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
-    process.stdout.write(`imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`);
+    process.stdout.write(
+      `imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`,
+    );
   } catch (error) {
     progress.stop();
     if (error instanceof ImportRejected) {
-      fail([`the snapshot cannot be imported into ${escapeText(tableName)}; nothing was written:`, ...error.problems.map((p) => `  ${escapeText(p)}`)].join('\n'));
+      fail(
+        [
+          `the snapshot cannot be imported into ${escapeText(tableName)}; nothing was written:`,
+          ...error.problems.map((p) => `  ${escapeText(p)}`),
+        ].join('\n'),
+      );
     }
     // The database failed under the import: say what that leaves, as an interruption does.
     const database = describeDatabaseError(error);

@@ -29,9 +29,21 @@ commands:
   options: {
     user: { type: 'string', value: '<id>', help: 'the user, by id' },
     abilities: { type: 'string', value: '<a,b>', help: `comma-separated, of ${TOKEN_ABILITIES.join(' ')}` },
-    name: { type: 'string', value: '<name>', help: 'what the token is for: 1 to 255 characters, no control characters' },
-    'expires-in': { type: 'string', value: '<90d|12h|30m>', help: 'lifetime in days, hours or minutes; default: never expires' },
-    id: { type: 'string', value: '<id>', help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id" },
+    name: {
+      type: 'string',
+      value: '<name>',
+      help: 'what the token is for: 1 to 255 characters, no control characters',
+    },
+    'expires-in': {
+      type: 'string',
+      value: '<90d|12h|30m>',
+      help: 'lifetime in days, hours or minutes; default: never expires',
+    },
+    id: {
+      type: 'string',
+      value: '<id>',
+      help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id",
+    },
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
@@ -43,15 +55,25 @@ commands:
 type Values = { [K in keyof typeof TOKEN.options]?: string };
 
 /** The options each command takes. */
-const COMMANDS: Record<string, (keyof Values)[]> = { create: ['user', 'abilities', 'name', 'expires-in'], revoke: ['id', 'user'], list: ['user'] };
+const COMMANDS: Record<string, (keyof Values)[]> = {
+  create: ['user', 'abilities', 'name', 'expires-in'],
+  revoke: ['id', 'user'],
+  list: ['user'],
+};
 
 /** The token code and the table (with the SDK), loaded once the command line has been found right (so --help answers at once). */
-const load = async () => ({ ...(await import('./tokens/tokens.ts')), ...(await import('./cli/table.ts')).commandTable() });
+const load = async () => ({
+  ...(await import('./tokens/tokens.ts')),
+  ...(await import('./cli/table.ts')).commandTable(),
+});
 
 export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
-  const allowed = COMMANDS[command] ?? usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
-  for (const name of Object.keys(values)) if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
+  const allowed =
+    COMMANDS[command] ??
+    usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
+  for (const name of Object.keys(values))
+    if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
   if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${escapeText(secret)}"`);
   if (command === 'create') return create(values);
   if (command === 'revoke') return revoke(values, secret);
@@ -72,11 +94,16 @@ async function create(values: Values) {
   if (!listed) usageError('create needs --abilities <a,b>');
   const entries = listed.split(',').map((a) => a.trim());
   // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
-  if (entries.includes('')) usageError(`--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`);
+  if (entries.includes(''))
+    usageError(
+      `--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`,
+    );
   const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
-    usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`);
+    usageError(
+      `unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`,
+    );
   }
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
   const expiresAt = values['expires-in'] === undefined ? null : expiryFrom(values['expires-in']);
@@ -84,7 +111,9 @@ async function create(values: Values) {
   const { doc, tableName, createToken } = await load();
   const secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
   const named = name ? ` "${escapeText(name)}"` : '';
-  process.stderr.write(`token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`);
+  process.stderr.write(
+    `token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`,
+  );
   process.stdout.write(`${secret}\n`);
 }
 
@@ -95,40 +124,68 @@ async function revoke(values: Values, secret: string | undefined) {
   // With --user, --id is a migrated token's Sanctum id (tokens are found through their user).
   if (user !== undefined && id === undefined) usageError('revoke --user needs --id <sanctum id>');
   const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
-  if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id)) usageError(`--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`);
+  if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id))
+    usageError(
+      `--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`,
+    );
 
   const { doc, tableName, listTokens, revoke } = await load();
   let by = secret !== undefined ? { secret } : { id: id!.toLowerCase() };
   if (sanctum) {
     const { userId, sanctumId } = sanctum;
     // More than one only if imports gave the id twice.
-    const ids = (await listTokens(doc, tableName, userId)).filter((token) => token.sanctumId === sanctumId).map((token) => token.id);
-    if (ids.length === 0) fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
-    if (ids.length > 1) fail(`user ${userId} has ${ids.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
+    const ids = (await listTokens(doc, tableName, userId))
+      .filter((token) => token.sanctumId === sanctumId)
+      .map((token) => token.id);
+    if (ids.length === 0)
+      fail(`user ${userId} has no token with Sanctum id ${sanctumId} in table ${escapeText(tableName)}`);
+    if (ids.length > 1)
+      fail(`user ${userId} has ${ids.length} tokens with Sanctum id ${sanctumId}; revoke each by the id list shows`);
     by = { id: ids[0]! };
   }
   const revoked = await revoke(doc, tableName, by);
   // Never echo a secret, even a wrong one.
-  if (!revoked) fail('secret' in by ? `no token with that secret in table ${escapeText(tableName)}` : `no token with id ${by.id} in table ${escapeText(tableName)}`);
+  if (!revoked)
+    fail(
+      'secret' in by
+        ? `no token with that secret in table ${escapeText(tableName)}`
+        : `no token with id ${by.id} in table ${escapeText(tableName)}`,
+    );
   process.stdout.write(revoked.already ? `already revoked at ${revoked.already}; nothing changed\n` : 'revoked\n');
 }
 
 async function list(values: Values) {
   const userId = requiredUser(values, 'list');
   const { doc, tableName, listTokens, userTeams } = await load();
-  if (!(await userTeams(doc, tableName, userId))) fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
+  if (!(await userTeams(doc, tableName, userId)))
+    fail(`user ${userId} does not exist in table ${escapeText(tableName)}`);
   const tokens = await listTokens(doc, tableName, userId);
   if (tokens.length === 0) return void process.stdout.write(`user ${userId} has no tokens\n`);
   // Names (and anything else) from the table may hold escape sequences: shown, never obeyed, and
   // measured as shown, so that every column starts at the same place on every line.
   const rows = [
     ['ID', 'STATUS', 'NAME', 'ABILITIES', 'CREATED', 'EXPIRES', 'SANCTUM ID', 'REVOKED'],
-    ...tokens.map((t) => [t.id, t.status, t.name || '-', t.abilities.join(','), t.createdAt ?? '-', t.expiresAt ?? 'never', String(t.sanctumId ?? '-'), t.revokedAt ?? '-'].map(escapeText)),
+    ...tokens.map((t) =>
+      [
+        t.id,
+        t.status,
+        t.name || '-',
+        t.abilities.join(','),
+        t.createdAt ?? '-',
+        t.expiresAt ?? 'never',
+        String(t.sanctumId ?? '-'),
+        t.revokedAt ?? '-',
+      ].map(escapeText),
+    ),
   ];
   const shownLength = (cell: string) => [...cell].length;
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => shownLength(row[column]!))));
   for (const row of rows) {
-    process.stdout.write(`${row.map((cell, column) => cell + ' '.repeat(widths[column]! - shownLength(cell))).join('  ').trimEnd()}\n`);
+    process.stdout.write(
+      `${row
+        .map((cell, column) => cell + ' '.repeat(widths[column]! - shownLength(cell)))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
   }
 }
-

@@ -43,8 +43,10 @@ export function functionBasics(entry: string): NodejsFunctionProps {
       bundleAwsSDK: true,
       logLevel: LogLevel.WARNING,
       esbuildArgs: {
-        '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE, '--alias:http': NODE_HTTP_THROUGH_REQUIRE,
-        '--alias:node:timers': NODE_TIMERS_THROUGH_REQUIRE, '--alias:timers': NODE_TIMERS_THROUGH_REQUIRE,
+        '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE,
+        '--alias:http': NODE_HTTP_THROUGH_REQUIRE,
+        '--alias:node:timers': NODE_TIMERS_THROUGH_REQUIRE,
+        '--alias:timers': NODE_TIMERS_THROUGH_REQUIRE,
       },
     },
   };

@@ -1,9 +1,28 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { CorsHttpMethod, DomainName, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, type CorsPreflightOptions } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  DomainName,
+  HttpApi,
+  HttpMethod,
+  HttpStage,
+  LogGroupLogDestination,
+  type CorsPreflightOptions,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
-import { Alarm, ComparisonOperator, Dashboard, GraphWidget, LogQueryWidget, MathExpression, Metric, Stats, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  LogQueryWidget,
+  MathExpression,
+  Metric,
+  Stats,
+  TreatMissingData,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, Operation, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -16,7 +35,14 @@ import { readApiConfig } from '../shared/config.ts';
 import { readLogLevel } from '../shared/log.ts';
 import { METRICS_NAMESPACE, OUTCOMES } from '../shared/http/middleware/access-log.ts';
 import { functionMemoryMb } from '../shared/function-settings.ts';
-import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, ROUTES, SERVED_ROUTES, type FunctionName } from '../shared/routes.ts';
+import {
+  readsTable,
+  ROUTE_METADATA_KEY,
+  ROUTE_METHODS,
+  ROUTES,
+  SERVED_ROUTES,
+  type FunctionName,
+} from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/keys.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
 
@@ -90,13 +116,16 @@ export class TeamResourcesStack extends Stack {
     // Lambda proxy integrations for HTTP APIs",
     // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
     const domain = props.customDomain;
-    const publicBaseUrl = props.publicBaseUrl ?? (domain && `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`);
+    const publicBaseUrl =
+      props.publicBaseUrl ?? (domain && `https://${domain.domainName}${domain.basePath ? `/${domain.basePath}` : ''}`);
     // The functions' own rules, so a bad value fails the synth instead of every cold start.
     if (publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: publicBaseUrl });
     const logLevel = props.logLevel === undefined ? undefined : readLogLevel({ LOG_LEVEL: props.logLevel.trim() });
     const { rateLimit, burstLimit } = props.throttle ?? DEFAULT_THROTTLE;
-    if (!(Number.isFinite(rateLimit) && rateLimit > 0)) throw new Error(`throttle rate limit must be a positive number, not ${rateLimit}`);
-    if (!(Number.isInteger(burstLimit) && burstLimit >= 1)) throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
+    if (!(Number.isFinite(rateLimit) && rateLimit > 0))
+      throw new Error(`throttle rate limit must be a positive number, not ${rateLimit}`);
+    if (!(Number.isInteger(burstLimit) && burstLimit >= 1))
+      throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
 
     // The table: on-demand, point-in-time recovery, deletion protection, kept when the stack goes.
     if (props.existingTableName === undefined) {
@@ -123,16 +152,21 @@ export class TeamResourcesStack extends Stack {
       createDefaultStage: false,
       corsPreflight: props.cors,
     });
-    const domainName = domain && new DomainName(this, 'DomainName', {
-      domainName: domain.domainName,
-      certificate: Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn),
-    });
+    const domainName =
+      domain &&
+      new DomainName(this, 'DomainName', {
+        domainName: domain.domainName,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn),
+      });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
       throttle: { rateLimit, burstLimit },
-      accessLogSettings: { destination: new LogGroupLogDestination(this.accessLogs), format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)) },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
       domainMapping: domainName && { domainName, mappingKey: domain?.basePath },
     });
 
@@ -164,14 +198,31 @@ export class TeamResourcesStack extends Stack {
         },
       });
       // X-Ray's PutTraceSegments takes no resource-level permission: its statement must name `*`.
-      if (props.tracing) Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'Active tracing: X-Ray\'s PutTraceSegments and PutTelemetryRecords support no resource-level permissions.' });
+      if (props.tracing)
+        Validations.of(role).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            "Active tracing: X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions.",
+        });
       // Tools find a route's bundle in the cloud assembly by this (commands/local/bundled-handlers.ts).
       (fn.node.defaultChild as CfnFunction).addMetadata(ROUTE_METADATA_KEY, route.name);
       this.functions[route.name] = fn;
-      this.alarm(`${name}ErrorsAlarm`, fn.metricErrors(), 1, 1, 1,
-        `The ${route.name} function failed (start-up error, crash or timeout), which is a bug: see its log group.`);
-      this.alarm(`${name}ThrottlesAlarm`, fn.metricThrottles(), 1, 1, 1,
-        `Lambda throttled the ${route.name} function (callers get 500): see concurrent executions on the dashboard.`);
+      this.alarm(
+        `${name}ErrorsAlarm`,
+        fn.metricErrors(),
+        1,
+        1,
+        1,
+        `The ${route.name} function failed (start-up error, crash or timeout), which is a bug: see its log group.`,
+      );
+      this.alarm(
+        `${name}ThrottlesAlarm`,
+        fn.metricThrottles(),
+        1,
+        1,
+        1,
+        `Lambda throttled the ${route.name} function (callers get 500): see concurrent executions on the dashboard.`,
+      );
       for (const httpRoute of this.api.addRoutes({
         path: route.path,
         methods: ROUTE_METHODS.map((method) => HttpMethod[method]),
@@ -180,7 +231,7 @@ export class TeamResourcesStack extends Stack {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason: readsTable(route)
-            ? 'The function checks the bearer token itself: the contract\'s 401/403/404 bodies and check order are beyond an authorizer.'
+            ? "The function checks the bearer token itself: the contract's 401/403/404 bodies and check order are beyond an authorizer."
             : 'The OpenAPI document is public by design: client generators fetch it without a token, and it reads no data.',
         });
       }
@@ -197,28 +248,61 @@ export class TeamResourcesStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: stage.url });
-    new CfnOutput(this, 'TableName', { description: 'TABLE_NAME for npm run import and npm run token', value: this.table.tableName });
+    new CfnOutput(this, 'TableName', {
+      description: 'TABLE_NAME for npm run import and npm run token',
+      value: this.table.tableName,
+    });
     new CfnOutput(this, 'DashboardUrl', {
       description: 'The CloudWatch dashboard',
       value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${dashboard.dashboardName}`,
     });
-    if (domainName) new CfnOutput(this, 'CustomDomainTarget', { description: 'Where the custom domain\'s CNAME points', value: domainName.regionalDomainName });
+    if (domainName)
+      new CfnOutput(this, 'CustomDomainTarget', {
+        description: "Where the custom domain's CNAME points",
+        value: domainName.regionalDomainName,
+      });
   }
 
-  private alarm(id: string, metric: IMetric, threshold: number, evaluationPeriods: number, datapointsToAlarm: number, description: string) {
-    this.alarms.push(new Alarm(this, id, {
-      metric, threshold, evaluationPeriods, datapointsToAlarm, alarmDescription: description,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    }));
+  private alarm(
+    id: string,
+    metric: IMetric,
+    threshold: number,
+    evaluationPeriods: number,
+    datapointsToAlarm: number,
+    description: string,
+  ) {
+    this.alarms.push(
+      new Alarm(this, id, {
+        metric,
+        threshold,
+        evaluationPeriods,
+        datapointsToAlarm,
+        alarmDescription: description,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
   }
 
   /** Alarms on what a caller of the API would notice, each saying where to look. */
   private addApiAlarms() {
     const serverErrorRate = this.percentOfRequests('errors', this.api.metricServerError());
-    this.alarm('Api5xxRateAlarm', serverErrorRate, 5, 3, 2, 'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).');
-    this.alarm('ApiLatencyP99Alarm', this.api.metricLatency({ statistic: Stats.p(99) }), 2_000, 3, 3,
-      'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).');
+    this.alarm(
+      'Api5xxRateAlarm',
+      serverErrorRate,
+      5,
+      3,
+      2,
+      'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).',
+    );
+    this.alarm(
+      'ApiLatencyP99Alarm',
+      this.api.metricLatency({ statistic: Stats.p(99) }),
+      2_000,
+      3,
+      3,
+      'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).',
+    );
 
     // Throttled requests are answered 429 by API Gateway and counted with every other 4xx; the
     // functions never answer 429, so the access log's 429s are exactly the throttled requests.
@@ -230,30 +314,67 @@ export class TeamResourcesStack extends Stack {
       metricValue: '1',
       dimensions: { ApiId: '$.apiId' },
     });
-    this.alarm('ApiThrottledRequestsAlarm', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }), 10, 1, 1, '10 or more 429s in 5 minutes from the stage throttle or the account limit: raise it, or find the caller in the access log.');
+    this.alarm(
+      'ApiThrottledRequestsAlarm',
+      this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }),
+      10,
+      1,
+      1,
+      '10 or more 429s in 5 minutes from the stage throttle or the account limit: raise it, or find the caller in the access log.',
+    );
 
-    this.alarm('DynamoDBThrottlingAlarm', this.table.metricThrottledRequestsForOperations(READS), 10, 2, 2,
-      'DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: see consumed capacity on the dashboard, and whether one team\'s partition is hot.');
-    this.alarm('DynamoDBSystemErrorsAlarm', this.table.metricSystemErrorsForOperations(READS), 1, 1, 1,
-      'DynamoDB failed reads with its own 500s, answered 503: check the AWS Health Dashboard for DynamoDB in this region.');
-    this.alarm('Api401RiseAlarm', this.unauthenticated(), 100, 3, 3,
-      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; find them in the access log (status 401, ip).');
+    this.alarm(
+      'DynamoDBThrottlingAlarm',
+      this.table.metricThrottledRequestsForOperations(READS),
+      10,
+      2,
+      2,
+      "DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: see consumed capacity on the dashboard, and whether one team's partition is hot.",
+    );
+    this.alarm(
+      'DynamoDBSystemErrorsAlarm',
+      this.table.metricSystemErrorsForOperations(READS),
+      1,
+      1,
+      1,
+      'DynamoDB failed reads with its own 500s, answered 503: check the AWS Health Dashboard for DynamoDB in this region.',
+    );
+    this.alarm(
+      'Api401RiseAlarm',
+      this.unauthenticated(),
+      100,
+      3,
+      3,
+      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; find them in the access log (status 401, ip).',
+    );
   }
 
   /** A share of the API's requests; below 20 requests in 5 minutes none, as one answer is not a rate. */
   private percentOfRequests(id: string, part: IMetric) {
     const requests = this.api.metricCount({ statistic: Stats.SUM });
-    return new MathExpression({ expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`, usingMetrics: { [id]: part, requests }, label: `${id} %` });
+    return new MathExpression({
+      expression: `IF(requests >= 20, 100 * ${id} / requests, 0)`,
+      usingMetrics: { [id]: part, requests },
+      label: `${id} %`,
+    });
   }
 
   /** A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or the stack's count of 429s. */
   private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {
-    return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap, statistic, label: `${name} ${Object.values(dimensionsMap).join(' ')}` });
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: name,
+      dimensionsMap,
+      statistic,
+      label: `${name} ${Object.values(dimensionsMap).join(' ')}`,
+    });
   }
 
   /** The 401s of every data route, summed. */
   private unauthenticated() {
-    const byRoute = Object.fromEntries(ROUTES.map(({ name }) => [name, this.accessMetric('Requests', { route: name, outcome: '401' })]));
+    const byRoute = Object.fromEntries(
+      ROUTES.map(({ name }) => [name, this.accessMetric('Requests', { route: name, outcome: '401' })]),
+    );
     return new MathExpression({ expression: Object.keys(byRoute).join(' + '), usingMetrics: byRoute, label: '401s' });
   }
 
@@ -264,29 +385,73 @@ export class TeamResourcesStack extends Stack {
     const functions = Object.values(this.functions);
     return new Dashboard(this, 'Dashboard', {
       widgets: [
-        routes.map((route) => graph(`Requests by outcome: ${route}`, OUTCOMES.map((outcome) => this.accessMetric('Requests', { route, outcome })))),
-        ['p50', 'p90', 'p99'].map((p) => graph(`Latency ${p} by route (ms)`, routes.map((route) => this.accessMetric('Latency', { route }, p)))),
+        routes.map((route) =>
+          graph(
+            `Requests by outcome: ${route}`,
+            OUTCOMES.map((outcome) => this.accessMetric('Requests', { route, outcome })),
+          ),
+        ),
+        ['p50', 'p90', 'p99'].map((p) =>
+          graph(
+            `Latency ${p} by route (ms)`,
+            routes.map((route) => this.accessMetric('Latency', { route }, p)),
+          ),
+        ),
         [
-          graph('Cold starts by route', routes.map((route) => this.accessMetric('ColdStart', { route }))),
+          graph(
+            'Cold starts by route',
+            routes.map((route) => this.accessMetric('ColdStart', { route })),
+          ),
           new LogQueryWidget({
             title: 'Cold starts and init duration',
             logGroupNames: functions.map((fn) => fn.logGroup.logGroupName),
-            queryLines: ['filter @type = "REPORT" and ispresent(@initDuration)', 'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs by bin(5m)'],
+            queryLines: [
+              'filter @type = "REPORT" and ispresent(@initDuration)',
+              'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs by bin(5m)',
+            ],
           }),
-          graph('401 and 429 (% of requests)', [this.percentOfRequests('unauthenticated', this.unauthenticated()), this.percentOfRequests('throttled', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId }))]),
-        ],
-        [
-          graph('Lambda errors and throttles', functions.flatMap((fn) => [fn.metricErrors(), fn.metricThrottles()])),
-          graph('Lambda concurrent executions', functions.map((fn) => fn.metric('ConcurrentExecutions', { statistic: Stats.MAXIMUM }))),
-          graph('API Gateway 4xx, 5xx and integration latency (p99)', [
-            this.api.metricClientError(), this.api.metricServerError(), this.api.metricIntegrationLatency({ statistic: Stats.p(99) }),
+          graph('401 and 429 (% of requests)', [
+            this.percentOfRequests('unauthenticated', this.unauthenticated()),
+            this.percentOfRequests('throttled', this.accessMetric('ThrottledRequests', { ApiId: this.api.apiId })),
           ]),
         ],
         [
-          graph('DynamoDB consumed read capacity and throttled reads', [this.table.metricConsumedReadCapacityUnits(), this.table.metricThrottledRequestsForOperations(READS)]),
+          graph(
+            'Lambda errors and throttles',
+            functions.flatMap((fn) => [fn.metricErrors(), fn.metricThrottles()]),
+          ),
+          graph(
+            'Lambda concurrent executions',
+            functions.map((fn) => fn.metric('ConcurrentExecutions', { statistic: Stats.MAXIMUM })),
+          ),
+          graph('API Gateway 4xx, 5xx and integration latency (p99)', [
+            this.api.metricClientError(),
+            this.api.metricServerError(),
+            this.api.metricIntegrationLatency({ statistic: Stats.p(99) }),
+          ]),
+        ],
+        [
+          graph('DynamoDB consumed read capacity and throttled reads', [
+            this.table.metricConsumedReadCapacityUnits(),
+            this.table.metricThrottledRequestsForOperations(READS),
+          ]),
           graph('DynamoDB system errors', [this.table.metricSystemErrorsForOperations(READS)]),
-          graph('DynamoDB latency (ms)', READS.operations.map((operation) => this.table.metricSuccessfulRequestLatency({ dimensionsMap: { TableName: this.table.tableName, Operation: operation } }))),
-          graph('DynamoDB per request (average)', ROUTES.flatMap(({ name: route }) => ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) => this.accessMetric(name, { route }, Stats.AVERAGE)))),
+          graph(
+            'DynamoDB latency (ms)',
+            READS.operations.map((operation) =>
+              this.table.metricSuccessfulRequestLatency({
+                dimensionsMap: { TableName: this.table.tableName, Operation: operation },
+              }),
+            ),
+          ),
+          graph(
+            'DynamoDB per request (average)',
+            ROUTES.flatMap(({ name: route }) =>
+              ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) =>
+                this.accessMetric(name, { route }, Stats.AVERAGE),
+              ),
+            ),
+          ),
         ],
       ],
     });
@@ -308,33 +473,47 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
   const number = (key: string, fallback: number): number => Number(text(key) ?? fallback);
   const domainName = text('domainName');
   const certificateArn = text('certificateArn');
-  if ((domainName === undefined) !== (certificateArn === undefined)) throw new Error('context values domainName and certificateArn go together');
+  if ((domainName === undefined) !== (certificateArn === undefined))
+    throw new Error('context values domainName and certificateArn go together');
   // The API mapping's path, without surrounding slashes: one or more segments of characters a URL
   // path carries unescaped, as API Gateway's mappings may have several levels ("Map API stages to
   // a custom domain name for HTTP APIs",
   // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
   const basePathGiven = text('domainBasePath');
   const basePath = basePathGiven?.replace(/^\/+|\/+$/g, '');
-  if (basePathGiven !== undefined && domainName === undefined) throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+  if (basePathGiven !== undefined && domainName === undefined)
+    throw new Error('context value domainBasePath needs domainName (and certificateArn)');
   if (basePath !== undefined && !/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
-    throw new Error(`context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${basePathGiven}"`);
+    throw new Error(
+      `context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${basePathGiven}"`,
+    );
   }
-  const corsOrigins = text('corsOrigins')?.split(',').map((origin) => origin.trim()).filter(Boolean) ?? [];
+  const corsOrigins =
+    text('corsOrigins')
+      ?.split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean) ?? [];
   return {
     existingTableName: text('tableName'),
     publicBaseUrl: text('publicBaseUrl'),
     logLevel: text('logLevel'),
-    throttle: { rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit), burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit) },
+    throttle: {
+      rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit),
+      burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit),
+    },
     customDomain: domainName && certificateArn ? { domainName, certificateArn, basePath } : undefined,
     // GET and HEAD with the token and If-None-Match; scripts may read the headers they act on;
     // preflights cached for 2 hours (Chromium's cap).
-    cors: corsOrigins.length === 0 ? undefined : {
-      allowOrigins: corsOrigins,
-      allowMethods: ROUTE_METHODS.map((method) => CorsHttpMethod[method]),
-      allowHeaders: ['authorization', 'accept', 'if-none-match'],
-      exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
-      maxAge: Duration.hours(2),
-    },
+    cors:
+      corsOrigins.length === 0
+        ? undefined
+        : {
+            allowOrigins: corsOrigins,
+            allowMethods: ROUTE_METHODS.map((method) => CorsHttpMethod[method]),
+            allowHeaders: ['authorization', 'accept', 'if-none-match'],
+            exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
+            maxAge: Duration.hours(2),
+          },
     alarmTopicArn: text('alarmTopicArn'),
     tracing: text('tracing') === 'true',
     samLocal: text('samLocal') === 'true',

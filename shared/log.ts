@@ -9,7 +9,9 @@ export function readLogLevel(env: NodeJS.ProcessEnv = process.env): Level {
   const given = env.LOG_LEVEL || 'INFO';
   const wanted = given.toUpperCase();
   if (!(LEVELS as readonly string[]).includes(wanted)) {
-    throw new Error(`LOG_LEVEL must be one of ${LEVELS.map((l) => l.toLowerCase()).join(', ')} (any case), not "${given}"`);
+    throw new Error(
+      `LOG_LEVEL must be one of ${LEVELS.map((l) => l.toLowerCase()).join(', ')} (any case), not "${given}"`,
+    );
   }
   return wanted as Level;
 }
@@ -32,7 +34,14 @@ export function createLogger(env: NodeJS.ProcessEnv = process.env) {
   let coldStart = true;
   const at = (level: Level) => (message: string, fields?: object) => {
     if (LEVELS.indexOf(level) < threshold) return;
-    const line = { level, message, timestamp: new Date().toISOString(), service: 'team-resources-api', ...lambda, ...fields };
+    const line = {
+      level,
+      message,
+      timestamp: new Date().toISOString(),
+      service: 'team-resources-api',
+      ...lambda,
+      ...fields,
+    };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   };
   return {

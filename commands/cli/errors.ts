@@ -34,7 +34,8 @@ export interface DatabasePlace {
 export const NO_RESPONSE_MS = 10_000;
 
 function placeText(place: DatabasePlace): string {
-  if (place.endpoint) return `${place.startedHere ? 'DynamoDB Local at ' : 'DYNAMODB_ENDPOINT='}${place.endpoint}, table ${place.tableName}`;
+  if (place.endpoint)
+    return `${place.startedHere ? 'DynamoDB Local at ' : 'DYNAMODB_ENDPOINT='}${place.endpoint}, table ${place.tableName}`;
   return `AWS region ${place.region ?? '(none set)'}, table ${place.tableName}`;
 }
 
@@ -53,7 +54,15 @@ export class NoResponse extends Error {
 
 /** The errors the commands' DynamoDB client threw, with where it was, so that they are reported naming it. */
 export const databaseErrors = new WeakMap<object, DatabasePlace>();
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
 const TLS_FAILURE = /^EPROTO$|^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/;
 /** What the SDK appends to an error whose response it could not read: of no use to an operator. */
 const SDK_NOTE = /\s*Deserialization error: to see the raw response[\s\S]*$/;
@@ -63,13 +72,22 @@ export function describeDatabaseError(error: unknown): string | undefined {
   if (error instanceof NoResponse) return error.message;
   const place = error instanceof Error ? databaseErrors.get(error) : undefined;
   if (!place) return undefined;
-  const { name, message, code, $response, $metadata } = error as Error & { code?: string; $response?: unknown; $metadata?: { httpStatusCode?: number } };
+  const { name, message, code, $response, $metadata } = error as Error & {
+    code?: string;
+    $response?: unknown;
+    $metadata?: { httpStatusCode?: number };
+  };
   const where = placeText(place);
-  if (!place.endpoint && !place.region) return 'no AWS region is set: set AWS_REGION (or DYNAMODB_ENDPOINT for a local endpoint)';
+  if (!place.endpoint && !place.region)
+    return 'no AWS region is set: set AWS_REGION (or DYNAMODB_ENDPOINT for a local endpoint)';
   if (code && UNREACHABLE.has(code)) return `cannot reach DynamoDB (${where}): ${code}: ${checkHint(place)}`;
   // OpenSSL's own text (its source file and line) says nothing an operator can act on.
-  if (code && TLS_FAILURE.test(code)) return `cannot reach DynamoDB (${where}): the TLS connection failed (${code}; an http endpoint written as https?): ${checkHint(place)}`;
-  if ($response !== undefined && (name === 'SyntaxError' || SDK_NOTE.test(message) || name === 'Unknown' || message === 'UnknownError')) {
+  if (code && TLS_FAILURE.test(code))
+    return `cannot reach DynamoDB (${where}): the TLS connection failed (${code}; an http endpoint written as https?): ${checkHint(place)}`;
+  if (
+    $response !== undefined &&
+    (name === 'SyntaxError' || SDK_NOTE.test(message) || name === 'Unknown' || message === 'UnknownError')
+  ) {
     // An HTTP answer that is not DynamoDB's JSON (a web server's page, a JSON error without a type).
     const status = $metadata?.httpStatusCode;
     return `the endpoint did not answer as DynamoDB does (${where}${status ? `; HTTP ${status}` : ''}): ${checkHint(place)}`;

@@ -11,7 +11,10 @@ import { escapeText } from './text.ts';
  */
 
 /** An option as parseArgs takes it, with what `--help` says of it. */
-export type Option = ParseArgsOptionDescriptor & { help: string; /** The value's placeholder, e.g. `<port>`. */ value?: string };
+export type Option = ParseArgsOptionDescriptor & {
+  help: string /** The value's placeholder, e.g. `<port>`. */;
+  value?: string;
+};
 
 export interface Command<O extends Record<string, Option>> {
   /** How it is run, e.g. `npm run import`. */
@@ -32,9 +35,14 @@ export interface Command<O extends Record<string, Option>> {
   main(line: CommandLine<O>): Promise<void>;
 }
 
-export type CommandLine<O extends Record<string, Option>> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+export type CommandLine<O extends Record<string, Option>> = ReturnType<
+  typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>
+>;
 
-export function command<const O extends Record<string, Option>>(spec: Omit<Command<O>, 'main'>, main: Command<O>['main']): Command<O> {
+export function command<const O extends Record<string, Option>>(
+  spec: Omit<Command<O>, 'main'>,
+  main: Command<O>['main'],
+): Command<O> {
   return { ...spec, main };
 }
 
@@ -76,7 +84,10 @@ export function whileInterruptible(note: (signal: StopSignal) => string): void {
  * The command run with `args`, without touching the process: its help, a usage error, or its work.
  * Says the exit code, what goes to stdout (the help) and the message for stderr.
  */
-export async function execute<O extends Record<string, Option>>(command: Command<O>, args: string[]): Promise<{ code: number; stdout?: string; message?: string }> {
+export async function execute<O extends Record<string, Option>>(
+  command: Command<O>,
+  args: string[],
+): Promise<{ code: number; stdout?: string; message?: string }> {
   if (args.includes('--help') || args.includes('-h')) return { code: 0, stdout: helpText(command) };
   try {
     let line: CommandLine<O>;
@@ -91,17 +102,27 @@ export async function execute<O extends Record<string, Option>>(command: Command
     return { code: 0 };
   } catch (error) {
     if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` }; // the usage shows no settings
-    if (error instanceof UsageError) return { code: 2, message: [`${command.name}: ${error.message}`, ...usageLines(command), `(${command.name} -- --help for more)`].join('\n') };
+    if (error instanceof UsageError)
+      return {
+        code: 2,
+        message: [
+          `${command.name}: ${error.message}`,
+          ...usageLines(command),
+          `(${command.name} -- --help for more)`,
+        ].join('\n'),
+      };
     return { code: 1, message: messageFor(error) };
   }
 }
 
 /** Runs the command in this process, with its command line, and exits as it ends. */
 export async function runCommand<O extends Record<string, Option>>(command: Command<O>): Promise<void> {
-  for (const event of ['uncaughtException', 'unhandledRejection']) process.on(event, (error) => void exit(1, messageFor(error)));
+  for (const event of ['uncaughtException', 'unhandledRejection'])
+    process.on(event, (error) => void exit(1, messageFor(error)));
   process.stderr.on('error', () => {}); // a closed stderr must not turn every later message into another error
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (!command.serve) void exit(1, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
+    if (!command.serve)
+      void exit(1, error.code === 'EPIPE' ? 'stdout was closed before everything was written' : messageFor(error));
   });
   let firstSignalAt = 0;
   for (const signal of STOP_SIGNALS) {
@@ -111,14 +132,19 @@ export async function runCommand<O extends Record<string, Option>>(command: Comm
       if (exiting) return void (performance.now() - firstSignalAt > 1_000 && process.exit(1));
       firstSignalAt = performance.now();
       if (serving) return void exit(0, `${signal}: stopping`);
-      const notes = [command.serve && `${signal}: stopped before the API was ready`, interruptNote?.(signal)].filter(Boolean).join('; ');
+      const notes = [command.serve && `${signal}: stopped before the API was ready`, interruptNote?.(signal)]
+        .filter(Boolean)
+        .join('; ');
       void exit(128 + constants.signals[signal], escapeText(notes), signal);
     });
   }
   if (command.serve) {
     // A SIGHUP kills npm (which forwards only SIGINT and SIGTERM) and leaves node running: notice it.
     const parent = process.ppid;
-    setInterval(() => process.ppid !== parent && void exit(0, 'the process that started this one is gone: stopping'), 250).unref();
+    setInterval(
+      () => process.ppid !== parent && void exit(0, 'the process that started this one is gone: stopping'),
+      250,
+    ).unref();
   }
   const { code, stdout, message } = await execute(command, process.argv.slice(2));
   if (stdout) process.stdout.write(stdout);
@@ -133,13 +159,22 @@ function usageLines(command: { usage: readonly string[] }): string[] {
 /** `--help`: the usage, what the command does, its options and environment (from the option table), the exit codes. */
 function helpText(command: Command<Record<string, Option>>): string {
   const row = (left: string, right: string) => `  ${left.padEnd(27)}${right}`;
-  const options = Object.entries(command.options).map(([name, option]) => row(`--${name}${option.value ? ` ${option.value}` : ''}`, option.help));
+  const options = Object.entries(command.options).map(([name, option]) =>
+    row(`--${name}${option.value ? ` ${option.value}` : ''}`, option.help),
+  );
   const environment = Object.entries(command.environment ?? {}).map(([name, text]) => row(name, text));
   return [
-    ...usageLines(command), '', command.about.trim(), '',
-    'options:', ...options, row('-h, --help', 'print this help'),
+    ...usageLines(command),
+    '',
+    command.about.trim(),
+    '',
+    'options:',
+    ...options,
+    row('-h, --help', 'print this help'),
     ...(environment.length ? ['', 'environment:', ...environment] : []),
-    '', EXIT_CODES, '',
+    '',
+    EXIT_CODES,
+    '',
   ].join('\n');
 }
 
@@ -152,7 +187,10 @@ function checkPositionals(names: readonly string[], given: string[]): void {
 /** One line (or the operator's own message) for anything thrown, never a stack trace. */
 function messageFor(error: unknown): string {
   if (error instanceof Failure) return error.message;
-  const text = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+  const text =
+    error instanceof Error
+      ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`
+      : String(error);
   return escapeText(describeDatabaseError(error) ?? `failed: ${text}`);
 }
 
@@ -177,7 +215,10 @@ async function exit(code: number, message?: string, signal?: StopSignal): Promis
     }
   }
   // Output to a pipe may still be queued (on macOS): let it drain first.
-  await Promise.race([new Promise((resolve) => process.stdout.write('', resolve)), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  await Promise.race([
+    new Promise((resolve) => process.stdout.write('', resolve)),
+    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+  ]);
   if (signal) {
     // Ended by the signal itself, so the parent (a shell) sees it; the same status should it be ignored.
     for (const s of STOP_SIGNALS) process.removeAllListeners(s);

@@ -28,26 +28,28 @@ export function commandTable(startedHere = false) {
     requestHandler: new NodeHttpHandler({ connectionTimeout: NO_RESPONSE_MS, socketTimeout: NO_RESPONSE_MS }),
   });
   client.middlewareStack.add(
-    (next) => async function nameThePlace(args) {
-      if (!endpoint) place.region ??= await client.config.region().catch(() => undefined);
-      try {
-        return await next(args);
-      } catch (error) {
-        if (error instanceof Error) databaseErrors.set(error, place);
-        throw error;
-      }
-    },
+    (next) =>
+      async function nameThePlace(args) {
+        if (!endpoint) place.region ??= await client.config.region().catch(() => undefined);
+        try {
+          return await next(args);
+        } catch (error) {
+          if (error instanceof Error) databaseErrors.set(error, place);
+          throw error;
+        }
+      },
     { step: 'initialize', priority: 'high', name: 'commandTablePlace' },
   );
   // Inside the retry step, around reading the response: silence is said at once, not retried.
   client.middlewareStack.add(
-    (next) => async function silenceIsNoResponse(args) {
-      try {
-        return await next(args);
-      } catch (error) {
-        throw (error as Error).name === 'TimeoutError' ? new NoResponse(place) : error;
-      }
-    },
+    (next) =>
+      async function silenceIsNoResponse(args) {
+        try {
+          return await next(args);
+        } catch (error) {
+          throw (error as Error).name === 'TimeoutError' ? new NoResponse(place) : error;
+        }
+      },
     { step: 'deserialize', priority: 'high', name: 'commandTableSilence' },
   );
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

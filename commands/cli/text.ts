@@ -10,7 +10,8 @@
  * invisible format characters (soft hyphen, zero-width spaces and joiners, word joiner,
  * byte-order mark), which would make two different names look the same; lone surrogates.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udfff]/gu;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udfff]/gu;
 
 /**
  * The text with every unsafe character written as an escape: `\x1b` below U+0080, `\u009b`

@@ -7,13 +7,15 @@ import { escapeText } from './text.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 export function portValue(option: string, text: string): number {
-  if (!/^[0-9]{1,5}$/.test(text) || Number(text) > 65535) usageError(`${option} must be a port number from 0 to 65535, not "${escapeText(text)}"`);
+  if (!/^[0-9]{1,5}$/.test(text) || Number(text) > 65535)
+    usageError(`${option} must be a port number from 0 to 65535, not "${escapeText(text)}"`);
   return Number(text);
 }
 
 /** An id as the snapshot format has them: a positive integer up to 2^53 - 1. */
 export function idValue(option: string, text: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) usageError(`${option} must be an id (a positive integer), not "${escapeText(text)}"`);
+  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text)))
+    usageError(`${option} must be an id (a positive integer), not "${escapeText(text)}"`);
   return Number(text);
 }
 
@@ -28,7 +30,9 @@ export function nameValue(option: string, text: string): string {
 export function endpointSetting(): string | undefined {
   const value = process.env.DYNAMODB_ENDPOINT?.trim() || undefined;
   if (value !== undefined && !/^https?:$/.test(URL.parse(value)?.protocol ?? '')) {
-    throw new SettingError(`DYNAMODB_ENDPOINT is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`);
+    throw new SettingError(
+      `DYNAMODB_ENDPOINT is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`,
+    );
   }
   return value;
 }

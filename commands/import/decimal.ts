@@ -31,7 +31,11 @@ function exactValue(text: string): { negative: boolean; coefficient: bigint; exp
   const digits = (whole + fraction).replace(/^0+/, '');
   const significant = digits.replace(/0+$/, '');
   if (!significant) return { negative: false, coefficient: 0n, exponent: 0 };
-  return { negative: sign === '-', coefficient: BigInt(significant), exponent: Number(exponent) - fraction.length + digits.length - significant.length };
+  return {
+    negative: sign === '-',
+    coefficient: BigInt(significant),
+    exponent: Number(exponent) - fraction.length + digits.length - significant.length,
+  };
 }
 
 /** A JSON number's text as the value to check: a number when the double holds it exactly as written, else a WrittenNumber. */

@@ -27,11 +27,16 @@ export function addCost(lines: Map<string, Cost>, cost: Cost): void {
 export function summarizeCosts(costs: Iterable<Cost>) {
   const lines = new Map<string, Cost>();
   for (const cost of costs) addCost(lines, cost);
-  const lineItems = [...lines.values()].sort((a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency));
+  const lineItems = [...lines.values()].sort(
+    (a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency),
+  );
   const currencies = [...new Set(lineItems.map((line) => line.currency))].sort(byCodeUnits);
   return {
     lineItems,
-    totals: currencies.map((currency) => ({ currency, units: sum(lineItems.filter((line) => line.currency === currency)) })),
+    totals: currencies.map((currency) => ({
+      currency,
+      units: sum(lineItems.filter((line) => line.currency === currency)),
+    })),
     grandTotal: sum(lineItems),
   };
 }

@@ -1,7 +1,18 @@
 import { stat } from 'node:fs/promises';
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { daemonJson, projectJson, type Daemon, type Project } from '../store/resources.ts';
-import { membershipEntry, pendingKey, pendingTokenKey, teamFinanceKey, teamHeadKey, tokenKey, userIdOf, userKey, userTokenKey, type Key } from '../store/keys.ts';
+import {
+  membershipEntry,
+  pendingKey,
+  pendingTokenKey,
+  teamFinanceKey,
+  teamHeadKey,
+  tokenKey,
+  userIdOf,
+  userKey,
+  userTokenKey,
+  type Key,
+} from '../store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { batchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
@@ -14,7 +25,15 @@ import { locate, Problems, say } from './problems.ts';
 import { importRetention } from './retention.ts';
 import { LIMITS } from './snapshot.ts';
 import { toUtcTimestamp } from './timestamp.ts';
-import { financeItem, headItem, memberItem, newGenerationId, pendingItem, resourceItem, retiredItem } from './stored-items.ts';
+import {
+  financeItem,
+  headItem,
+  memberItem,
+  newGenerationId,
+  pendingItem,
+  resourceItem,
+  retiredItem,
+} from './stored-items.ts';
 import type { SnapshotTeam, SnapshotToken, SnapshotUser, ValidSnapshot } from './validation.ts';
 
 /**
@@ -84,7 +103,12 @@ interface TokenItem {
   inactive?: boolean;
 }
 
-export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, options: ImportOptions = {}) {
+export async function importSnapshot(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  snapshot: ValidSnapshot,
+  options: ImportOptions = {},
+) {
   await assertUnchanged(snapshot);
   const lock = await acquireImportLock(doc, tableName, { ...options.lock, onWait: options.log });
   try {
@@ -95,10 +119,21 @@ export async function importSnapshot(doc: DynamoDBDocumentClient, tableName: str
     throw error;
   }
   await lock.release();
-  return { teams: snapshot.teams.length, items: snapshot.items, users: snapshot.users.length, tokens: snapshot.tokens.length };
+  return {
+    teams: snapshot.teams.length,
+    items: snapshot.items,
+    users: snapshot.users.length,
+    tokens: snapshot.tokens.length,
+  };
 }
 
-async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapshot: ValidSnapshot, lock: ImportLock, options: ImportOptions): Promise<void> {
+async function runImport(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  snapshot: ValidSnapshot,
+  lock: ImportLock,
+  options: ImportOptions,
+): Promise<void> {
   const { teams, users, tokens } = snapshot;
   const clock = options.clock ?? Date.now;
   const startedAt = clock();
@@ -142,15 +177,21 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     await retention.sweepRetired(clock());
   } catch (error) {
     // Every team is imported by now: what is left to remove, the next import removes.
-    options.log?.(`the import is complete, but removing replaced generations stopped (${(error as Error).message}); the next import will finish it`);
+    options.log?.(
+      `the import is complete, but removing replaced generations stopped (${(error as Error).message}); the next import will finish it`,
+    );
   }
 
   // ---- 1. What the import depends on; rejections before the first write ----------------
 
   async function readTable() {
     const problems = new Problems();
-    const heads = new Map((await get<HeadItem>(teams.map((t) => teamHeadKey(t.id)))).map((item) => [item.team_id, item]));
-    const slugHolders = new Map((await get<HeadItem>(teams.map((t) => teamHeadKey(t.slug)))).map((item) => [item.slug, item]));
+    const heads = new Map(
+      (await get<HeadItem>(teams.map((t) => teamHeadKey(t.id)))).map((item) => [item.team_id, item]),
+    );
+    const slugHolders = new Map(
+      (await get<HeadItem>(teams.map((t) => teamHeadKey(t.slug)))).map((item) => [item.slug, item]),
+    );
     for (const team of teams) {
       const holder = slugHolders.get(team.slug);
       if (holder && holder.team_id !== team.id && !teamsById.has(holder.team_id)) {
@@ -159,21 +200,26 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     }
     const switchOrder = orderForSlugMoves(teams, heads, problems);
 
-    const existing = new Map((await get<TokenItem & Key>(tokens.map((t) => tokenKey(t.hash)))).map((item) => [item.pk, item]));
+    const existing = new Map(
+      (await get<TokenItem & Key>(tokens.map((t) => tokenKey(t.hash)))).map((item) => [item.pk, item]),
+    );
     for (const token of tokens) {
       const stored = existing.get(tokenKey(token.hash).pk);
       // A token a killed import left inactive was never valid: this import takes it over.
       if (!stored || stored.inactive) {
         newTokens.push(token);
         tagged.add(token.hash);
-      } else if (stored.user_id !== token.userId) problems.add(say.tokenOfAnotherUser(locate('tokens', token.index), stored.user_id));
+      } else if (stored.user_id !== token.userId)
+        problems.add(say.tokenOfAnotherUser(locate('tokens', token.index), stored.user_id));
       else storedTokens.set(token, stored);
     }
 
-    for (const item of await get<Key & { teams?: number[] }>(users.map((u) => userKey(u.id)))) listedTeams.set(userIdOf(item), item.teams ?? []);
+    for (const item of await get<Key & { teams?: number[] }>(users.map((u) => userKey(u.id))))
+      listedTeams.set(userIdOf(item), item.teams ?? []);
     users.forEach((user, index) => {
       const teamCount = teamsOf(user, 'after').length;
-      if (teamCount > LIMITS.teamsPerUser) problems.add(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
+      if (teamCount > LIMITS.teamsPerUser)
+        problems.add(say.tooManyTeams(locate('users', index, user.id), teamCount, LIMITS.teamsPerUser));
     });
     if (problems.count > 0) throw new ImportRejected(problems.lines());
     return { heads, switchOrder };
@@ -197,15 +243,22 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     await forEachConcurrently(storedTokens, async ([token, stored]) => {
       const abilities = commonAbilities(stored.abilities, token.abilities);
       const expires_at = earlierExpiry(stored.expires_at, token.expiresAt);
-      if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expires_at) await updateToken(token, { abilities, expires_at });
+      if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expires_at)
+        await updateToken(token, { abilities, expires_at });
     });
   }
 
   /** The snapshot's tokens as it says (abilities, expiry, name, Sanctum id), and valid: after the last switch. A revocation stays. */
   async function widenTokens() {
-    await forEachConcurrently(tokens, (token) => updateToken(token, {
-      abilities: token.abilities, expires_at: token.expiresAt, name: token.name, sanctum_id: token.sanctumId, inactive: undefined,
-    }));
+    await forEachConcurrently(tokens, (token) =>
+      updateToken(token, {
+        abilities: token.abilities,
+        expires_at: token.expiresAt,
+        name: token.name,
+        sanctum_id: token.sanctumId,
+        inactive: undefined,
+      }),
+    );
     await write(newTokens.map((token) => ({ DeleteRequest: { Key: pendingTokenKey(token.hash) } })));
   }
 
@@ -215,14 +268,19 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     const set = names.filter((name) => attributes[name] !== undefined);
     const removed = names.filter((name) => attributes[name] === undefined);
     lock.assertHeld();
-    await doc.send(new UpdateCommand({
-      TableName: tableName,
-      Key: tokenKey(token.hash),
-      UpdateExpression: `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}${removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : ''}`,
-      ConditionExpression: 'user_id = :user',
-      ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
-      ExpressionAttributeValues: { ...Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])), ':user': token.userId },
-    }));
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: tokenKey(token.hash),
+        UpdateExpression: `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}${removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : ''}`,
+        ConditionExpression: 'user_id = :user',
+        ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
+          ':user': token.userId,
+        },
+      }),
+    );
   }
 
   // ---- 3. New generations ----------------------------------------------------------------
@@ -235,13 +293,21 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     ]);
     await write([
       // The member index: whoever removes a generation's entries finds its members through it.
-      ...teams.flatMap((team) => team.memberIds.map((userId) => putRequest(memberItem(team.id, generations.get(team.id)!, userId)))),
+      ...teams.flatMap((team) =>
+        team.memberIds.map((userId) => putRequest(memberItem(team.id, generations.get(team.id)!, userId))),
+      ),
       ...newTokens.flatMap((token) => {
         const entries = memberEntries.get(token.userId) ?? [];
         const item = {
-          ...tokenKey(token.hash), user_id: token.userId, abilities: token.abilities, expires_at: token.expiresAt,
-          ...(token.name !== undefined && { name: token.name }), ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
-          created_at: new Date(startedAt).toISOString(), inactive: true, ...(entries.length > 0 && { memberships: new Set(entries) }),
+          ...tokenKey(token.hash),
+          user_id: token.userId,
+          abilities: token.abilities,
+          expires_at: token.expiresAt,
+          ...(token.name !== undefined && { name: token.name }),
+          ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
+          created_at: new Date(startedAt).toISOString(),
+          inactive: true,
+          ...(entries.length > 0 && { memberships: new Set(entries) }),
         };
         return [putRequest(item), putRequest(userTokenKey(token.userId, token.hash))];
       }),
@@ -251,8 +317,9 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   /** Adds the new generations' entries (added, never set) to each member's tokens but the new ones. */
   async function tagMembersTokens() {
-    await changeUsersMemberships(doc, tableName, memberEntries, 'ADD', beforeWrite,
-      async (userId) => (await listUserTokens(doc, tableName, userId)).filter((hash) => !tagged.has(hash)));
+    await changeUsersMemberships(doc, tableName, memberEntries, 'ADD', beforeWrite, async (userId) =>
+      (await listUserTokens(doc, tableName, userId)).filter((hash) => !tagged.has(hash)),
+    );
   }
 
   /** Pass 2: every project and daemon, from the file again, numbered by the ids pass 1 sorted. */
@@ -268,18 +335,29 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     // Pass 1 checked every record of this file; its fingerprint is checked again below, before
     // any switch. So records are taken as they are here: a file changed meanwhile can only
     // leave garbage in a generation that is never switched to (and is swept).
-    const read = await readSnapshotRecords(snapshot.path, (collection, _index, fields) => {
-      if (collection !== 'projects' && collection !== 'daemons') return undefined;
-      const project = collection === 'projects';
-      const team = teamsById.get((project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number)) as number);
-      const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
-      const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
-      if (!team || ordinal === 0 || createdAt === undefined) throw new SnapshotChanged(`one of its ${collection} was not validated`);
-      const json = project
-        ? projectJson({ ...(fields as unknown as Project), client_id: (fields.client_id ?? null) as number | null, created_at: createdAt })
-        : daemonJson(fields as unknown as Daemon);
-      return writer.add(putRequest(resourceItem(team.id, generations.get(team.id)!, collection, ordinal, json)));
-    }, new Problems());
+    const read = await readSnapshotRecords(
+      snapshot.path,
+      (collection, _index, fields) => {
+        if (collection !== 'projects' && collection !== 'daemons') return undefined;
+        const project = collection === 'projects';
+        const team = teamsById.get(
+          (project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number)) as number,
+        );
+        const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
+        const createdAt = project ? toUtcTimestamp(String(fields.created_at)) : '';
+        if (!team || ordinal === 0 || createdAt === undefined)
+          throw new SnapshotChanged(`one of its ${collection} was not validated`);
+        const json = project
+          ? projectJson({
+              ...(fields as unknown as Project),
+              client_id: (fields.client_id ?? null) as number | null,
+              created_at: createdAt,
+            })
+          : daemonJson(fields as unknown as Daemon);
+        return writer.add(putRequest(resourceItem(team.id, generations.get(team.id)!, collection, ordinal, json)));
+      },
+      new Problems(),
+    );
     await writer.flush();
     if (!read.readable || read.sha256 !== snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');
     if (writer.written !== total) throw new SnapshotChanged(`${writer.written} items instead of ${total}`);
@@ -287,7 +365,15 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
 
   /** Users as the snapshot says, listing their teams (teamsOf). */
   async function writeUsers(when: 'during' | 'after') {
-    await write(users.map((user) => putRequest({ ...userKey(user.id), ...(user.name !== undefined && { name: user.name }), teams: teamsOf(user, when) })));
+    await write(
+      users.map((user) =>
+        putRequest({
+          ...userKey(user.id),
+          ...(user.name !== undefined && { name: user.name }),
+          teams: teamsOf(user, when),
+        }),
+      ),
+    );
   }
 
   // ---- 4. The switch ------------------------------------------------------------------------
@@ -298,7 +384,10 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
     const fieldsJson = financeFieldsJson(team.finance);
     const put = (Item: object, condition = {}) => ({ Put: { TableName: tableName, Item, ...condition } });
     const remove = (Key: Key, condition = {}) => ({ Delete: { TableName: tableName, Key, ...condition } });
-    const ifOwnSlug = { ConditionExpression: 'attribute_not_exists(pk) OR team_id = :id', ExpressionAttributeValues: { ':id': team.id } };
+    const ifOwnSlug = {
+      ConditionExpression: 'attribute_not_exists(pk) OR team_id = :id',
+      ExpressionAttributeValues: { ':id': team.id },
+    };
     // Two imports cannot interleave: the head must still name the generation this one read.
     const ifStartedFrom = old
       ? { ConditionExpression: 'generation = :old', ExpressionAttributeValues: { ':old': old.generation } }
@@ -311,7 +400,9 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
       put(financeItem(team, fieldsJson, team.slug, generation), ifOwnSlug),
       remove(pendingKey(team.id, generation)),
       ...(old ? [put(retiredItem(team.id, old.generation, clock()))] : []),
-      ...(old && old.slug !== team.slug ? [remove(teamHeadKey(old.slug), ifOwnSlug), remove(teamFinanceKey(old.slug), ifOwnSlug)] : []),
+      ...(old && old.slug !== team.slug
+        ? [remove(teamHeadKey(old.slug), ifOwnSlug), remove(teamFinanceKey(old.slug), ifOwnSlug)]
+        : []),
     ];
     lock.assertHeld();
     try {
@@ -320,7 +411,10 @@ async function runImport(doc: DynamoDBDocumentClient, tableName: string, snapsho
       if ((error as Error).name !== 'TransactionCanceledException') throw error;
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
       if (reasons?.[0]?.Code === 'ConditionalCheckFailed') throw new LockLost();
-      throw new Error(`team ${team.id} changed while it was being imported (an import that does not take the lock ran at the same time); nothing of this team was switched: run the import again`, { cause: error });
+      throw new Error(
+        `team ${team.id} changed while it was being imported (an import that does not take the lock ran at the same time); nothing of this team was switched: run the import again`,
+        { cause: error },
+      );
     }
   }
 }
@@ -341,7 +435,8 @@ function earlierExpiry(stored: string | null, given: string | null): string | nu
 /** The file must still be the one pass 1 validated (its fingerprint is checked again in pass 2). */
 async function assertUnchanged(snapshot: ValidSnapshot): Promise<void> {
   const { size, mtimeMs } = await stat(snapshot.path);
-  if (size !== snapshot.bytes || mtimeMs !== snapshot.modifiedMs) throw new SnapshotChanged('its size or modification time differs');
+  if (size !== snapshot.bytes || mtimeMs !== snapshot.modifiedMs)
+    throw new SnapshotChanged('its size or modification time differs');
 }
 
 /**
@@ -358,7 +453,14 @@ function orderForSlugMoves(teams: SnapshotTeam[], heads: Map<number, HeadItem>, 
     if (ready.length === 0) {
       for (const team of remaining) {
         const holder = holderOf(team, remaining)!;
-        problems.add(say.slugCycle(locate('teams', team.index, team.id), team.slug, locate('teams', holder.index, holder.id), holder.slug));
+        problems.add(
+          say.slugCycle(
+            locate('teams', team.index, team.id),
+            team.slug,
+            locate('teams', holder.index, holder.id),
+            holder.slug,
+          ),
+        );
       }
       return ordered;
     }

@@ -18,7 +18,12 @@ import { locate, say, type Problems } from './problems.ts';
  */
 
 /** Is handed each record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
-export type OnRecord = (collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]) => void | Promise<void>;
+export type OnRecord = (
+  collection: Collection,
+  index: number,
+  fields: Record<string, unknown>,
+  keyProblems: unknown[],
+) => void | Promise<void>;
 
 const CHUNK_BYTES = 64 * 1024;
 /** A user lists at most 1,000 teams: the array is kept to one more, enough for its rule to fail. */
@@ -30,7 +35,12 @@ const ARRAY_FIELDS = new Set(['teams', 'abilities']);
 class NotAnObject extends Error {}
 
 /** Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes` is told the bytes read after each chunk. */
-export async function readSnapshotRecords(path: string, onRecord: OnRecord, problems: Problems, onBytes?: (bytes: number) => void) {
+export async function readSnapshotRecords(
+  path: string,
+  onRecord: OnRecord,
+  problems: Problems,
+  onBytes?: (bytes: number) => void,
+) {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const tokenize = jsonParser({ streamValues: false });
@@ -86,7 +96,10 @@ async function* thenEnd(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer | u
 
 /** Where the syntax error is: the Verifier reads the file again and names line and position. */
 async function syntaxError(path: string): Promise<string> {
-  const { line = 1, pos = 1 } = await verifyFile(path).then((): { line?: number; pos?: number } => ({}), (error) => error);
+  const { line = 1, pos = 1 } = await verifyFile(path).then(
+    (): { line?: number; pos?: number } => ({}),
+    (error) => error,
+  );
   return say.notJson(line, pos);
 }
 
@@ -103,12 +116,14 @@ function tokenWalker(onRecord: OnRecord, problems: Problems) {
   /** The collection being read, its fields, and the index of its next record. */
   let collection: { name: Collection; allowed: string[]; index: number } | undefined;
   /** The record being read: its fields so far, and the key whose value comes next (null: a value that is ignored). */
-  let record: {
-    fields: Record<string, unknown>;
-    /** Said once the record is complete (its id is known then). */
-    keyProblems: ((where: string) => string)[];
-    key: string | null;
-  } | undefined;
+  let record:
+    | {
+        fields: Record<string, unknown>;
+        /** Said once the record is complete (its id is known then). */
+        keyProblems: ((where: string) => string)[];
+        key: string | null;
+      }
+    | undefined;
   /** The elements of the record's array field being read. */
   let array: unknown[] | undefined;
 
@@ -153,14 +168,18 @@ function tokenWalker(onRecord: OnRecord, problems: Problems) {
     if (duplicate) {
       // In a record it is the record's problem, said with its id.
       if (record) record.keyProblems.push((where) => say.duplicateKey(where, key));
-      else problems.add(say.duplicateKey(depth === 1 ? 'the snapshot' : (collection?.name ?? documentKey ?? 'the snapshot'), key));
+      else
+        problems.add(
+          say.duplicateKey(depth === 1 ? 'the snapshot' : (collection?.name ?? documentKey ?? 'the snapshot'), key),
+        );
     }
     if (depth === 1) {
       if (!duplicate && !isCollection(key)) problems.add(say.unknownCollection(key, closestKey(key, COLLECTION_NAMES)));
       documentKey = duplicate || !isCollection(key) ? null : key;
     } else if (depth === 3 && record) {
       const allowed = collection!.allowed;
-      if (!duplicate && !allowed.includes(key)) record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
+      if (!duplicate && !allowed.includes(key))
+        record.keyProblems.push((where) => say.unknownField(where, key, closestKey(key, allowed)));
       record.key = duplicate || !allowed.includes(key) ? null : key;
     }
   }

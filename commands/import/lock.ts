@@ -44,7 +44,9 @@ export class LockHeld extends Error {
 /** This import lost its lock (it was paused past its lease and another import took over). */
 export class LockLost extends Error {
   constructor() {
-    super('this import lost its lock (it could not renew it for too long, and another import may have taken over); nothing more was written: run it again');
+    super(
+      'this import lost its lock (it could not renew it for too long, and another import may have taken over); nothing more was written: run it again',
+    );
     this.name = 'LockLost';
   }
 }
@@ -72,10 +74,19 @@ const BOOT_ID = (() => {
 export type ImportLock = Awaited<ReturnType<typeof acquireImportLock>>;
 
 /** Takes the lock: at once when free, expired or left by a dead process here; else as the module comment says. */
-export async function acquireImportLock(doc: DynamoDBDocumentClient, tableName: string, { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait }: LockOptions = {}) {
+export async function acquireImportLock(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait }: LockOptions = {},
+) {
   const owner = randomBytes(12).toString('hex');
   /** The lock's key, on condition that this import holds it. */
-  const ifStillOurs = () => ({ TableName: tableName, Key: importLockKey(), ConditionExpression: 'lock_owner = :me', ExpressionAttributeValues: { ':me': owner } });
+  const ifStillOurs = () => ({
+    TableName: tableName,
+    Key: importLockKey(),
+    ConditionExpression: 'lock_owner = :me',
+    ExpressionAttributeValues: { ':me': owner },
+  });
   let renewedAt = performance.now();
   /** The lock as this import last wrote it. */
   let held: LockItem | undefined;
@@ -96,28 +107,49 @@ export async function acquireImportLock(doc: DynamoDBDocumentClient, tableName: 
   const write = async (seen: LockItem | undefined) => {
     const sent = performance.now();
     const now = Date.now();
-    const item: LockItem = { lock_owner: owner, host: hostname(), boot_id: BOOT_ID, pid: process.pid, started_at: held?.started_at ?? now, renewed_at: now, expires_at: now + leaseMs };
-    const written = await ifOurs(new PutCommand({
-      TableName: tableName,
-      Item: { ...importLockKey(), ...item },
-      // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
-      ConditionExpression: !seen ? 'attribute_not_exists(pk)' : seen === held ? 'lock_owner = :owner' : 'lock_owner = :owner AND renewed_at = :renewed',
-      ExpressionAttributeValues: seen && { ':owner': seen.lock_owner, ...(seen !== held && { ':renewed': seen.renewed_at }) },
-    }));
+    const item: LockItem = {
+      lock_owner: owner,
+      host: hostname(),
+      boot_id: BOOT_ID,
+      pid: process.pid,
+      started_at: held?.started_at ?? now,
+      renewed_at: now,
+      expires_at: now + leaseMs,
+    };
+    const written = await ifOurs(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...importLockKey(), ...item },
+        // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
+        ConditionExpression: !seen
+          ? 'attribute_not_exists(pk)'
+          : seen === held
+            ? 'lock_owner = :owner'
+            : 'lock_owner = :owner AND renewed_at = :renewed',
+        ExpressionAttributeValues: seen && {
+          ':owner': seen.lock_owner,
+          ...(seen !== held && { ':renewed': seen.renewed_at }),
+        },
+      }),
+    );
     if (written) [renewedAt, held] = [sent, item];
     return written;
   };
 
   let firstSeen: LockItem | undefined;
   for (;;) {
-    const current = (await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))).Item as LockItem | undefined;
+    const current = (
+      await doc.send(new GetCommand({ TableName: tableName, Key: importLockKey(), ConsistentRead: true }))
+    ).Item as LockItem | undefined;
     if (!current || current.expires_at <= Date.now() || isDeadHere(current)) {
       if (await write(current)) break;
       continue; // someone else was faster: look again
     }
     if (firstSeen?.lock_owner !== current.lock_owner) {
       firstSeen = current;
-      onWait?.(`waiting for the lock of another import (${current.host}, pid ${current.pid}): taken over if it is not renewed within ${Math.ceil((current.expires_at - Date.now()) / 1000)} s`);
+      onWait?.(
+        `waiting for the lock of another import (${current.host}, pid ${current.pid}): taken over if it is not renewed within ${Math.ceil((current.expires_at - Date.now()) / 1000)} s`,
+      );
     } else if (current.renewed_at !== firstSeen.renewed_at) {
       throw new LockHeld(current);
     }

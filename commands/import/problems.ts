@@ -36,7 +36,8 @@ export class Problems {
  * quote inside is written `\"`.
  */
 export function quote(text: string): string {
-  const shown = [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
+  const shown =
+    [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
   return `"${escapeText(shown).replaceAll('"', '\\"')}"`;
 }
 
@@ -49,18 +50,24 @@ export function locate(collection: string, index: number, id?: unknown): string 
 
 export const say = {
   notAnObject: 'the snapshot must be a JSON object',
-  notJson: (line: number, column: number) => `the file is not valid JSON: syntax error at line ${line}, column ${column}`,
-  notUtf8: (offset: number) => `the file is not UTF-8 text: an invalid byte sequence at byte ${count(offset)} (counted from 0)`,
+  notJson: (line: number, column: number) =>
+    `the file is not valid JSON: syntax error at line ${line}, column ${column}`,
+  notUtf8: (offset: number) =>
+    `the file is not UTF-8 text: an invalid byte sequence at byte ${count(offset)} (counted from 0)`,
   empty: 'the file is empty: a snapshot is one JSON object',
-  unknownCollection: (key: string, closest: string) => `unknown collection ${quote(key)} (did you mean ${quote(closest)}?)`,
-  unknownField: (where: string, key: string, closest: string) => `${where}: unknown field ${quote(key)} (did you mean ${quote(closest)}?)`,
+  unknownCollection: (key: string, closest: string) =>
+    `unknown collection ${quote(key)} (did you mean ${quote(closest)}?)`,
+  unknownField: (where: string, key: string, closest: string) =>
+    `${where}: unknown field ${quote(key)} (did you mean ${quote(closest)}?)`,
   duplicateKey: (where: string, key: string) => `${where}: the key ${quote(key)} appears twice in one object`,
   notAnArray: (collection: string) => `${collection}: must be an array`,
   recordNotAnObject: (where: string) => `${where}: must be an object`,
   duplicateId: (where: string) => `${where}: id is a duplicate`,
   duplicateSlug: (where: string, slug: string) => `${where}: slug ${quote(slug)} is a duplicate`,
-  duplicateSecret: (where: string) => `${where}: token is a duplicate of an earlier token (the same secret, as token or token_sha256)`,
-  notInSnapshot: (where: string, field: string, id: number, what: string) => `${where}: ${field} ${id} is not ${what} of the snapshot`,
+  duplicateSecret: (where: string) =>
+    `${where}: token is a duplicate of an earlier token (the same secret, as token or token_sha256)`,
+  notInSnapshot: (where: string, field: string, id: number, what: string) =>
+    `${where}: ${field} ${id} is not ${what} of the snapshot`,
   clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
     `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,
   teamTotalTooLarge: (where: string, currency: string, total: string, limit: string) =>
@@ -72,7 +79,8 @@ export const say = {
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
-  slugTaken: (where: string, slug: string, holder: number) => `${where}: slug ${quote(slug)} is already used by team ${holder}`,
+  slugTaken: (where: string, slug: string, holder: number) =>
+    `${where}: slug ${quote(slug)} is already used by team ${holder}`,
   slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
     `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
   tokenOfAnotherUser: (where: string, owner: number) =>

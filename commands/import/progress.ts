@@ -41,9 +41,17 @@ export function progressDisplay() {
         const unhold = holdTerminal(stopBar);
         if (!unhold) return; // the command is ending
         releaseHold = unhold;
-        bar = new cliProgress.SingleBar({
-          stream, format: `${label.padEnd(15)} [{bar}] {percentage}% {text}`, barsize: 30, fps: 10, hideCursor: true, clearOnComplete: false,
-        }, cliProgress.Presets.legacy);
+        bar = new cliProgress.SingleBar(
+          {
+            stream,
+            format: `${label.padEnd(15)} [{bar}] {percentage}% {text}`,
+            barsize: 30,
+            fps: 10,
+            hideCursor: true,
+            clearOnComplete: false,
+          },
+          cliProgress.Presets.legacy,
+        );
         bar.start(Math.max(total, 1), 0, { text });
       }
       bar.update(done, { text });

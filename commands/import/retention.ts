@@ -1,7 +1,16 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
 import {
-  memberPartition, membershipEntry, memberUserIdOf, pendingRange, pendingTokensRange, generationPartition, retiredUntil, tokenKey, userTokenKey, type Key,
+  memberPartition,
+  membershipEntry,
+  memberUserIdOf,
+  pendingRange,
+  pendingTokensRange,
+  generationPartition,
+  retiredUntil,
+  tokenKey,
+  userTokenKey,
+  type Key,
 } from '../store/keys.ts';
 import { batchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
@@ -31,15 +40,24 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
   const ledger = (range: { from: string; to: string }) => ledgerEntries(doc, tableName, range);
 
   /** Deletes these items (in one batch: a token with its index entry, or a ledger entry alone). */
-  const deleteItems = (...keys: Key[]) => writeAll(doc, tableName, keys.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })), { beforeSend: beforeWrite });
+  const deleteItems = (...keys: Key[]) =>
+    writeAll(
+      doc,
+      tableName,
+      keys.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })),
+      { beforeSend: beforeWrite },
+    );
 
   /** Removes the entries of these generations from their members' tokens, grouped by user. */
   async function removeEntries(generations: Entry[]): Promise<void> {
     const entriesByUser = new Map<number, string[]>();
     await forEachConcurrently(generations, async ({ team_id, generation }) => {
       const entry = membershipEntry(Number(team_id), String(generation));
-      const members = await queryAll(doc, tableName, memberPartition(Number(team_id), String(generation)), { keysOnly: true });
-      for (const userId of members.map(memberUserIdOf)) entriesByUser.set(userId, [...(entriesByUser.get(userId) ?? []), entry]);
+      const members = await queryAll(doc, tableName, memberPartition(Number(team_id), String(generation)), {
+        keysOnly: true,
+      });
+      for (const userId of members.map(memberUserIdOf))
+        entriesByUser.set(userId, [...(entriesByUser.get(userId) ?? []), entry]);
     });
     await changeUsersMemberships(doc, tableName, entriesByUser, 'DELETE', beforeWrite);
   }
@@ -49,7 +67,10 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
     const teamId = Number(entry.team_id);
     const generation = String(entry.generation);
     const writer = batchWriter(doc, tableName, { beforeSend: beforeWrite });
-    for (const partition of [memberPartition(teamId, generation), ...LIST_RESOURCES.map((resource) => generationPartition(teamId, generation, resource))]) {
+    for (const partition of [
+      memberPartition(teamId, generation),
+      ...LIST_RESOURCES.map((resource) => generationPartition(teamId, generation, resource)),
+    ]) {
       // A page of keys at a time: a generation of millions of items is never held in memory.
       for await (const page of queryPages(doc, tableName, partition, { keysOnly: true })) {
         for (const Key of page) await writer.add({ DeleteRequest: { Key } });
@@ -63,7 +84,12 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
   async function removeReplacedEntries(): Promise<void> {
     const retired = (await ledger(retiredUntil(Number.MAX_SAFE_INTEGER))).filter((entry) => !entry.cleared);
     await removeEntries(retired);
-    await writeAll(doc, tableName, retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })), { beforeSend: beforeWrite });
+    await writeAll(
+      doc,
+      tableName,
+      retired.map((entry) => ({ PutRequest: { Item: { ...entry, cleared: true } } })),
+      { beforeSend: beforeWrite },
+    );
   }
 
   return {
@@ -74,7 +100,9 @@ export function importRetention(doc: DynamoDBDocumentClient, tableName: string, 
       for (const entry of pending) await deleteGeneration(entry);
       for (const entry of await ledger(pendingTokensRange())) {
         const hash = String(entry.sk).slice(2);
-        const token = (await doc.send(new GetCommand({ TableName: tableName, Key: tokenKey(hash), ConsistentRead: true }))).Item;
+        const token = (
+          await doc.send(new GetCommand({ TableName: tableName, Key: tokenKey(hash), ConsistentRead: true }))
+        ).Item;
         // Activated just before its import died: valid, and kept.
         if (!token || token.inactive) await deleteItems(userTokenKey(Number(entry.user_id), hash), tokenKey(hash));
         await deleteItems(entry);

@@ -36,7 +36,10 @@ export const AMOUNT_LIMIT_UNITS = LIMITS.amountBelow * 10_000n;
 const text = (max: number) =>
   v.pipe(
     v.string('must be a string'),
-    v.check((s) => stringProblem(s, max) === undefined, (issue) => stringProblem(issue.input as string, max)!),
+    v.check(
+      (s) => stringProblem(s, max) === undefined,
+      (issue) => stringProblem(issue.input as string, max)!,
+    ),
   );
 const name = text(LIMITS.name);
 
@@ -44,11 +47,19 @@ const name = text(LIMITS.name);
 const integer = (min: number, problem: string) =>
   v.custom<number>(
     (input) => Number.isSafeInteger(input) && (input as number) >= min,
-    ({ input }) => (isLargeInteger(input) ? `must be at most ${Number.MAX_SAFE_INTEGER}` : min === 0 && Number.isInteger(input) ? 'must not be negative' : problem),
+    ({ input }) =>
+      isLargeInteger(input)
+        ? `must be at most ${Number.MAX_SAFE_INTEGER}`
+        : min === 0 && Number.isInteger(input)
+          ? 'must not be negative'
+          : problem,
   );
 const id = integer(1, 'must be a positive integer');
 const count = integer(0, 'must be a whole number');
-const currency = v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{3}$/, 'is not a currency code of 3 capital letters'));
+const currency = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Z]{3}$/, 'is not a currency code of 3 capital letters'),
+);
 /** An amount: its units (1/10,000ths) once valid. */
 const amount = v.pipe(
   v.unknown(),
@@ -94,7 +105,11 @@ const abilities = v.array(name, 'must be an array of abilities');
 /** The abilities a hand-written `token` entry may name: the API's own. */
 const OwnAbilities = v.object({
   abilities: v.array(
-    v.picklist(TOKEN_ABILITIES, ({ input }) => `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`),
+    v.picklist(
+      TOKEN_ABILITIES,
+      ({ input }) =>
+        `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`,
+    ),
   ),
 });
 
@@ -122,10 +137,14 @@ const COLLECTIONS = {
       expires_at: v.optional(v.nullable(isoTime), null),
     }),
     v.check((t) => t.token !== undefined || t.token_sha256 !== undefined, 'token (or token_sha256) is missing'),
-    v.check((t) => t.token === undefined || t.token_sha256 === undefined, 'gives both token and token_sha256: give the secret one way'),
+    v.check(
+      (t) => t.token === undefined || t.token_sha256 === undefined,
+      'gives both token and token_sha256: give the secret one way',
+    ),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value.token === undefined) return;
-      for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? []) addIssue({ message, path });
+      for (const { message, path } of v.safeParse(OwnAbilities, dataset.value).issues ?? [])
+        addIssue({ message, path });
     }),
   ),
   environments: v.object({ id, team_id: id, name }),
@@ -172,14 +191,25 @@ export function closestKey(key: string, allowed: readonly string[]): string {
 }
 
 /** A valid record of any collection, its fields as optional as the collection makes them. */
-export type AnyRecord = Partial<RecordOf<'teams'> & RecordOf<'users'> & RecordOf<'tokens'> & RecordOf<'servers'> & RecordOf<'projects'> & RecordOf<'daemons'> & RecordOf<'costs'>>;
+export type AnyRecord = Partial<
+  RecordOf<'teams'> &
+    RecordOf<'users'> &
+    RecordOf<'tokens'> &
+    RecordOf<'servers'> &
+    RecordOf<'projects'> &
+    RecordOf<'daemons'> &
+    RecordOf<'costs'>
+>;
 
 /**
  * Checks one record's fields (a parsed JSON object: numbers as numbers). Returns the record
  * with its values normalised (amounts as units, times in UTC) or one problem per field: each
  * field reports the first rule it breaks.
  */
-export function checkRecord(collection: Collection, record: Record<string, unknown>): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
+export function checkRecord(
+  collection: Collection,
+  record: Record<string, unknown>,
+): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
   const result = v.safeParse(COLLECTIONS[collection] as v.GenericSchema, record, { abortPipeEarly: true });
   if (result.success) return { ok: true, record: result.output as AnyRecord };
   return { ok: false, problems: result.issues.map(describe) };

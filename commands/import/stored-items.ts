@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import {
-  memberKey, ordinalKey, pendingKey, generationPartition, retiredKey, teamFinanceKey, teamHeadKey,
+  memberKey,
+  ordinalKey,
+  pendingKey,
+  generationPartition,
+  retiredKey,
+  teamFinanceKey,
+  teamHeadKey,
 } from '../store/keys.ts';
 import type { ListResource } from '../../shared/domain/resources.ts';
 
@@ -23,16 +29,40 @@ export function newGenerationId(now: number): string {
 const LONGEST_GENERATION = 'g'.repeat(GENERATION_ID_LENGTH);
 
 /** A team head (both copies have these attributes): what every list request reads. Small. */
-export function headItem(team: TeamIdentity, ref: string | number, generation: string, counts: Record<ListResource, number>) {
-  return { ...teamHeadKey(ref), team_id: team.id, slug: team.slug, name: team.name, generation, projects: counts.projects, daemons: counts.daemons };
+export function headItem(
+  team: TeamIdentity,
+  ref: string | number,
+  generation: string,
+  counts: Record<ListResource, number>,
+) {
+  return {
+    ...teamHeadKey(ref),
+    team_id: team.id,
+    slug: team.slug,
+    name: team.name,
+    generation,
+    projects: counts.projects,
+    daemons: counts.daemons,
+  };
 }
 
 /** A team's finance summary (both copies): what a finances request reads. */
-export function financeItem(team: TeamIdentity, fieldsJson: string, ref: string | number = longerRef(team), generation = LONGEST_GENERATION) {
+export function financeItem(
+  team: TeamIdentity,
+  fieldsJson: string,
+  ref: string | number = longerRef(team),
+  generation = LONGEST_GENERATION,
+) {
   return { ...teamFinanceKey(ref), team_id: team.id, generation, finance: fieldsJson };
 }
 
-export function resourceItem(teamId: number, generation: string, resource: ListResource, ordinal: number, json: string) {
+export function resourceItem(
+  teamId: number,
+  generation: string,
+  resource: ListResource,
+  ordinal: number,
+  json: string,
+) {
   return { pk: generationPartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
 }
 
@@ -51,4 +81,3 @@ export function retiredItem(teamId: number, generation: string, retiredAtMs: num
 function longerRef(team: TeamIdentity): string {
   return String(team.id).length > team.slug.length ? String(team.id) : team.slug;
 }
-

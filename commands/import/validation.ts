@@ -1,7 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
 import { formatAmount } from './decimal.ts';
-import { addCost, financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost, type FinanceSummary } from './finance.ts';
+import {
+  addCost,
+  financeFieldsJson,
+  SERVERS_LABEL,
+  summarizeCosts,
+  type Cost,
+  type FinanceSummary,
+} from './finance.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
@@ -62,7 +69,10 @@ export type ValidSnapshot = ReturnType<ReturnType<typeof snapshotIndex>['finish'
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
 /** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
-export async function validateSnapshotFile(path: string, onBytes?: (bytes: number, total: number) => void): Promise<Validation> {
+export async function validateSnapshotFile(
+  path: string,
+  onBytes?: (bytes: number, total: number) => void,
+): Promise<Validation> {
   const { size, mtimeMs } = await stat(path);
   const problems = new Problems();
   const index = snapshotIndex(problems);
@@ -72,7 +82,8 @@ export async function validateSnapshotFile(path: string, onBytes?: (bytes: numbe
     if (index.broken) {
       await readSnapshotRecords(path, index.record, new Problems());
     }
-    if (problems.count === 0) return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
+    if (problems.count === 0)
+      return { ok: true, snapshot: { path, sha256: read.sha256, bytes: read.bytes, modifiedMs: mtimeMs, ...kept } };
   }
   return { ok: false, problems: problems.lines(), count: problems.count };
 }
@@ -100,7 +111,13 @@ function snapshotIndex(problems: Problems) {
   /** Sanctum ids of the tokens that give one. */
   const sanctumIds = new Set<number>();
   /** Ids of records that were malformed: a reference to one is not reported a second time. */
-  const malformed: Record<Kept, Set<number>> = { teams: new Set(), users: new Set(), environments: new Set(), servers: new Set(), clients: new Set() };
+  const malformed: Record<Kept, Set<number>> = {
+    teams: new Set(),
+    users: new Set(),
+    environments: new Set(),
+    servers: new Set(),
+    clients: new Set(),
+  };
   /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
   const buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
   const daemonsByEnvironment = new Map<number, number[]>();
@@ -114,7 +131,12 @@ function snapshotIndex(problems: Problems) {
   /** Once the file has been read (finish): any later record is the second reading's. */
   let finished = false;
 
-  function record(collection: Collection, index: number, fields: Record<string, unknown>, keyProblems: unknown[]): void {
+  function record(
+    collection: Collection,
+    index: number,
+    fields: Record<string, unknown>,
+    keyProblems: unknown[],
+  ): void {
     const checked = checkRecord(collection, fields);
     const where = locate(collection, index, fields.id);
     if (finished) {
@@ -150,8 +172,14 @@ function snapshotIndex(problems: Problems) {
         hashes.add(hash);
         if (record.id !== undefined) sanctumIds.add(id);
         tokens.push({
-          index, userId: record.user_id!, hash, sanctumId: record.id, name: record.name, abilities: [...new Set(record.abilities!)],
-          expiresAt: record.expires_at!, plain: record.token !== undefined,
+          index,
+          userId: record.user_id!,
+          hash,
+          sanctumId: record.id,
+          name: record.name,
+          abilities: [...new Set(record.abilities!)],
+          expiresAt: record.expires_at!,
+          plain: record.token !== undefined,
         });
         return;
       }
@@ -159,7 +187,12 @@ function snapshotIndex(problems: Problems) {
       case 'servers':
       case 'clients':
         kept[collection].set(id, record.team_id!);
-        if (collection === 'servers') addCost(bucketOf(record.team_id!).costs, { label: SERVERS_LABEL, currency: record.currency!, units: record.monthly_cost! });
+        if (collection === 'servers')
+          addCost(bucketOf(record.team_id!).costs, {
+            label: SERVERS_LABEL,
+            currency: record.currency!,
+            units: record.monthly_cost!,
+          });
         return;
       case 'projects':
         bucketOf(record.team_id!).projectIds.push(id);
@@ -170,7 +203,11 @@ function snapshotIndex(problems: Problems) {
         mapped(daemonsByEnvironment, record.environment_id!, () => []).push(id);
         return;
       case 'costs':
-        addCost(bucketOf(record.team_id!).costs, { label: record.label!, currency: record.currency!, units: record.amount! });
+        addCost(bucketOf(record.team_id!).costs, {
+          label: record.label!,
+          currency: record.currency!,
+          units: record.amount!,
+        });
     }
   }
 
@@ -192,11 +229,16 @@ function snapshotIndex(problems: Problems) {
     for (const user of kept.users.values()) {
       for (const teamId of user.teams) byId.get(teamId)?.memberIds.push(user.id);
     }
-    repeated = { projects: repeatedIds(teams.map((t) => t.projectIds)), daemons: repeatedIds(teams.map((t) => t.daemonIds)) };
+    repeated = {
+      projects: repeatedIds(teams.map((t) => t.projectIds)),
+      daemons: repeatedIds(teams.map((t) => t.daemonIds)),
+    };
     if (repeated.projects.size + repeated.daemons.size > 0) broken = true;
     finished = true;
     return {
-      teams, users: [...kept.users.values()], tokens,
+      teams,
+      users: [...kept.users.values()],
+      tokens,
       /** Environment id to team id: a daemon belongs to its environment's team. */
       environmentTeams,
       /** Projects and daemons, all teams together. */
@@ -209,7 +251,8 @@ function snapshotIndex(problems: Problems) {
       if (!has(kind, id)) problems.add(say.notInSnapshot(where, field, id, REFERRED[kind]));
     }
     const owner = collection === 'projects' ? kept.clients.get(record.client_id!) : undefined;
-    if (owner !== undefined && owner !== record.team_id) problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
+    if (owner !== undefined && owner !== record.team_id)
+      problems.add(say.clientOfOtherTeam(where, record.client_id!, owner, record.team_id!));
     if (collection === 'projects' || collection === 'daemons') {
       const id = record.id!;
       if (!repeated[collection].has(id)) return;
@@ -224,14 +267,22 @@ function snapshotIndex(problems: Problems) {
     const where = locate('teams', team.index, team.id);
     const limit = LIMITS.amountBelow.toLocaleString('en');
     for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS) problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
+      if (total.units >= AMOUNT_LIMIT_UNITS)
+        problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
     }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS) problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
+    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS)
+      problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
     const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
     if (financeBytes > DYNAMODB_ITEM_BYTES) problems.add(say.financeTooLarge(where, financeBytes));
-    return { ...team, projectIds: Float64Array.from(bucket.projectIds).sort(), daemonIds: Float64Array.from(bucket.daemonIds).sort(), finance, memberIds: [] };
+    return {
+      ...team,
+      projectIds: Float64Array.from(bucket.projectIds).sort(),
+      daemonIds: Float64Array.from(bucket.daemonIds).sort(),
+      finance,
+      memberIds: [],
+    };
   }
 
   return {
@@ -250,12 +301,23 @@ function referencesOf(collection: Collection, record: AnyRecord): [field: string
   if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
   if (collection === 'tokens') references.push(['user_id', 'users', record.user_id!]);
   if ('team_id' in record) references.push(['team_id', 'teams', record.team_id!]);
-  if (collection === 'projects' && record.client_id !== null) references.push(['client_id', 'clients', record.client_id!]);
-  if (collection === 'daemons') references.push(['environment_id', 'environments', record.environment_id!], ['server_id', 'servers', record.server_id!]);
+  if (collection === 'projects' && record.client_id !== null)
+    references.push(['client_id', 'clients', record.client_id!]);
+  if (collection === 'daemons')
+    references.push(
+      ['environment_id', 'environments', record.environment_id!],
+      ['server_id', 'servers', record.server_id!],
+    );
   return references;
 }
 
-const REFERRED: Record<Kept, string> = { teams: 'a team', users: 'a user', environments: 'an environment', servers: 'a server', clients: 'a client' };
+const REFERRED: Record<Kept, string> = {
+  teams: 'a team',
+  users: 'a user',
+  environments: 'an environment',
+  servers: 'a server',
+  clients: 'a client',
+};
 
 function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);

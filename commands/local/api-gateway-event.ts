@@ -38,15 +38,20 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
   const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!.toLowerCase();
-    headers[name] = headers[name] === undefined ? request.rawHeaders[i + 1]! : `${headers[name]},${request.rawHeaders[i + 1]}`;
+    headers[name] =
+      headers[name] === undefined ? request.rawHeaders[i + 1]! : `${headers[name]},${request.rawHeaders[i + 1]}`;
   }
   const sourceIp = request.sourceIp ?? '127.0.0.1';
   headers['x-forwarded-proto'] ??= 'http';
   headers['x-forwarded-for'] ??= sourceIp;
-  const cookies = headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
+  const cookies = headers.cookie
+    ?.split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
   delete headers.cookie;
   const query: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(rawQueryString)) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  for (const [name, value] of new URLSearchParams(rawQueryString))
+    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const routeKey = `${request.method} ${match.route.path}`;
   const domainName = headers.host ?? 'localhost';
   return {
@@ -65,7 +70,13 @@ export function routeRequest(request: IncomingRequest, now = new Date()): Routed
         apiId: 'local',
         domainName,
         domainPrefix: domainName.split('.')[0]!,
-        http: { method: request.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
+        http: {
+          method: request.method,
+          path: rawPath,
+          protocol: 'HTTP/1.1',
+          sourceIp,
+          userAgent: headers['user-agent'] ?? '',
+        },
         requestId: request.requestId ?? randomUUID(),
         routeKey,
         stage: '$default',
@@ -85,7 +96,8 @@ function matchRoute(method: string, path: string): { route: ServedRoute; team?: 
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
     const team = segments[template.indexOf('{team}')];
-    if (template.every((part, i) => (part === '{team}' ? segments[i] !== '' : part === segments[i]))) return { route, team };
+    if (template.every((part, i) => (part === '{team}' ? segments[i] !== '' : part === segments[i])))
+      return { route, team };
   }
   return undefined;
 }

@@ -16,9 +16,18 @@ import { loadFunctionHandlers, type Handlers, type LambdaHandler } from './serve
 export function findBundledFunctions(assemblyDir: string) {
   const dir = resolve(assemblyDir);
   const [template, ...more] = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.template.json')) : [];
-  if (!template || more.length) throw new Error(`${dir} is not the cloud assembly of one stack: run npm run synth first`);
-  const { Resources } = JSON.parse(readFileSync(join(dir, template), 'utf8')) as { Resources: Record<string, { Properties: { Handler: string; Code: { S3Key: string } }; Metadata?: Record<string, string> }> };
-  const found = {} as Record<FunctionName, { route: FunctionName; logicalId: string; assetDir: string; file: string; exportName: string }>;
+  if (!template || more.length)
+    throw new Error(`${dir} is not the cloud assembly of one stack: run npm run synth first`);
+  const { Resources } = JSON.parse(readFileSync(join(dir, template), 'utf8')) as {
+    Resources: Record<
+      string,
+      { Properties: { Handler: string; Code: { S3Key: string } }; Metadata?: Record<string, string> }
+    >;
+  };
+  const found = {} as Record<
+    FunctionName,
+    { route: FunctionName; logicalId: string; assetDir: string; file: string; exportName: string }
+  >;
   for (const [logicalId, { Properties, Metadata }] of Object.entries(Resources)) {
     const route = Metadata?.[ROUTE_METADATA_KEY] as FunctionName | undefined;
     if (!route) continue;
@@ -29,7 +38,8 @@ export function findBundledFunctions(assemblyDir: string) {
     if (!existsSync(file)) throw new Error(`function ${logicalId} (${route}) has no bundle in ${dir}`);
     found[route] = { route, logicalId, assetDir, file, exportName };
   }
-  for (const route of SERVED_ROUTES) if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
+  for (const route of SERVED_ROUTES)
+    if (!found[route.name]) throw new Error(`${dir} has no function for the ${route.name} route`);
   return found;
 }
 

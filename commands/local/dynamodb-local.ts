@@ -57,9 +57,18 @@ class PortTaken extends Error {}
 async function startOnce(port: number): Promise<DynamoDbLocal> {
   const [version] = readdirSync(PACKAGE);
   const dir = join(PACKAGE, version!);
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-inMemory', '-port', String(port),
+  const args = [
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-inMemory',
+    '-port',
+    String(port),
     // No telemetry unasked; and no web page may call it (cors.invalid is a name no page can have, RFC 2606).
-    '-disableTelemetry', '-cors', 'https://cors.invalid'];
+    '-disableTelemetry',
+    '-cors',
+    'https://cors.invalid',
+  ];
   const keeper = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
   let output = '';
   keeper.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
@@ -73,14 +82,24 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
 
   const endpoint = `http://127.0.0.1:${port}`;
   const region = `local-${randomBytes(16).toString('hex')}`;
-  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    endpoint,
+    region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
   const started = performance.now();
   const bindFailed = () => /BindException|Failed to bind/.test(output);
   try {
     for (;;) {
-      if (keeper.exitCode !== null || keeper.signalCode !== null) throw bindFailed() ? new PortTaken(`port ${port} was taken`) : startFailure(output);
-      if (performance.now() - started > ANSWER_LIMIT_MS) throw new Error(`DynamoDB Local did not answer at ${endpoint} within ${ANSWER_LIMIT_MS / 1000} s`);
-      const answered = await client.send(new ListTablesCommand({})).then(() => true, () => false);
+      if (keeper.exitCode !== null || keeper.signalCode !== null)
+        throw bindFailed() ? new PortTaken(`port ${port} was taken`) : startFailure(output);
+      if (performance.now() - started > ANSWER_LIMIT_MS)
+        throw new Error(`DynamoDB Local did not answer at ${endpoint} within ${ANSWER_LIMIT_MS / 1000} s`);
+      const answered = await client.send(new ListTablesCommand({})).then(
+        () => true,
+        () => false,
+      );
       // The answer counts once Java has said it is binding (its banner): not another process's on a port just taken.
       if (answered && output.includes('CorsParams')) {
         await sleep(250);
@@ -100,7 +119,10 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
 function startFailure(output: string): Error {
   const keepers = /^DynamoDB Local needs .*$/m.exec(output)?.[0];
   if (keepers) return new Error(keepers);
-  if (/UnsupportedClassVersionError/.test(output)) return new Error('DynamoDB Local needs Java 17 or later (java on the PATH is older)');
-  const reason = /^(?:Exception in thread "\S+" )?(\S*(?:Exception|Error)\b.*)$/m.exec(output)?.[1] ?? output.trim().split('\n').at(-1);
+  if (/UnsupportedClassVersionError/.test(output))
+    return new Error('DynamoDB Local needs Java 17 or later (java on the PATH is older)');
+  const reason =
+    /^(?:Exception in thread "\S+" )?(\S*(?:Exception|Error)\b.*)$/m.exec(output)?.[1] ??
+    output.trim().split('\n').at(-1);
   return new Error(`DynamoDB Local could not start: ${reason || 'Java exited before it answered'}`);
 }

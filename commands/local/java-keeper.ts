@@ -13,7 +13,11 @@ const java = spawn('java', process.argv.slice(2), { stdio: ['ignore', process.st
 let stopping = false;
 
 java.once('error', (error: NodeJS.ErrnoException) => {
-  process.stderr.write(error.code === 'ENOENT' ? 'DynamoDB Local needs Java 17 or later on the PATH (java was not found)\n' : `cannot start Java: ${error.message}\n`);
+  process.stderr.write(
+    error.code === 'ENOENT'
+      ? 'DynamoDB Local needs Java 17 or later on the PATH (java was not found)\n'
+      : `cannot start Java: ${error.message}\n`,
+  );
   process.exit(1);
 });
 java.once('exit', (code, signal) => process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0))));

@@ -5,14 +5,20 @@ import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
 import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
 import { lambdaContext, routeRequest } from './api-gateway-event.ts';
 
-export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 export type Handlers = Record<FunctionName, LambdaHandler>;
 
 /** The server; `serve(handlers)` starts calling the functions, and requests that came before are answered then. */
 export type LocalServer = Awaited<ReturnType<typeof startLocalServer>>;
 
 /** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */
-export async function loadFunctionHandlers(load = async (name: FunctionName) => ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler): Promise<Handlers> {
+export async function loadFunctionHandlers(
+  load = async (name: FunctionName) =>
+    ((await import(`../../functions/${name}.ts`)) as { handler: LambdaHandler }).handler,
+): Promise<Handlers> {
   const handlers = {} as Handlers;
   for (const { name } of SERVED_ROUTES) handlers[name] = await load(name);
   return handlers;
@@ -32,43 +38,67 @@ const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
  * writes its result. Started without handlers (npm start listens first, so that a port in use is
  * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
  */
-export async function startLocalServer(options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {}) {
+export async function startLocalServer(
+  options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {},
+) {
   const handlers = Promise.withResolvers<Handlers>();
   if (options.handlers) handlers.resolve(options.handlers);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   const server = createServer(async (req, res) => {
     req.resume(); // no route takes a body
-    const routed = routeRequest({ method: req.method!, target: req.url!, rawHeaders: req.rawHeaders, sourceIp: req.socket.remoteAddress });
-    let result: APIGatewayProxyStructuredResultV2 = { statusCode: 404, headers: JSON_TYPE, body: '{"message":"Not Found"}' };
+    const routed = routeRequest({
+      method: req.method!,
+      target: req.url!,
+      rawHeaders: req.rawHeaders,
+      sourceIp: req.socket.remoteAddress,
+    });
+    let result: APIGatewayProxyStructuredResultV2 = {
+      statusCode: 404,
+      headers: JSON_TYPE,
+      body: '{"message":"Not Found"}',
+    };
     if (routed.route) {
       const { route, event } = routed;
       const handler = (await handlers.promise)[route.name];
       const call = (async () => handler(event, lambdaContext(route.name, timeoutMs, event.requestContext.requestId)))();
       const timedOut = sleep(timeoutMs, undefined, { ref: false });
-      result = (await Promise.race([call, timedOut]).catch(() => undefined)) ?? { statusCode: 500, headers: JSON_TYPE, body: INTERNAL_SERVER_ERROR };
+      result = (await Promise.race([call, timedOut]).catch(() => undefined)) ?? {
+        statusCode: 500,
+        headers: JSON_TYPE,
+        body: INTERNAL_SERVER_ERROR,
+      };
     }
     // A 304 and a HEAD answer have no body, and no length of one (the function sent no body to measure).
     const bodyless = result.statusCode === 304 || req.method === 'HEAD';
     const headers = result.headers as Record<string, string> | undefined;
-    res.writeHead(result.statusCode ?? 200, bodyless ? headers : { ...headers, 'Content-Length': Buffer.byteLength(result.body ?? '') });
+    res.writeHead(
+      result.statusCode ?? 200,
+      bodyless ? headers : { ...headers, 'Content-Length': Buffer.byteLength(result.body ?? '') },
+    );
     res.end(bodyless ? undefined : result.body);
   });
   // Malformed requests Node rejects itself still get a JSON body.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
-    const [status, message] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const [status, message] =
+      error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
     const body = JSON.stringify({ message });
-    socket.end(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) =>
+    server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve),
+  );
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     serve: (given: Handlers) => handlers.resolve(given),
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

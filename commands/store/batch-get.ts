@@ -18,11 +18,18 @@ export async function getItems(
   const unique = [...new Map(keys.map((k) => [`${k.pk}\u0000${k.sk}`, k])).values()];
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < unique.length; i += BATCH_LIMIT) {
-    await untilProcessed('BatchGetItem', unique.slice(i, i + BATCH_LIMIT), async (pending) => {
-      const result = await doc.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: options.consistent } } }));
-      items.push(...(result.Responses?.[tableName] ?? []));
-      return (result.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
-    }, { retries: 10 });
+    await untilProcessed(
+      'BatchGetItem',
+      unique.slice(i, i + BATCH_LIMIT),
+      async (pending) => {
+        const result = await doc.send(
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: options.consistent } } }),
+        );
+        items.push(...(result.Responses?.[tableName] ?? []));
+        return (result.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
+      },
+      { retries: 10 },
+    );
   }
   return items;
 }

@@ -23,7 +23,11 @@ export interface WriterOptions {
  * load) are sent again under the one retry policy (shared/store/retry.ts); none is dropped. The
  * first failure stops the writer and is thrown by the next call and by `flush`.
  */
-export function batchWriter(doc: DynamoDBDocumentClient, tableName: string, { onWritten, beforeSend }: WriterOptions = {}) {
+export function batchWriter(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  { onWritten, beforeSend }: WriterOptions = {},
+) {
   let batch: WriteRequest[] = [];
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
@@ -37,10 +41,15 @@ export function batchWriter(doc: DynamoDBDocumentClient, tableName: string, { on
     batch = [];
     beforeSend?.();
     // A batch's promise never rejects: its failure is kept, and thrown by the next call.
-    const done: Promise<void> = untilProcessed('BatchWriteItem', sending, async (pending) => {
-      const result = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
-      return (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
-    }, { retries: 10 })
+    const done: Promise<void> = untilProcessed(
+      'BatchWriteItem',
+      sending,
+      async (pending) => {
+        const result = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+        return (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
+      },
+      { retries: 10 },
+    )
       .then(async () => {
         written += sending.length;
         await onWritten?.(sending.length);
@@ -73,7 +82,12 @@ export function batchWriter(doc: DynamoDBDocumentClient, tableName: string, { on
 }
 
 /** Writes every request, in parallel batches of 25. */
-export async function writeAll(doc: DynamoDBDocumentClient, tableName: string, requests: WriteRequest[], options: WriterOptions = {}): Promise<void> {
+export async function writeAll(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  requests: WriteRequest[],
+  options: WriterOptions = {},
+): Promise<void> {
   const writer = batchWriter(doc, tableName, options);
   for (const request of requests) await writer.add(request);
   await writer.flush();

@@ -14,7 +14,12 @@ const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /** The size of a number as DynamoDB stores it: leading and trailing zeros are not digits. */
 function numberSize(value: number): number {
-  const digits = String(value).replace(/^-/, '').replace(/e.*$/i, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  const digits = String(value)
+    .replace(/^-/, '')
+    .replace(/e.*$/i, '')
+    .replace('.', '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '');
   return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
 }
 

@@ -22,14 +22,21 @@ export const tokenHashOf = (key: Key): string => key.pk.slice(TOKEN_PREFIX.lengt
 const USER_PREFIX = 'USER#';
 export const userKey = (userId: number): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: 'USER' });
 export const userIdOf = (key: Key): number => Number(key.pk.slice(USER_PREFIX.length));
-export const userTokenKey = (userId: number, hash: string): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: `${TOKEN_PREFIX}${hash}` });
+export const userTokenKey = (userId: number, hash: string): Key => ({
+  pk: `${USER_PREFIX}${userId}`,
+  sk: `${TOKEN_PREFIX}${hash}`,
+});
 /** The Query that lists a user's token index: pk and sort-key bounds. */
-export const userTokensQuery = (userId: number) => ({ pk: userKey(userId).pk, range: { from: TOKEN_PREFIX, to: `${TOKEN_PREFIX}\uffff` } });
+export const userTokensQuery = (userId: number) => ({
+  pk: userKey(userId).pk,
+  range: { from: TOKEN_PREFIX, to: `${TOKEN_PREFIX}\uffff` },
+});
 /** The hash a user's token index item names. */
 export const userTokenHashOf = (key: Key): string => key.sk.slice(TOKEN_PREFIX.length);
 
 /** The members of one generation of a team: one item per user, so a sweep can find their tokens. */
-export const memberPartition = (teamId: number, generation: string) => generationPartition(teamId, generation, 'MEMBER');
+export const memberPartition = (teamId: number, generation: string) =>
+  generationPartition(teamId, generation, 'MEMBER');
 export const memberKey = (teamId: number, generation: string, userId: number): Key => ({
   pk: memberPartition(teamId, generation),
   sk: String(userId),
@@ -45,7 +52,10 @@ export const LEDGER_PARTITION = 'GENERATIONS';
 const PENDING = 'P#';
 const RETIRED = 'R#';
 const TIME_DIGITS = 15;
-export const pendingKey = (teamId: number, generation: string): Key => ({ pk: LEDGER_PARTITION, sk: `${PENDING}${teamId}#${generation}` });
+export const pendingKey = (teamId: number, generation: string): Key => ({
+  pk: LEDGER_PARTITION,
+  sk: `${PENDING}${teamId}#${generation}`,
+});
 export const retiredKey = (teamId: number, generation: string, retiredAtMs: number): Key => ({
   pk: LEDGER_PARTITION,
   sk: `${RETIRED}${String(retiredAtMs).padStart(TIME_DIGITS, '0')}#${teamId}#${generation}`,
@@ -55,7 +65,10 @@ export const pendingTokenKey = (hash: string): Key => ({ pk: LEDGER_PARTITION, s
 /** Sort-key bounds: every pending entry; every entry retired at or before `ms`; every pending token. */
 export const pendingRange = () => ({ from: PENDING, to: `${PENDING}\uffff` });
 export const pendingTokensRange = () => ({ from: 'T#', to: 'T#\uffff' });
-export const retiredUntil = (ms: number) => ({ from: RETIRED, to: `${RETIRED}${String(ms).padStart(TIME_DIGITS, '0')}#\uffff` });
+export const retiredUntil = (ms: number) => ({
+  from: RETIRED,
+  to: `${RETIRED}${String(ms).padStart(TIME_DIGITS, '0')}#\uffff`,
+});
 
 /** The one import lock of the table. */
 export const importLockKey = (): Key => ({ pk: 'IMPORT', sk: 'LOCK' });

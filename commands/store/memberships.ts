@@ -10,14 +10,22 @@ import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key 
  */
 
 /** The items of a partition (of a sort-key range of it), strongly consistent, a page at a time. */
-export async function* queryPages(doc: DynamoDBDocumentClient, tableName: string, pk: string, { range, keysOnly }: { range?: { from: string; to: string }; keysOnly?: boolean } = {}) {
-  const pages = paginateQuery({ client: doc }, {
-    TableName: tableName,
-    KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': pk, ...(range && { ':from': range.from, ':to': range.to }) },
-    ProjectionExpression: keysOnly ? 'pk, sk' : undefined,
-    ConsistentRead: true,
-  });
+export async function* queryPages(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  { range, keysOnly }: { range?: { from: string; to: string }; keysOnly?: boolean } = {},
+) {
+  const pages = paginateQuery(
+    { client: doc },
+    {
+      TableName: tableName,
+      KeyConditionExpression: range ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk, ...(range && { ':from': range.from, ':to': range.to }) },
+      ProjectionExpression: keysOnly ? 'pk, sk' : undefined,
+      ConsistentRead: true,
+    },
+  );
   for await (const page of pages) yield (page.Items ?? []) as (Key & Record<string, unknown>)[];
 }
 
@@ -34,13 +42,24 @@ export function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, ra
 }
 
 /** The hashes of a user's tokens, from the user's token index. */
-export async function listUserTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<string[]> {
+export async function listUserTokens(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  userId: number,
+): Promise<string[]> {
   const { pk, range } = userTokensQuery(userId);
   return (await queryAll(doc, tableName, pk, { range, keysOnly: true })).map(userTokenHashOf);
 }
 
 /** Adds or removes `entries` on every token of each user (`beforeWrite` may throw to stop: the import lock's check). */
-export async function changeUsersMemberships(doc: DynamoDBDocumentClient, tableName: string, entriesByUser: Iterable<[number, string[]]>, change: 'ADD' | 'DELETE', beforeWrite: () => void, tokensOf = (userId: number) => listUserTokens(doc, tableName, userId)): Promise<void> {
+export async function changeUsersMemberships(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  entriesByUser: Iterable<[number, string[]]>,
+  change: 'ADD' | 'DELETE',
+  beforeWrite: () => void,
+  tokensOf = (userId: number) => listUserTokens(doc, tableName, userId),
+): Promise<void> {
   await forEachConcurrently(entriesByUser, async ([userId, entries]) => {
     for (const hash of await tokensOf(userId)) {
       beforeWrite();
@@ -50,16 +69,24 @@ export async function changeUsersMemberships(doc: DynamoDBDocumentClient, tableN
 }
 
 /** Adds (ADD) or removes (DELETE) membership entries of a token; a token that does not exist is left alone. */
-export async function changeMemberships(doc: DynamoDBDocumentClient, tableName: string, hash: string, change: 'ADD' | 'DELETE', entries: string[]): Promise<void> {
+export async function changeMemberships(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  hash: string,
+  change: 'ADD' | 'DELETE',
+  entries: string[],
+): Promise<void> {
   if (entries.length === 0) return;
   try {
-    await doc.send(new UpdateCommand({
-      TableName: tableName,
-      Key: tokenKey(hash),
-      UpdateExpression: `${change} memberships :entries`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':entries': new Set(entries) },
-    }));
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: tokenKey(hash),
+        UpdateExpression: `${change} memberships :entries`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':entries': new Set(entries) },
+      }),
+    );
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
   }

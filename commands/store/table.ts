@@ -1,4 +1,9 @@
-import { CreateTableCommand, ResourceInUseException, waitUntilTableExists, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  ResourceInUseException,
+  waitUntilTableExists,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 
@@ -9,16 +14,27 @@ import { KEY_SCHEMA } from '../../shared/store/keys.ts';
 export async function ensureTable(doc: DynamoDBDocumentClient, tableName: string): Promise<void> {
   const { partitionKey, sortKey } = KEY_SCHEMA;
   try {
-    await doc.send(new CreateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: [{ AttributeName: partitionKey, AttributeType: 'S' }, { AttributeName: sortKey, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: partitionKey, KeyType: 'HASH' }, { AttributeName: sortKey, KeyType: 'RANGE' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }));
+    await doc.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [
+          { AttributeName: partitionKey, AttributeType: 'S' },
+          { AttributeName: sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: partitionKey, KeyType: 'HASH' },
+          { AttributeName: sortKey, KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
   } catch (error) {
     // DynamoDB's answer when the table exists already.
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   // The document client sends DescribeTable as the plain client does.
-  await waitUntilTableExists({ client: doc as unknown as DynamoDBClient, maxWaitTime: 60, minDelay: 1 }, { TableName: tableName });
+  await waitUntilTableExists(
+    { client: doc as unknown as DynamoDBClient, maxWaitTime: 60, minDelay: 1 },
+    { TableName: tableName },
+  );
 }

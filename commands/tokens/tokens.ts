@@ -6,7 +6,17 @@ import { fail } from '../cli/errors.ts';
 import { escapeText } from '../cli/text.ts';
 import { getItems } from '../store/batch-get.ts';
 import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
-import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tokenKey, userKey, userTokenKey, type Key } from '../store/keys.ts';
+import {
+  memberKey,
+  membershipEntry,
+  pendingRange,
+  teamHeadKey,
+  tokenHashOf,
+  tokenKey,
+  userKey,
+  userTokenKey,
+  type Key,
+} from '../store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
@@ -20,40 +30,84 @@ import { memberKey, membershipEntry, pendingRange, teamHeadKey, tokenHashOf, tok
  * after finds the pending generations here: either way it reads every team of its user, in the
  * old state and in the new (docs/contract.md, section 7).
  */
-export async function createToken(doc: DynamoDBDocumentClient, tableName: string, token: { userId: number; abilities: string[]; name: string; expiresAt: string | null }): Promise<string> {
-  if (!(await userTeams(doc, tableName, token.userId))) fail(`user ${token.userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`);
+export async function createToken(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  token: { userId: number; abilities: string[]; name: string; expiresAt: string | null },
+): Promise<string> {
+  if (!(await userTeams(doc, tableName, token.userId)))
+    fail(
+      `user ${token.userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`,
+    );
   const secret = generateToken();
   const hash = hashToken(secret);
-  await doc.send(new TransactWriteCommand({
-    TransactItems: [
-      {
-        Put: {
-          TableName: tableName,
-          Item: {
-            ...tokenKey(hash), user_id: token.userId, name: token.name, abilities: token.abilities,
-            expires_at: token.expiresAt, created_at: utcTime(new Date()),
+  await doc.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName,
+            Item: {
+              ...tokenKey(hash),
+              user_id: token.userId,
+              name: token.name,
+              abilities: token.abilities,
+              expires_at: token.expiresAt,
+              created_at: utcTime(new Date()),
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
         },
-      },
-      { Put: { TableName: tableName, Item: userTokenKey(token.userId, hash) } },
-    ],
-  }));
+        { Put: { TableName: tableName, Item: userTokenKey(token.userId, hash) } },
+      ],
+    }),
+  );
   await tagMemberships(doc, tableName, token.userId, hash);
   return secret;
 }
 
-async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, userId: number, hash: string): Promise<void> {
+async function tagMemberships(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  userId: number,
+  hash: string,
+): Promise<void> {
   const tagged = new Set<string>();
   let heads = '';
   for (let round = 0; round < 5; round++) {
     const teamIds = (await userTeams(doc, tableName, userId)) ?? [];
-    const current = (await getItems(doc, tableName, teamIds.map((id) => teamHeadKey(id)), { consistent: true })).map((head) => [Number(head.team_id), String(head.generation)] as const);
-    const pending = (await ledgerEntries(doc, tableName, pendingRange())).map((entry) => [Number(entry.team_id), String(entry.generation)] as const);
-    const candidates = [...current, ...pending].filter(([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)));
-    const members = new Set((await getItems(doc, tableName, candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)), { consistent: true })).map((item) => String(item.pk)));
+    const current = (
+      await getItems(
+        doc,
+        tableName,
+        teamIds.map((id) => teamHeadKey(id)),
+        { consistent: true },
+      )
+    ).map((head) => [Number(head.team_id), String(head.generation)] as const);
+    const pending = (await ledgerEntries(doc, tableName, pendingRange())).map(
+      (entry) => [Number(entry.team_id), String(entry.generation)] as const,
+    );
+    const candidates = [...current, ...pending].filter(
+      ([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)),
+    );
+    const members = new Set(
+      (
+        await getItems(
+          doc,
+          tableName,
+          candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)),
+          { consistent: true },
+        )
+      ).map((item) => String(item.pk)),
+    );
     const entries = candidates.map(([teamId, generation]) => membershipEntry(teamId, generation));
-    await changeMemberships(doc, tableName, hash, 'ADD', entries.filter((_, i) => members.has(memberKey(...candidates[i]!, userId).pk)));
+    await changeMemberships(
+      doc,
+      tableName,
+      hash,
+      'ADD',
+      entries.filter((_, i) => members.has(memberKey(...candidates[i]!, userId).pk)),
+    );
     for (const entry of entries) tagged.add(entry);
     const seen = JSON.stringify(current.toSorted());
     if (seen === heads) return;
@@ -62,7 +116,11 @@ async function tagMemberships(doc: DynamoDBDocumentClient, tableName: string, us
 }
 
 /** The teams a user lists, or undefined when there is no such user. */
-export async function userTeams(doc: DynamoDBDocumentClient, tableName: string, userId: number): Promise<number[] | undefined> {
+export async function userTeams(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  userId: number,
+): Promise<number[] | undefined> {
   const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
   return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
 }
@@ -71,17 +129,23 @@ export async function userTeams(doc: DynamoDBDocumentClient, tableName: string, 
  * Revokes by secret or by id (the hash `list` shows). Revoking a revoked token changes nothing: its
  * first revocation time stays, and is returned as `already`. Undefined when no such token exists.
  */
-export async function revoke(doc: DynamoDBDocumentClient, tableName: string, by: { secret: string } | { id: string }): Promise<{ already?: string } | undefined> {
+export async function revoke(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  by: { secret: string } | { id: string },
+): Promise<{ already?: string } | undefined> {
   const hash = 'secret' in by ? hashToken(by.secret) : by.id.toLowerCase();
   try {
-    const { Attributes } = await doc.send(new UpdateCommand({
-      TableName: tableName,
-      Key: tokenKey(hash),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': utcTime(new Date()) },
-      ReturnValues: 'UPDATED_OLD',
-    }));
+    const { Attributes } = await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: tokenKey(hash),
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': utcTime(new Date()) },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
     const before = Attributes?.revoked_at as string | undefined;
     return before ? { already: utcTime(before) } : {};
   } catch (error) {
@@ -95,21 +159,30 @@ export async function listTokens(doc: DynamoDBDocumentClient, tableName: string,
   const now = new Date();
   const items = await getItems(doc, tableName, (await listUserTokens(doc, tableName, userId)).map(tokenKey));
   // Tokens never move to another user (an import refuses that); checked all the same.
-  return items.filter((item) => Number(item.user_id) === userId).map((item) => {
-    const revokedAt = (item.revoked_at as string | undefined) ?? null;
-    const expiresAt = (item.expires_at as string | undefined) ?? null;
-    return {
-      /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
-      id: tokenHashOf(item as unknown as Key),
-      /** The Laravel Sanctum id of a migrated token (its clients send `<id>|<secret>`), else null. */
-      sanctumId: (item.sanctum_id as number | undefined) ?? null,
-      name: String(item.name ?? ''),
-      abilities: (item.abilities as string[]) ?? [],
-      createdAt: item.created_at ? utcTime(item.created_at as string) : null,
-      expiresAt: expiresAt && utcTime(expiresAt),
-      revokedAt: revokedAt && utcTime(revokedAt),
-      // inactive: written by an import that has not finished (not valid until it does).
-      status: revokedAt ? 'revoked' : isExpired(expiresAt, now) ? 'expired' : item.inactive === true ? 'inactive' : 'active',
-    };
-  }).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
+  return items
+    .filter((item) => Number(item.user_id) === userId)
+    .map((item) => {
+      const revokedAt = (item.revoked_at as string | undefined) ?? null;
+      const expiresAt = (item.expires_at as string | undefined) ?? null;
+      return {
+        /** The SHA-256 of the secret: safe to show, and enough to revoke a token whose secret is lost. */
+        id: tokenHashOf(item as unknown as Key),
+        /** The Laravel Sanctum id of a migrated token (its clients send `<id>|<secret>`), else null. */
+        sanctumId: (item.sanctum_id as number | undefined) ?? null,
+        name: String(item.name ?? ''),
+        abilities: (item.abilities as string[]) ?? [],
+        createdAt: item.created_at ? utcTime(item.created_at as string) : null,
+        expiresAt: expiresAt && utcTime(expiresAt),
+        revokedAt: revokedAt && utcTime(revokedAt),
+        // inactive: written by an import that has not finished (not valid until it does).
+        status: revokedAt
+          ? 'revoked'
+          : isExpired(expiresAt, now)
+            ? 'expired'
+            : item.inactive === true
+              ? 'inactive'
+              : 'active',
+      };
+    })
+    .sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.id.localeCompare(b.id));
 }

@@ -11,7 +11,12 @@ import type { components, paths } from './api.d.ts';
 export type Project = components['schemas']['Project'];
 
 /** Every project of a team, in id order, one page of `perPage` after another. */
-export async function* allProjects(baseUrl: string, token: string, team: string, perPage = 50): AsyncGenerator<Project> {
+export async function* allProjects(
+  baseUrl: string,
+  token: string,
+  team: string,
+  perPage = 50,
+): AsyncGenerator<Project> {
   const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${token}` } });
   let query: PageQuery | undefined = { per_page: perPage, page: 1 };
   while (query) {

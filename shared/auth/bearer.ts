@@ -33,5 +33,7 @@ export function readBearer(header: string | undefined): Bearer | undefined {
 
 /** Whether the token found by the bearer's hash is the one it names: any token for the secret alone, else only the token with that Sanctum id. */
 export function bearerNames(bearer: Bearer, tokenSanctumId: number | undefined): boolean {
-  return bearer.sanctumId === undefined || (tokenSanctumId !== undefined && String(tokenSanctumId) === bearer.sanctumId);
+  return (
+    bearer.sanctumId === undefined || (tokenSanctumId !== undefined && String(tokenSanctumId) === bearer.sanctumId)
+  );
 }

@@ -6,4 +6,5 @@ export type Ability = (typeof ABILITIES)[number];
 export const TOKEN_ABILITIES: readonly string[] = [...ABILITIES, '*'];
 export const isTokenAbility = (value: string) => TOKEN_ABILITIES.includes(value);
 
-export const grants = (abilities: readonly string[], needed: Ability) => abilities.includes(needed) || abilities.includes('*');
+export const grants = (abilities: readonly string[], needed: Ability) =>
+  abilities.includes(needed) || abilities.includes('*');

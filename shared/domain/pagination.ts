@@ -6,7 +6,13 @@ export const PAGE_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The two query parameters of a list: one description serves the validator and the API document. */
 export const PAGINATION_PARAMETERS = [
-  { name: 'per_page', description: 'Number of objects per page', minimum: 1, maximum: PER_PAGE_MAX, default: PER_PAGE_DEFAULT },
+  {
+    name: 'per_page',
+    description: 'Number of objects per page',
+    minimum: 1,
+    maximum: PER_PAGE_MAX,
+    default: PER_PAGE_DEFAULT,
+  },
   { name: 'page', description: 'The page to retrieve', minimum: 1, maximum: PAGE_MAX, default: 1 },
 ] as const;
 
@@ -16,7 +22,10 @@ export const PAGINATION_PARAMETERS = [
  * by a valibot schema: the schema's construction and first run were the largest part of what a
  * function added to the bare twin's cold start (docs/performance.md).
  */
-function integerParameter({ name, minimum, maximum, default: fallback }: (typeof PAGINATION_PARAMETERS)[number], given: string | undefined): number | string {
+function integerParameter(
+  { name, minimum, maximum, default: fallback }: (typeof PAGINATION_PARAMETERS)[number],
+  given: string | undefined,
+): number | string {
   const label = name.replace('_', ' ');
   if (given === undefined) return fallback;
   if (!/^[0-9]+$/.test(given)) return `The ${label} field must be an integer.`;
@@ -34,14 +43,15 @@ export interface PageRequest {
   perPageGiven: boolean;
 }
 
-export type PaginationResult =
-  | { ok: true; value: PageRequest }
-  | { ok: false; errors: Record<string, string[]> };
+export type PaginationResult = { ok: true; value: PageRequest } | { ok: false; errors: Record<string, string[]> };
 
 /** Validates `per_page` and `page`; each reports only the first rule it breaks, per_page first. */
 export function parsePagination(query: Record<string, string | undefined> | undefined): PaginationResult {
-  const [perPage, page] = PAGINATION_PARAMETERS.map((parameter) => integerParameter(parameter, query?.[parameter.name]));
-  if (typeof perPage === 'number' && typeof page === 'number') return { ok: true, value: { page, perPage, perPageGiven: query?.per_page !== undefined } };
+  const [perPage, page] = PAGINATION_PARAMETERS.map((parameter) =>
+    integerParameter(parameter, query?.[parameter.name]),
+  );
+  if (typeof perPage === 'number' && typeof page === 'number')
+    return { ok: true, value: { page, perPage, perPageGiven: query?.per_page !== undefined } };
   const errors: Record<string, string[]> = {};
   if (typeof perPage === 'string') errors.per_page = [perPage];
   if (typeof page === 'string') errors.page = [page];
@@ -68,8 +78,6 @@ export function pageWindow(total: number, page: number, perPage: number): PageWi
   const lastPage = Math.max(Math.ceil(total / perPage), 1);
   // Past the last page nothing is read; (page - 1) * perPage could exceed 2^53 there.
   const ordinals =
-    total > 0 && page <= lastPage
-      ? { first: (page - 1) * perPage + 1, last: Math.min(page * perPage, total) }
-      : null;
+    total > 0 && page <= lastPage ? { first: (page - 1) * perPage + 1, last: Math.min(page * perPage, total) } : null;
   return { currentPage: page, perPage, total, lastPage, ordinals };
 }

@@ -26,8 +26,23 @@ export function entityTag(...parts: (string | number | boolean)[]): string {
 }
 
 /** The tag of one page of a list, as listEnvelopeJson would write it. */
-export function listEntityTag(team: TeamState, resource: ListResource, window: PageWindow, perPageGiven: boolean, path: string): string {
-  return entityTag('list', team.teamId, team.generation, resource, window.currentPage, window.perPage, perPageGiven, path);
+export function listEntityTag(
+  team: TeamState,
+  resource: ListResource,
+  window: PageWindow,
+  perPageGiven: boolean,
+  path: string,
+): string {
+  return entityTag(
+    'list',
+    team.teamId,
+    team.generation,
+    resource,
+    window.currentPage,
+    window.perPage,
+    perPageGiven,
+    path,
+  );
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ prefixes do not matter. */
@@ -37,7 +52,11 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /** 304 with the tag when the request already holds it; otherwise the 200 that `body` writes, tagged. */
-export async function conditionalJson(event: APIGatewayProxyEventV2, etag: string, body: () => string | Promise<string>): Promise<APIGatewayProxyStructuredResultV2> {
+export async function conditionalJson(
+  event: APIGatewayProxyEventV2,
+  etag: string,
+  body: () => string | Promise<string>,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
   if (matchesIfNoneMatch(event.headers?.['if-none-match'], etag)) return { statusCode: 304, headers };
   return jsonResponse(200, await body(), headers);

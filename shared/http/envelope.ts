@@ -20,7 +20,10 @@ export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | u
 
 /** What precedes the route's own segments in the raw path (a stage name needs no encoding). */
 export function basePath(rawPath: string, routePath: string): string {
-  return rawPath.split('/').slice(0, 1 - routePath.split('/').length).join('/');
+  return rawPath
+    .split('/')
+    .slice(0, 1 - routePath.split('/').length)
+    .join('/');
 }
 
 /** `meta.path`: the list's address without a query, with the team segment percent-encoded. */

@@ -10,11 +10,18 @@ import { JSON_CONTENT_TYPE } from './response.ts';
  */
 export type ContractError = HttpError & { headers: Record<string, string> };
 
-function contractError(status: number, body: { message: string } & Record<string, unknown>, headers: Record<string, string> = {}): ContractError {
-  return Object.assign(createError(status, JSON.stringify(body), { expose: true }), { headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers } });
+function contractError(
+  status: number,
+  body: { message: string } & Record<string, unknown>,
+  headers: Record<string, string> = {},
+): ContractError {
+  return Object.assign(createError(status, JSON.stringify(body), { expose: true }), {
+    headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers },
+  });
 }
 
-export const unauthenticated = () => contractError(401, { message: 'Unauthenticated.' }, { 'WWW-Authenticate': 'Bearer' });
+export const unauthenticated = () =>
+  contractError(401, { message: 'Unauthenticated.' }, { 'WWW-Authenticate': 'Bearer' });
 
 export const missingAbility = (ability: string) =>
   contractError(403, {

@@ -32,20 +32,26 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
  */
 function apiFunction(route: ServedRoute) {
   const log = createLogger();
-  return middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
-    .use(log.lambdaContext())
-    .use(accessLog(log, route))
-    .use(headWithoutBody())
-    .use(contractErrors(log))
-    .use(requestDeadline())
-    // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
-    // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
-    // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html),
-    // `sam local` as the client wrote them.
-    .before(function normalizeEvent({ event }) {
-      if (!(event instanceof Object) || Array.isArray(event)) throw new TypeError('the event is not an API Gateway event object');
-      if (event.headers) event.headers = Object.fromEntries(Object.entries(event.headers).map(([name, value]) => [name.toLowerCase(), value]));
-    });
+  return (
+    middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
+      .use(log.lambdaContext())
+      .use(accessLog(log, route))
+      .use(headWithoutBody())
+      .use(contractErrors(log))
+      .use(requestDeadline())
+      // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
+      // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
+      // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html),
+      // `sam local` as the client wrote them.
+      .before(function normalizeEvent({ event }) {
+        if (!(event instanceof Object) || Array.isArray(event))
+          throw new TypeError('the event is not an API Gateway event object');
+        if (event.headers)
+          event.headers = Object.fromEntries(
+            Object.entries(event.headers).map(([name, value]) => [name.toLowerCase(), value]),
+          );
+      })
+  );
 }
 
 /**
@@ -67,7 +73,9 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
       const window = pageWindow(head.counts[resource], page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
-        const items = window.ordinals ? await reader.readPage(head, resource, window.ordinals, context, prefetched) : [];
+        const items = window.ordinals
+          ? await reader.readPage(head, resource, window.ordinals, context, prefetched)
+          : [];
         return listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt });
       });
     });

@@ -16,13 +16,25 @@ export interface ClientOptions {
  * request's one or two calls end well inside its 8 s wait on the database (function-settings.ts),
  * and a stalled DynamoDB is reported as a 503 rather than waited out.
  */
-export function createDynamoDbClient({ endpoint, connectionTimeoutMs = 500, requestTimeoutMs = 1_500, maxAttempts = 2 }: ClientOptions = {}): DynamoDBClient {
+export function createDynamoDbClient({
+  endpoint,
+  connectionTimeoutMs = 500,
+  requestTimeoutMs = 1_500,
+  maxAttempts = 2,
+}: ClientOptions = {}): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
     // DynamoDB Local accepts any credentials; AWS uses the default chain (and AWS_REGION).
-    ...(endpoint && { region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    ...(endpoint && {
+      region: process.env.AWS_REGION ?? 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
     maxAttempts,
     // Without throwOnRequestTimeout the handler only warns when requestTimeout passes, and the call waits on.
-    requestHandler: { connectionTimeout: connectionTimeoutMs, requestTimeout: requestTimeoutMs, throwOnRequestTimeout: true },
+    requestHandler: {
+      connectionTimeout: connectionTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
   });
 }

@@ -40,7 +40,8 @@ export const TOKEN_PREFIX = 'TOKEN#';
 export const tokenKey = (hash: string): Key => ({ pk: `${TOKEN_PREFIX}${hash}`, sk: 'TOKEN' });
 
 /** A partition of one generation of a team: its projects, its daemons (and its member index). */
-export const generationPartition = (teamId: number, generation: string, part: ListResource | 'MEMBER') => `TEAM#${teamId}#G${generation}#${part}`;
+export const generationPartition = (teamId: number, generation: string, part: ListResource | 'MEMBER') =>
+  `TEAM#${teamId}#G${generation}#${part}`;
 
 /** A token's membership of one generation of a team. */
 export const membershipEntry = (teamId: number, generation: string) => `${teamId}#${generation}`;

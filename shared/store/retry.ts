@@ -34,9 +34,17 @@ export async function untilProcessed<T>(
   await pRetry(
     async function sendPending(attempt) {
       if (attempt > 1) pending = await send(pending);
-      if (pending.length > 0) throw new LeftUnprocessed(`${operation} left ${pending.length} unprocessed after every retry`);
+      if (pending.length > 0)
+        throw new LeftUnprocessed(`${operation} left ${pending.length} unprocessed after every retry`);
     },
     // Only leftovers are retried here; an error thrown by a call has had the SDK's retries.
-    { minTimeout: 25, maxTimeout: 1_000, randomize: true, retries, signal, shouldRetry: ({ error }) => error instanceof LeftUnprocessed },
+    {
+      minTimeout: 25,
+      maxTimeout: 1_000,
+      randomize: true,
+      retries,
+      signal,
+      shouldRetry: ({ error }) => error instanceof LeftUnprocessed,
+    },
   );
 }

@@ -1,4 +1,10 @@
-import { BatchGetItemCommand, QueryCommand, type AttributeValue, type ConsumedCapacity, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  QueryCommand,
+  type AttributeValue,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { generationPartition, membershipEntry, ordinalKey, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
@@ -105,20 +111,42 @@ export class TeamReader {
   }
 
   /** A list's first read: the token and the team head together, in one BatchGetItem. */
-  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; team?: TeamHead }> {
+  async readAccess(
+    tokenHash: string,
+    teamSegment: string,
+    options: ReadOptions = {},
+  ): Promise<{ token?: StoredToken; team?: TeamHead }> {
     const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'HEAD'), options);
-    return { token, team: team && { ...toTeamState(team), counts: { projects: Number(team.projects?.N), daemons: Number(team.daemons?.N) } } };
+    return {
+      token,
+      team: team && {
+        ...toTeamState(team),
+        counts: { projects: Number(team.projects?.N), daemons: Number(team.daemons?.N) },
+      },
+    };
   }
 
   /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
-  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}): Promise<{ token?: StoredToken; team?: TeamFinance }> {
+  async readFinanceAccess(
+    tokenHash: string,
+    teamSegment: string,
+    options: ReadOptions = {},
+  ): Promise<{ token?: StoredToken; team?: TeamFinance }> {
     const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'FINANCE'), options);
     return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S) } };
   }
 
   /** A page Query on a generation the caller only expects to be current: one that fails is simply not used. */
-  prefetchPage(team: TeamState, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched | undefined> {
-    return this.queryPage(team, resource, ordinals, options).then((items) => ({ team, items }), () => undefined);
+  prefetchPage(
+    team: TeamState,
+    resource: ListResource,
+    ordinals: Ordinals,
+    options: ReadOptions = {},
+  ): Promise<Prefetched | undefined> {
+    return this.queryPage(team, resource, ordinals, options).then(
+      (items) => ({ team, items }),
+      () => undefined,
+    );
   }
 
   /**
@@ -128,16 +156,28 @@ export class TeamReader {
    * holds fewer (a replica behind the import that wrote the generation) is read again strongly
    * consistent, once, and still short it is refused (ShortPage: a 503), never served.
    */
-  async readPage(head: TeamHead, resource: ListResource, ordinals: Ordinals, options: ReadOptions = {}, prefetched?: Prefetched): Promise<string[]> {
+  async readPage(
+    head: TeamHead,
+    resource: ListResource,
+    ordinals: Ordinals,
+    options: ReadOptions = {},
+    prefetched?: Prefetched,
+  ): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
     const reusable = prefetched?.team.teamId === head.teamId && prefetched.team.generation === head.generation;
     let items = reusable ? prefetched.items : await this.queryPage(head, resource, ordinals, options);
-    if (items.length !== expected) items = await this.queryPage(head, resource, ordinals, { ...options, consistent: true });
+    if (items.length !== expected)
+      items = await this.queryPage(head, resource, ordinals, { ...options, consistent: true });
     if (items.length !== expected) throw new ShortPage(`a page promised ${expected} items and held ${items.length}`);
     return items;
   }
 
-  private async queryPage(team: TeamState, resource: ListResource, { first, last }: Ordinals, { consistent, signal, usage }: ReadOptions): Promise<string[]> {
+  private async queryPage(
+    team: TeamState,
+    resource: ListResource,
+    { first, last }: Ordinals,
+    { consistent, signal, usage }: ReadOptions,
+  ): Promise<string[]> {
     const json: string[] = [];
     let startKey: RawItem | undefined;
     do {
@@ -164,19 +204,33 @@ export class TeamReader {
     return json;
   }
 
-  private async readTokenAnd(tokenHash: string, teamKey: Key | undefined, { consistent, signal, usage }: ReadOptions): Promise<{ token?: StoredToken; team?: RawItem }> {
+  private async readTokenAnd(
+    tokenHash: string,
+    teamKey: Key | undefined,
+    { consistent, signal, usage }: ReadOptions,
+  ): Promise<{ token?: StoredToken; team?: RawItem }> {
     const items: RawItem[] = [];
     const token = tokenKey(tokenHash);
-    const keys = [token, ...(teamKey ? [teamKey] : [])].map((key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
-    await untilProcessed('BatchGetItem', keys, async (pending) => {
-      const batch = this.client.send(
-        new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } }, ReturnConsumedCapacity: 'TOTAL' }),
-        { abortSignal: signal },
-      );
-      const result = await (usage?.track(batch) ?? batch);
-      items.push(...(result.Responses?.[this.tableName] ?? []));
-      return result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-    }, { retries: 4, signal });
+    const keys = [token, ...(teamKey ? [teamKey] : [])].map(
+      (key): RawItem => ({ pk: { S: key.pk }, sk: { S: key.sk } }),
+    );
+    await untilProcessed(
+      'BatchGetItem',
+      keys,
+      async (pending) => {
+        const batch = this.client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal: signal },
+        );
+        const result = await (usage?.track(batch) ?? batch);
+        items.push(...(result.Responses?.[this.tableName] ?? []));
+        return result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      },
+      { retries: 4, signal },
+    );
     const tokenItem = items.find((item) => item.pk?.S === token.pk);
     return { token: tokenItem && toStoredToken(tokenItem), team: items.find((item) => item !== tokenItem) };
   }

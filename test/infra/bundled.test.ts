@@ -8,7 +8,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
-import { loadFunctionHandlers, startLocalServer, type Handlers, type LocalServer } from '../../commands/local/server.ts';
+import {
+  loadFunctionHandlers,
+  startLocalServer,
+  type Handlers,
+  type LocalServer,
+} from '../../commands/local/server.ts';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
 import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -32,22 +37,28 @@ beforeAll(async () => {
   app.synth();
 
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex')],
-    users: [user(10, [1]), user(11, [2])],
-    tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read']), token(11, 'secret-globex')],
-    projects: projects(1, 7),
-    environments: [environment(5, 1)],
-    servers: [server(7, 1, '24.15'), server(8, 1, '10.10', 'USD')],
-    daemons: daemons(5, 7, 3),
-    costs: [{ team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'globex')],
+      users: [user(10, [1]), user(11, [2])],
+      tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read']), token(11, 'secret-globex')],
+      projects: projects(1, 7),
+      environments: [environment(5, 1)],
+      servers: [server(7, 1, '24.15'), server(8, 1, '10.10', 'USD')],
+      daemons: daemons(5, 7, 3),
+      costs: [{ team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
+    }),
+  );
   // Both the bundles and the source modules read their configuration once, when imported.
   Object.assign(process.env, { TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint, LOG_LEVEL: 'SILENT' });
   delete process.env.PUBLIC_BASE_URL;
   bundled = await loadBundledHandlers(assemblyDir);
   source = await loadFunctionHandlers();
-  servers = { source: await startLocalServer({ handlers: source }), bundled: await startLocalServer({ handlers: bundled }) };
+  servers = {
+    source: await startLocalServer({ handlers: source }),
+    bundled: await startLocalServer({ handlers: bundled }),
+  };
 }, 120_000);
 
 afterAll(async () => {
@@ -67,7 +78,12 @@ interface Answer {
  * One request, with the same Host header whichever server answers, so links (and the ETag over
  * them) do not depend on the port; `served_in` is set aside.
  */
-function ask(server: LocalServer, path: string, secret?: string, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+function ask(
+  server: LocalServer,
+  path: string,
+  secret?: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { Host: 'api.example.test', Accept: 'application/json', ...extraHeaders };
   if (secret !== undefined) headers.Authorization = `Bearer ${secret}`;
   return new Promise((resolve, reject) => {
@@ -99,7 +115,8 @@ describe('the bundles synth produced', () => {
 
   it('are other modules than the sources', async () => {
     const source = await loadFunctionHandlers();
-    for (const name of ['finances', 'daemons', 'projects', 'openapi'] as const) expect(bundled[name]).not.toBe(source[name]);
+    for (const name of ['finances', 'daemons', 'projects', 'openapi'] as const)
+      expect(bundled[name]).not.toBe(source[name]);
   });
 });
 
@@ -125,7 +142,10 @@ describe('the bundled functions answer as the source functions do', () => {
   ];
 
   it.each(cases)('%s (%s)', async (_name, path, secret, status) => {
-    const [fromSource, fromBundle] = await Promise.all([ask(servers.source, path, secret), ask(servers.bundled, path, secret)]);
+    const [fromSource, fromBundle] = await Promise.all([
+      ask(servers.source, path, secret),
+      ask(servers.bundled, path, secret),
+    ]);
     expect(fromSource.status).toBe(status);
     expect(fromBundle).toEqual({ ...fromSource, servedIn: fromBundle.servedIn });
     expect(fromBundle.headers['content-type']).toMatch(/^application\/json/);
@@ -146,7 +166,11 @@ describe('the bundled functions answer as the source functions do', () => {
 });
 
 /** One direct invoke, as Lambda makes it (sam local invoke, or API Gateway's integration). */
-async function invoke(handlers: Handlers, name: FunctionName, event: unknown): Promise<APIGatewayProxyStructuredResultV2> {
+async function invoke(
+  handlers: Handlers,
+  name: FunctionName,
+  event: unknown,
+): Promise<APIGatewayProxyStructuredResultV2> {
   return handlers[name](event as APIGatewayProxyEventV2, lambdaContext(name, 10_000, 'direct-invoke'));
 }
 
@@ -161,19 +185,45 @@ function comparable(result: APIGatewayProxyStructuredResultV2) {
  * The event API Gateway sends for a request (the local server's builder). `asWritten` gives the
  * header names as the client wrote them, as `sam local start-api` passes them on.
  */
-function eventOf(method: string, target: string, headers: Record<string, string>, options: { stage?: string; asWritten?: boolean } = {}) {
+function eventOf(
+  method: string,
+  target: string,
+  headers: Record<string, string>,
+  options: { stage?: string; asWritten?: boolean } = {},
+) {
   const all = { Host: 'api.example.test', Accept: 'application/json', 'X-Forwarded-Proto': 'http', ...headers };
-  const routed = routeRequest({ method, target: target.replace(`/${options.stage}/`, '/'), rawHeaders: Object.entries(all).flat(), requestId: 'test' }, new Date('2026-11-22T10:00:00Z'));
+  const routed = routeRequest(
+    {
+      method,
+      target: target.replace(`/${options.stage}/`, '/'),
+      rawHeaders: Object.entries(all).flat(),
+      requestId: 'test',
+    },
+    new Date('2026-11-22T10:00:00Z'),
+  );
   if (!routed.route) throw new Error(`no route for ${method} ${target}`);
   // A named stage (the stack deploys $default alone) begins rawPath with its segment.
-  const event = options.stage ? { ...routed.event, rawPath: target.split('?')[0]!, requestContext: { ...routed.event.requestContext, stage: options.stage } } : routed.event;
+  const event = options.stage
+    ? {
+        ...routed.event,
+        rawPath: target.split('?')[0]!,
+        requestContext: { ...routed.event.requestContext, stage: options.stage },
+      }
+    : routed.event;
   return options.asWritten ? { ...event, headers: all } : event;
 }
-const samEvent = (target: string, headers: Record<string, string>, method = 'GET') => eventOf(method, target, headers, { asWritten: true });
+const samEvent = (target: string, headers: Record<string, string>, method = 'GET') =>
+  eventOf(method, target, headers, { asWritten: true });
 
 describe('SAM-shaped events: header names as the client wrote them (sam local start-api, sam local invoke)', () => {
   const cases: Array<[string, FunctionName, string, Record<string, string>, number]> = [
-    ['a page of projects', 'projects', '/api/acme/projects?per_page=2&page=2', { Authorization: 'Bearer secret-all' }, 200],
+    [
+      'a page of projects',
+      'projects',
+      '/api/acme/projects?per_page=2&page=2',
+      { Authorization: 'Bearer secret-all' },
+      200,
+    ],
     ['daemons', 'daemons', '/api/acme/daemons', { Authorization: 'Bearer secret-all' }, 200],
     ['finances', 'finances', '/api/acme/finances', { Authorization: 'Bearer secret-all' }, 200],
     ['the document', 'openapi', '/api/openapi.json', {}, 200],
@@ -183,37 +233,56 @@ describe('SAM-shaped events: header names as the client wrote them (sam local st
     ['a bad per_page', 'daemons', '/api/acme/daemons?per_page=0', { AUTHORIZATION: 'Bearer secret-all' }, 422],
   ];
 
-  it.each(cases)('%s answers as the lower-cased API Gateway event does (%s)', async (_name, name, target, headers, status) => {
-    const fromApiGateway = comparable(await invoke(source, name, eventOf('GET', target, headers)));
-    expect(fromApiGateway.statusCode).toBe(status);
-    for (const handlers of [bundled, source]) {
-      expect(comparable(await invoke(handlers, name, samEvent(target, headers)))).toEqual(fromApiGateway);
-    }
-  });
+  it.each(cases)(
+    '%s answers as the lower-cased API Gateway event does (%s)',
+    async (_name, name, target, headers, status) => {
+      const fromApiGateway = comparable(await invoke(source, name, eventOf('GET', target, headers)));
+      expect(fromApiGateway.statusCode).toBe(status);
+      for (const handlers of [bundled, source]) {
+        expect(comparable(await invoke(handlers, name, samEvent(target, headers)))).toEqual(fromApiGateway);
+      }
+    },
+  );
 
   it('builds links from the mixed-case Host and X-Forwarded-Proto', async () => {
-    const result = comparable(await invoke(bundled, 'projects', samEvent('/api/acme/projects?per_page=2', { Authorization: 'Bearer secret-all' })));
+    const result = comparable(
+      await invoke(
+        bundled,
+        'projects',
+        samEvent('/api/acme/projects?per_page=2', { Authorization: 'Bearer secret-all' }),
+      ),
+    );
     expect(result.body?.links).toMatchObject({ first: 'http://api.example.test/api/acme/projects?per_page=2&page=1' });
   });
 
   it('answers a mixed-case If-None-Match naming the current ETag with 304', async () => {
     const ok = await invoke(bundled, 'daemons', samEvent('/api/acme/daemons', { Authorization: 'Bearer secret-all' }));
     const etag = (ok.headers as Record<string, string>).ETag!;
-    const again = await invoke(bundled, 'daemons', samEvent('/api/acme/daemons', { Authorization: 'Bearer secret-all', 'If-None-Match': etag }));
+    const again = await invoke(
+      bundled,
+      'daemons',
+      samEvent('/api/acme/daemons', { Authorization: 'Bearer secret-all', 'If-None-Match': etag }),
+    );
     expect(again.statusCode).toBe(304);
     expect(again.body).toBeUndefined();
   });
 
   it('answers the events in events/ (the demo token) with the 401 of a token this table does not know', async () => {
     for (const name of ['finances', 'daemons', 'projects'] as const) {
-      const event = JSON.parse(readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8')) as APIGatewayProxyEventV2;
+      const event = JSON.parse(
+        readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8'),
+      ) as APIGatewayProxyEventV2;
       expect(event.headers.authorization).toMatch(/^Bearer /);
       expect((await invoke(bundled, name, event)).statusCode).toBe(401);
     }
   });
 
   it('HEAD: the status and headers of the GET, no body', async () => {
-    for (const [name, target, headers] of [['projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }], ['finances', '/api/acme/finances', {}], ['openapi', '/api/openapi.json', {}]] as const) {
+    for (const [name, target, headers] of [
+      ['projects', '/api/acme/projects', { Authorization: 'Bearer secret-all' }],
+      ['finances', '/api/acme/finances', {}],
+      ['openapi', '/api/openapi.json', {}],
+    ] as const) {
       const get = await invoke(bundled, name, samEvent(target, headers));
       const head = await invoke(bundled, name, samEvent(target, headers, 'HEAD'));
       expect(head).toEqual({ statusCode: get.statusCode, headers: get.headers });
@@ -221,9 +290,13 @@ describe('SAM-shaped events: header names as the client wrote them (sam local st
   });
 });
 
-describe('links from the path in API Gateway\'s event, through the bundles', () => {
+describe("links from the path in API Gateway's event, through the bundles", () => {
   const linksOf = async (target: string, host: string, stage?: string, proto = 'https') => {
-    const result = await invoke(bundled, 'projects', eventOf('GET', target, { Host: host, Authorization: 'Bearer secret-all', 'X-Forwarded-Proto': proto }, { stage }));
+    const result = await invoke(
+      bundled,
+      'projects',
+      eventOf('GET', target, { Host: host, Authorization: 'Bearer secret-all', 'X-Forwarded-Proto': proto }, { stage }),
+    );
     expect(result.statusCode).toBe(200);
     return JSON.parse(result.body!) as { links: Record<string, string | null>; meta: { path: string } };
   };
@@ -240,22 +313,31 @@ describe('links from the path in API Gateway\'s event, through the bundles', () 
   });
 
   it('link with https when X-Forwarded-Proto names another scheme', async () => {
-    expect((await linksOf('/api/acme/projects', 'api.example.test', undefined, 'ftp')).meta.path).toBe('https://api.example.test/api/acme/projects');
+    expect((await linksOf('/api/acme/projects', 'api.example.test', undefined, 'ftp')).meta.path).toBe(
+      'https://api.example.test/api/acme/projects',
+    );
   });
 });
 
 describe('a direct invoke with an event that is not an object', () => {
-  it.each([['null', null], ['a number', 42], ['a string', 'GET /api/acme/projects'], ['an array', []], ['true', true]])(
-    'answers %s with the contract\'s 500, from every bundle and source function',
-    async (_name, event) => {
-      for (const handlers of [bundled, source]) {
-        for (const { name } of SERVED_ROUTES) {
-          const result = await invoke(handlers, name, event);
-          expect(result).toEqual({ statusCode: 500, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"message":"Server Error"}' });
-        }
+  it.each([
+    ['null', null],
+    ['a number', 42],
+    ['a string', 'GET /api/acme/projects'],
+    ['an array', []],
+    ['true', true],
+  ])("answers %s with the contract's 500, from every bundle and source function", async (_name, event) => {
+    for (const handlers of [bundled, source]) {
+      for (const { name } of SERVED_ROUTES) {
+        const result = await invoke(handlers, name, event);
+        expect(result).toEqual({
+          statusCode: 500,
+          headers: { 'Content-Type': 'application/json; charset=utf-8' },
+          body: '{"message":"Server Error"}',
+        });
       }
-    },
-  );
+    }
+  });
 });
 
 /**
@@ -283,7 +365,11 @@ describe('a cold start of each bundle', () => {
   ] as const)('%s answers its first request without loading undici', async (name, target) => {
     const { file } = findBundledFunctions(assemblyDir)[name];
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', CHILD], {
-      env: { ...process.env, BUNDLE_URL: pathToFileURL(file).href, EVENT: JSON.stringify(eventOf('GET', target, { Authorization: 'Bearer secret-all' })) },
+      env: {
+        ...process.env,
+        BUNDLE_URL: pathToFileURL(file).href,
+        EVENT: JSON.stringify(eventOf('GET', target, { Authorization: 'Bearer secret-all' })),
+      },
       encoding: 'utf8',
       timeout: 30_000,
     });

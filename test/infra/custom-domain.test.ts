@@ -22,38 +22,60 @@ const baseUrls = (context: Record<string, string>) => {
   const key = JSON.stringify(context);
   if (!synthesized.has(key)) {
     const { template } = synthStack({ context, props: (app) => propsFromContext(app.node) });
-    synthesized.set(key, { template, urls: Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((fn) => fn.Properties.Environment?.Variables?.PUBLIC_BASE_URL) });
+    synthesized.set(key, {
+      template,
+      urls: Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map(
+        (fn) => fn.Properties.Environment?.Variables?.PUBLIC_BASE_URL,
+      ),
+    });
   }
   return synthesized.get(key)!;
 };
 
 describe('a custom domain the stack maps', () => {
-  it('sets every function\'s PUBLIC_BASE_URL to the domain, mapped at its root', () => {
+  it("sets every function's PUBLIC_BASE_URL to the domain, mapped at its root", () => {
     const { template, urls } = baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE });
     expect(urls).toEqual(Array(urls.length).fill('https://api.example.com'));
     expect(urls.length).toBeGreaterThanOrEqual(4);
     template.hasResourceProperties('AWS::ApiGatewayV2::ApiMapping', { ApiMappingKey: Match.absent() });
   });
 
-  it('adds the mapping\'s path, and maps the stage at it (-c domainBasePath=v1)', () => {
-    const { template, urls } = baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'v1' });
+  it("adds the mapping's path, and maps the stage at it (-c domainBasePath=v1)", () => {
+    const { template, urls } = baseUrls({
+      domainName: 'api.example.com',
+      certificateArn: CERTIFICATE,
+      domainBasePath: 'v1',
+    });
     expect(new Set(urls)).toEqual(new Set(['https://api.example.com/v1']));
     template.hasResourceProperties('AWS::ApiGatewayV2::ApiMapping', { ApiMappingKey: 'v1' });
   });
 
   it('takes a mapping path with surrounding slashes, or of several segments, as API Gateway names it', () => {
-    expect(new Set(baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: '/v1/' }).urls)).toEqual(new Set(['https://api.example.com/v1']));
-    expect(new Set(baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'team/v2' }).urls)).toEqual(new Set(['https://api.example.com/team/v2']));
+    expect(
+      new Set(baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: '/v1/' }).urls),
+    ).toEqual(new Set(['https://api.example.com/v1']));
+    expect(
+      new Set(baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'team/v2' }).urls),
+    ).toEqual(new Set(['https://api.example.com/team/v2']));
   });
 
   it('lets an explicit publicBaseUrl win (a CDN in front of the domain)', () => {
-    const { urls } = baseUrls({ domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'v1', publicBaseUrl: 'https://cdn.example.com/team-api' });
+    const { urls } = baseUrls({
+      domainName: 'api.example.com',
+      certificateArn: CERTIFICATE,
+      domainBasePath: 'v1',
+      publicBaseUrl: 'https://cdn.example.com/team-api',
+    });
     expect(new Set(urls)).toEqual(new Set(['https://cdn.example.com/team-api']));
   });
 
   it.each([
     ['a mapping path without a domain', { domainBasePath: 'v1' }, /domainBasePath needs domainName/],
-    ['a mapping path with a character a URL path would need escaped', { domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'v 1' }, /domainBasePath/],
+    [
+      'a mapping path with a character a URL path would need escaped',
+      { domainName: 'api.example.com', certificateArn: CERTIFICATE, domainBasePath: 'v 1' },
+      /domainBasePath/,
+    ],
   ])('refuses %s', (_, context, message) => {
     expect(() => baseUrls(context as Record<string, string>)).toThrow(message);
   });
@@ -74,14 +96,31 @@ describe('a custom domain the stack maps', () => {
  */
 function awsEvent(host: string, rawPath: string, stage: string): APIGatewayProxyEventV2 {
   return {
-    version: '2.0', routeKey: 'GET /api/{team}/projects', rawPath, rawQueryString: 'per_page=2',
-    headers: { accept: 'application/json', authorization: 'Bearer secret-all', host, 'x-forwarded-proto': 'https', 'x-forwarded-port': '443', 'x-forwarded-for': '198.51.100.7' },
+    version: '2.0',
+    routeKey: 'GET /api/{team}/projects',
+    rawPath,
+    rawQueryString: 'per_page=2',
+    headers: {
+      accept: 'application/json',
+      authorization: 'Bearer secret-all',
+      host,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-port': '443',
+      'x-forwarded-for': '198.51.100.7',
+    },
     queryStringParameters: { per_page: '2' },
     pathParameters: { team: 'acme' },
     requestContext: {
-      accountId: '123456789012', apiId: 'abc123', domainName: host, domainPrefix: host.split('.')[0]!,
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: host,
+      domainPrefix: host.split('.')[0]!,
       http: { method: 'GET', path: rawPath, protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: 'curl/8.5.0' },
-      requestId: 'JKJaXmPLvHcESHA=', routeKey: 'GET /api/{team}/projects', stage, time: '22/Nov/2026:10:00:00 +0000', timeEpoch: 1_795_341_600_000,
+      requestId: 'JKJaXmPLvHcESHA=',
+      routeKey: 'GET /api/{team}/projects',
+      stage,
+      time: '22/Nov/2026:10:00:00 +0000',
+      timeEpoch: 1_795_341_600_000,
     },
     isBase64Encoded: false,
   };
@@ -94,15 +133,32 @@ describe('links, from the events AWS sends', () => {
   beforeAll(async () => {
     process.env.LOG_LEVEL = 'SILENT';
     table = await freshTable();
-    await importDocument(table, { teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'secret-all')], projects: projects(1, 5) });
+    await importDocument(table, {
+      teams: [team(1, 'acme')],
+      users: [user(10, [1])],
+      tokens: [token(10, 'secret-all')],
+      projects: projects(1, 5),
+    });
   }, 120_000);
 
   /** The projects function with PUBLIC_BASE_URL as a synthesized stack gives it (none without a domain). */
-  async function metaPath(event: APIGatewayProxyEventV2, context: Record<string, string>): Promise<{ path: string; next: string }> {
+  async function metaPath(
+    event: APIGatewayProxyEventV2,
+    context: Record<string, string>,
+  ): Promise<{ path: string; next: string }> {
     const publicBaseUrl = new Set(baseUrls(context).urls).values().next().value as string | undefined;
-    const config = readApiConfig({ TABLE_NAME: table.tableName, ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl }) });
-    const handler = listHandler('projects', { config, reader: new TeamReader(table.client, { tableName: table.tableName }) });
-    const result = await (handler as unknown as (e: unknown, c: unknown) => Promise<APIGatewayProxyStructuredResultV2>)(event, lambdaContext('projects', 10_000, 'test'));
+    const config = readApiConfig({
+      TABLE_NAME: table.tableName,
+      ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl }),
+    });
+    const handler = listHandler('projects', {
+      config,
+      reader: new TeamReader(table.client, { tableName: table.tableName }),
+    });
+    const result = await (handler as unknown as (e: unknown, c: unknown) => Promise<APIGatewayProxyStructuredResultV2>)(
+      event,
+      lambdaContext('projects', 10_000, 'test'),
+    );
     expect(result.statusCode).toBe(200);
     const body = JSON.parse(result.body!);
     return { path: body.meta.path, next: body.links.next };
@@ -110,15 +166,39 @@ describe('links, from the events AWS sends', () => {
 
   const DOMAIN = { domainName: 'api.example.com', certificateArn: CERTIFICATE };
   it.each([
-    ['the execute-api address, $default stage', awsEvent(EXECUTE_API, '/api/acme/projects', '$default'), {}, `https://${EXECUTE_API}/api/acme/projects`],
-    ['the execute-api address, a named stage', awsEvent(EXECUTE_API, '/prod/api/acme/projects', 'prod'), {}, `https://${EXECUTE_API}/prod/api/acme/projects`],
-    ['a custom domain mapped at its root', awsEvent('api.example.com', '/api/acme/projects', '$default'), DOMAIN, 'https://api.example.com/api/acme/projects'],
-    ['a custom domain with the mapping path v1', awsEvent('api.example.com', '/api/acme/projects', '$default'), { ...DOMAIN, domainBasePath: 'v1' }, 'https://api.example.com/v1/api/acme/projects'],
-  ])('lead back through %s', async (_, event, context, expected) => {
-    const { path, next } = await metaPath(event, context);
-    expect(path).toBe(expected);
-    expect(next).toBe(`${expected}?per_page=2&page=2`);
-  }, 60_000);
+    [
+      'the execute-api address, $default stage',
+      awsEvent(EXECUTE_API, '/api/acme/projects', '$default'),
+      {},
+      `https://${EXECUTE_API}/api/acme/projects`,
+    ],
+    [
+      'the execute-api address, a named stage',
+      awsEvent(EXECUTE_API, '/prod/api/acme/projects', 'prod'),
+      {},
+      `https://${EXECUTE_API}/prod/api/acme/projects`,
+    ],
+    [
+      'a custom domain mapped at its root',
+      awsEvent('api.example.com', '/api/acme/projects', '$default'),
+      DOMAIN,
+      'https://api.example.com/api/acme/projects',
+    ],
+    [
+      'a custom domain with the mapping path v1',
+      awsEvent('api.example.com', '/api/acme/projects', '$default'),
+      { ...DOMAIN, domainBasePath: 'v1' },
+      'https://api.example.com/v1/api/acme/projects',
+    ],
+  ])(
+    'lead back through %s',
+    async (_, event, context, expected) => {
+      const { path, next } = await metaPath(event, context);
+      expect(path).toBe(expected);
+      expect(next).toBe(`${expected}?per_page=2&page=2`);
+    },
+    60_000,
+  );
 
   it('would lose the mapping path without PUBLIC_BASE_URL: why a domain mapped outside the stack needs publicBaseUrl', async () => {
     const { path } = await metaPath(awsEvent('api.example.com', '/api/acme/projects', '$default'), {});

@@ -63,7 +63,9 @@ describe('cdk-nag AwsSolutions', () => {
     try {
       const reportFile = join(assembly.directory, 'validation-report.json');
       if (existsSync(reportFile)) {
-        const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { pluginReports: Array<{ violations?: unknown[] }> };
+        const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
+          pluginReports: Array<{ violations?: unknown[] }>;
+        };
         expect(report.pluginReports.flatMap((r) => r.violations ?? [])).toEqual([]);
       }
     } finally {
@@ -73,9 +75,14 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('is acknowledged for APIG4 only, on each route, GET and HEAD (the functions authenticate), and IAM5 with tracing on', () => {
     expect([...acknowledgments(plain.stack).keys()]).toEqual(['AwsSolutions-APIG4']);
-    expect(acknowledgments(plain.stack).get('AwsSolutions-APIG4')).toHaveLength(SERVED_ROUTES.length * ROUTE_METHODS.length);
+    expect(acknowledgments(plain.stack).get('AwsSolutions-APIG4')).toHaveLength(
+      SERVED_ROUTES.length * ROUTE_METHODS.length,
+    );
     // With tracing on, also IAM5 on each function's role: X-Ray's actions take no resource-level permission.
-    expect([...acknowledgments(everything.stack).keys()].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5[Resource::*]']);
+    expect([...acknowledgments(everything.stack).keys()].sort()).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-IAM5[Resource::*]',
+    ]);
   });
 
   it('is given a one-line reason for every acknowledgment', () => {
@@ -90,7 +97,11 @@ describe('cdk-nag AwsSolutions', () => {
   it('does flag a route without authorization when nothing acknowledges it (the check is live)', () => {
     const app = new App({ context: CDK_CONTEXT });
     const stack = new Stack(app, 'Bare');
-    new HttpApi(stack, 'Api').addRoutes({ path: '/x', methods: [HttpMethod.GET], integration: new HttpUrlIntegration('Url', 'https://example.com') });
+    new HttpApi(stack, 'Api').addRoutes({
+      path: '/x',
+      methods: [HttpMethod.GET],
+      integration: new HttpUrlIntegration('Url', 'https://example.com'),
+    });
     const rules = new nag.AwsSolutionsChecks().validateScope(stack).violations.map((v) => v.ruleName);
     expect(rules).toContain('AwsSolutions-APIG4');
   });

@@ -13,14 +13,22 @@ const DOCUMENTED: Record<string, string[]> = {
   // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
   'AWS/Lambda': ['Invocations', 'Errors', 'Throttles', 'Duration', 'ConcurrentExecutions'],
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html
-  'AWS/DynamoDB': ['ConsumedReadCapacityUnits', 'ThrottledRequests', 'ReadThrottleEvents', 'SuccessfulRequestLatency', 'SystemErrors'],
+  'AWS/DynamoDB': [
+    'ConsumedReadCapacityUnits',
+    'ThrottledRequests',
+    'ReadThrottleEvents',
+    'SuccessfulRequestLatency',
+    'SystemErrors',
+  ],
   // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-metrics.html
   'AWS/ApiGateway': ['Count', '4xx', '5xx', 'Latency', 'IntegrationLatency', 'DataProcessed'],
 };
 
 /** The metric of the access line or the stack by name, with the dimension names it carries. */
 const EMITTED = new Map<string, string[]>([
-  ...ACCESS_LINE_METRICS.flatMap(({ dimensions, metrics }) => metrics.map((metric) => [metric.Name, [...dimensions].sort()] as [string, string[]])),
+  ...ACCESS_LINE_METRICS.flatMap(({ dimensions, metrics }) =>
+    metrics.map((metric) => [metric.Name, [...dimensions].sort()] as [string, string[]]),
+  ),
   ['ThrottledRequests', ['ApiId']],
 ]);
 
@@ -29,7 +37,8 @@ function notEmitted(namespace: string, name: string, dimensionNames: string[]): 
   if (namespace === METRICS_NAMESPACE) {
     const expected = EMITTED.get(name);
     if (!expected) return `${name} is not a metric of the access line`;
-    if (JSON.stringify([...dimensionNames].sort()) !== JSON.stringify(expected)) return `${name} is published with ${expected}, not ${dimensionNames}`;
+    if (JSON.stringify([...dimensionNames].sort()) !== JSON.stringify(expected))
+      return `${name} is published with ${expected}, not ${dimensionNames}`;
     return undefined;
   }
   return DOCUMENTED[namespace]?.includes(name) ? undefined : `${namespace} ${name} is not a documented metric`;
@@ -41,7 +50,9 @@ const plain = synthStack().template;
 /** The dashboard's widgets, its tokens (references to the stack's resources) as TOKEN. */
 function widgets(): { type: string; properties: { title: string; metrics?: unknown[][]; query?: string } }[] {
   const body = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
-  return JSON.parse((body['Fn::Join'][1] as unknown[]).map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')).widgets;
+  return JSON.parse(
+    (body['Fn::Join'][1] as unknown[]).map((part) => (typeof part === 'string' ? part : 'TOKEN')).join(''),
+  ).widgets;
 }
 
 /** [namespace, name, dimension names] of every metric a dashboard widget names (math expressions aside). */
@@ -60,8 +71,12 @@ describe('the dashboard', () => {
     expect(JSON.stringify(template.toJSON().Outputs.DashboardUrl.Value)).toContain('#dashboards:name=');
   });
 
-  it('names only metrics that are emitted: the access line\'s with their dimensions, the stack\'s 429 count, or AWS\'s documented ones', () => {
-    const problems = widgets().flatMap((widget) => widgetMetrics(widget).map(([namespace, name, dims]) => notEmitted(namespace, name, dims)).filter(Boolean));
+  it("names only metrics that are emitted: the access line's with their dimensions, the stack's 429 count, or AWS's documented ones", () => {
+    const problems = widgets().flatMap((widget) =>
+      widgetMetrics(widget)
+        .map(([namespace, name, dims]) => notEmitted(namespace, name, dims))
+        .filter(Boolean),
+    );
     expect(problems).toEqual([]);
     expect(widgets().flatMap(widgetMetrics).length).toBeGreaterThan(50);
   });
@@ -74,19 +89,38 @@ describe('the dashboard', () => {
     }
     for (const p of ['p50', 'p90', 'p99']) {
       const widget = widgets().find((w) => w.properties.title.startsWith(`Latency ${p}`))!;
-      expect(widget.properties.metrics!.map((entry) => (entry.at(-1) as { stat: string }).stat)).toEqual(SERVED_ROUTES.map(() => p));
+      expect(widget.properties.metrics!.map((entry) => (entry.at(-1) as { stat: string }).stat)).toEqual(
+        SERVED_ROUTES.map(() => p),
+      );
     }
-    expect(titles).toEqual(expect.arrayContaining(['Cold starts by route', 'Cold starts and init duration', '401 and 429 (% of requests)']));
+    expect(titles).toEqual(
+      expect.arrayContaining(['Cold starts by route', 'Cold starts and init duration', '401 and 429 (% of requests)']),
+    );
     const initDuration = widgets().find((w) => w.type === 'log')!;
     expect(initDuration.properties.query).toContain('@initDuration');
     expect(initDuration.properties.query!.match(/SOURCE/g)).toHaveLength(SERVED_ROUTES.length);
   });
 
-  it('shows Lambda\'s errors, throttles and concurrency, DynamoDB\'s capacity, throttling, errors and latency, and API Gateway\'s 4xx, 5xx and integration latency', () => {
-    const named = new Set(widgets().flatMap(widgetMetrics).map(([namespace, name]) => `${namespace} ${name}`));
-    for (const metric of ['AWS/Lambda Errors', 'AWS/Lambda Throttles', 'AWS/Lambda ConcurrentExecutions', 'AWS/DynamoDB ConsumedReadCapacityUnits',
-      'AWS/DynamoDB ThrottledRequests', 'AWS/DynamoDB SystemErrors', 'AWS/DynamoDB SuccessfulRequestLatency', 'AWS/ApiGateway 4xx',
-      'AWS/ApiGateway 5xx', 'AWS/ApiGateway IntegrationLatency', `${METRICS_NAMESPACE} DynamoDBRoundTrips`, `${METRICS_NAMESPACE} DynamoDBReadCapacity`]) {
+  it("shows Lambda's errors, throttles and concurrency, DynamoDB's capacity, throttling, errors and latency, and API Gateway's 4xx, 5xx and integration latency", () => {
+    const named = new Set(
+      widgets()
+        .flatMap(widgetMetrics)
+        .map(([namespace, name]) => `${namespace} ${name}`),
+    );
+    for (const metric of [
+      'AWS/Lambda Errors',
+      'AWS/Lambda Throttles',
+      'AWS/Lambda ConcurrentExecutions',
+      'AWS/DynamoDB ConsumedReadCapacityUnits',
+      'AWS/DynamoDB ThrottledRequests',
+      'AWS/DynamoDB SystemErrors',
+      'AWS/DynamoDB SuccessfulRequestLatency',
+      'AWS/ApiGateway 4xx',
+      'AWS/ApiGateway 5xx',
+      'AWS/ApiGateway IntegrationLatency',
+      `${METRICS_NAMESPACE} DynamoDBRoundTrips`,
+      `${METRICS_NAMESPACE} DynamoDBReadCapacity`,
+    ]) {
       expect(named, metric).toContain(metric);
     }
   });
@@ -95,20 +129,32 @@ describe('the dashboard', () => {
 describe('the alarms', () => {
   it('name only metrics that are emitted', () => {
     const problems = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).flatMap(({ Properties: alarm }) => {
-      const stats = alarm.Metrics ? alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric) : [alarm];
-      return stats.map((m: any) => notEmitted(m.Namespace, m.MetricName, (m.Dimensions ?? []).map((d: { Name: string }) => d.Name))).filter(Boolean);
+      const stats = alarm.Metrics
+        ? alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric)
+        : [alarm];
+      return stats
+        .map((m: any) =>
+          notEmitted(
+            m.Namespace,
+            m.MetricName,
+            (m.Dimensions ?? []).map((d: { Name: string }) => d.Name),
+          ),
+        )
+        .filter(Boolean);
     });
     expect(problems).toEqual([]);
   });
 });
 
-describe('the functions\' logs and traces', () => {
-  it('are written in Lambda\'s Text log format, which passes the access line to CloudWatch Logs as it is', () => {
-    for (const fn of Object.values(resourcesOf(plain, 'AWS::Lambda::Function'))) expect(fn.Properties.LoggingConfig.LogFormat).toBe('Text');
+describe("the functions' logs and traces", () => {
+  it("are written in Lambda's Text log format, which passes the access line to CloudWatch Logs as it is", () => {
+    for (const fn of Object.values(resourcesOf(plain, 'AWS::Lambda::Function')))
+      expect(fn.Properties.LoggingConfig.LogFormat).toBe('Text');
   });
 
-  it('are not traced unless tracing=true, which turns on Lambda\'s active tracing for every function', () => {
-    for (const fn of Object.values(resourcesOf(plain, 'AWS::Lambda::Function'))) expect(fn.Properties.TracingConfig).toBeUndefined();
+  it("are not traced unless tracing=true, which turns on Lambda's active tracing for every function", () => {
+    for (const fn of Object.values(resourcesOf(plain, 'AWS::Lambda::Function')))
+      expect(fn.Properties.TracingConfig).toBeUndefined();
     const traced = Object.values(resourcesOf(template, 'AWS::Lambda::Function'));
     expect(traced).toHaveLength(SERVED_ROUTES.length);
     for (const fn of traced) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });

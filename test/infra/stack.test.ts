@@ -2,7 +2,11 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
+import {
+  DOCUMENT_FUNCTION_MEMORY_MB,
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_MS,
+} from '../../shared/function-settings.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { METRICS_NAMESPACE } from '../../shared/http/middleware/access-log.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
@@ -31,8 +35,15 @@ const functionsByRoute = () => {
   }
   return byRoute;
 };
-const allStatements = (template = main.template) => Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
-  .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown; Effect: string }>);
+const allStatements = (template = main.template) =>
+  Object.values(resourcesOf(template, 'AWS::IAM::Policy')).flatMap(
+    (policy) =>
+      policy.Properties.PolicyDocument.Statement as Array<{
+        Action: string | string[];
+        Resource: unknown;
+        Effect: string;
+      }>,
+  );
 const actionsOf = (statement: { Action: string | string[] }) => [statement.Action].flat();
 
 describe('table', () => {
@@ -52,7 +63,10 @@ describe('table', () => {
   });
 
   it('is billed on demand', () => {
-    main.template.hasResourceProperties('AWS::DynamoDB::Table', { BillingMode: 'PAY_PER_REQUEST', ProvisionedThroughput: Match.absent() });
+    main.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      ProvisionedThroughput: Match.absent(),
+    });
   });
 
   it('has point-in-time recovery and deletion protection on', () => {
@@ -103,15 +117,14 @@ describe('functions', () => {
 
   it('read the table named by the stack and nothing else from their environment', () => {
     for (const [route, { props }] of Object.entries(functionsByRoute())) {
-      expect(props.Environment?.Variables ?? {}).toEqual(
-        dataFunction(route) ? { TABLE_NAME: { Ref: tableId() } } : {},
-      );
+      expect(props.Environment?.Variables ?? {}).toEqual(dataFunction(route) ? { TABLE_NAME: { Ref: tableId() } } : {});
     }
   });
 
   it('say which route they serve in their description', () => {
     const byRoute = functionsByRoute();
-    for (const route of SERVED_ROUTES) expect(byRoute[route.name]!.props.Description).toBe(`${route.method} ${route.path}`);
+    for (const route of SERVED_ROUTES)
+      expect(byRoute[route.name]!.props.Description).toBe(`${route.method} ${route.path}`);
   });
 
   it('log to their own log group, kept for 30 days', () => {
@@ -148,7 +161,9 @@ describe('function bundles', () => {
         ...code.matchAll(/(?:^|[;}])\s*import\s*(?:[^"'();]*?\bfrom\s*)?["']([^"']+)["']/g),
         ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
       ].map((m) => m[1]!);
-      expect(imported.filter((specifier) => !specifier.startsWith('node:') && !/^[a-z_]+$/.test(specifier))).toEqual([]);
+      expect(imported.filter((specifier) => !specifier.startsWith('node:') && !/^[a-z_]+$/.test(specifier))).toEqual(
+        [],
+      );
       // The document's function reads no data, so it carries no DynamoDB client either.
       if (dataFunction(fn.route)) expect(code).toContain('BatchGetItem');
       else expect(code).not.toContain('BatchGetItem');
@@ -198,8 +213,20 @@ describe('permissions', () => {
       const roleId = props.Role['Fn::GetAtt'][0];
       const policy = policies.find((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleId))!;
       expect(policy.Properties.PolicyDocument.Statement).toEqual([
-        { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [props.LoggingConfig.LogGroup.Ref, 'Arn'] } },
-        ...(dataFunction(route) ? [{ Effect: 'Allow', Action: [...TABLE_READ_ACTIONS].sort(), Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] } }] : []),
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [props.LoggingConfig.LogGroup.Ref, 'Arn'] },
+        },
+        ...(dataFunction(route)
+          ? [
+              {
+                Effect: 'Allow',
+                Action: [...TABLE_READ_ACTIONS].sort(),
+                Resource: { 'Fn::GetAtt': [tableId(), 'Arn'] },
+              },
+            ]
+          : []),
       ]);
     }
     expect(readsTable(DOCUMENT_ROUTE)).toBe(false);
@@ -209,8 +236,14 @@ describe('permissions', () => {
   it('grant no Scan, no write and no wildcard anywhere', () => {
     const statements = allStatements();
     const actions = statements.flatMap(actionsOf);
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).every((a) => (TABLE_READ_ACTIONS as readonly string[]).includes(a))).toBe(true);
-    expect(actions.filter((a) => /^dynamodb:(Scan|Put|Update|Delete|BatchWrite|TransactWrite|PartiQL)|\*/.test(a))).toEqual([]);
+    expect(
+      actions
+        .filter((a) => a.startsWith('dynamodb:'))
+        .every((a) => (TABLE_READ_ACTIONS as readonly string[]).includes(a)),
+    ).toBe(true);
+    expect(
+      actions.filter((a) => /^dynamodb:(Scan|Put|Update|Delete|BatchWrite|TransactWrite|PartiQL)|\*/.test(a)),
+    ).toEqual([]);
     expect(statements.flatMap((s) => [s.Resource].flat()).filter((r) => typeof r === 'string')).toEqual([]);
     expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
   });
@@ -224,7 +257,9 @@ describe('permissions', () => {
       for (const permission of own) {
         expect(permission.Properties.Action).toBe('lambda:InvokeFunction');
         expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
-        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(new RegExp(`/\\*/\\*${route.path.replace(/[{}.]/g, '\\$&')}"`));
+        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(
+          new RegExp(`/\\*/\\*${route.path.replace(/[{}.]/g, '\\$&')}"`),
+        );
       }
     }
   });
@@ -237,7 +272,9 @@ describe('HTTP API', () => {
   });
 
   it('has exactly the routes the local server serves: GET and HEAD on each path, no other method, no ANY', () => {
-    const routeKeys = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);
+    const routeKeys = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Route')).map(
+      (r) => r.Properties.RouteKey,
+    );
     expect(routeKeys.sort()).toEqual(SERVED_ROUTES.flatMap((r) => [`GET ${r.path}`, `HEAD ${r.path}`]).sort());
     expect(ROUTE_METHODS).toEqual(['GET', 'HEAD']);
   });
@@ -248,7 +285,9 @@ describe('HTTP API', () => {
     for (const route of SERVED_ROUTES) {
       for (const method of ROUTE_METHODS) {
         const target = routes.find((r) => r.Properties.RouteKey === `${method} ${route.path}`)!.Properties.Target;
-        const integrationId = (target['Fn::Join'][1] as unknown[]).find((part) => typeof part === 'object') as { Ref: string };
+        const integrationId = (target['Fn::Join'][1] as unknown[]).find((part) => typeof part === 'object') as {
+          Ref: string;
+        };
         expect(integrations[integrationId.Ref]!.Properties).toMatchObject({
           IntegrationType: 'AWS_PROXY',
           PayloadFormatVersion: '2.0',
@@ -268,7 +307,10 @@ describe('HTTP API', () => {
     main.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
-      DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit },
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit,
+        ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit,
+      },
     });
   });
 
@@ -278,16 +320,34 @@ describe('HTTP API', () => {
     expect(stage.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': [accessLogsId, 'Arn'] });
     const format = JSON.parse(stage.AccessLogSettings.Format) as Record<string, string>;
     expect(format).toEqual(ACCESS_LOG_FIELDS);
-    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', routeKey: '$context.routeKey', apiId: '$context.apiId' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      routeKey: '$context.routeKey',
+      apiId: '$context.apiId',
+    });
     expect(Object.values(format).every((v) => /^\$context\.[A-Za-z.]+$/.test(v))).toBe(true);
     expect(Object.values(format).some((v) => /header|querystring|authorizer/i.test(v))).toBe(false);
     expect(resourcesOf(main.template, 'AWS::Logs::LogGroup')[accessLogsId]!.Properties.RetentionInDays).toBe(90);
   });
 
-  it('outputs the API URL, the table name and the dashboard\'s URL', () => {
+  it("outputs the API URL, the table name and the dashboard's URL", () => {
     main.template.hasOutput('DashboardUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
     main.template.hasOutput('ApiUrl', {
-      Value: { 'Fn::Join': ['', ['https://', { Ref: logicalId(main.stack, main.stack.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/']] },
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { Ref: logicalId(main.stack, main.stack.api) },
+            '.execute-api.',
+            { Ref: 'AWS::Region' },
+            '.',
+            { Ref: 'AWS::URLSuffix' },
+            '/',
+          ],
+        ],
+      },
     });
     main.template.hasOutput('TableName', { Value: { Ref: tableId() } });
   });
@@ -304,32 +364,66 @@ describe('alarms', () => {
 
   it('watch DynamoDB throttling and system errors on the operations the functions call', () => {
     for (const metric of ['ThrottledRequests', 'SystemErrors']) {
-      const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB' && m.MetricStat.Metric.MetricName === metric))!;
-      const operations = alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
+      const alarm = alarms().find((a) =>
+        a.Metrics?.some(
+          (m: any) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB' && m.MetricStat.Metric.MetricName === metric,
+        ),
+      )!;
+      const operations = alarm.Metrics.filter((m: any) => m.MetricStat).map(
+        (m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value,
+      );
       expect(operations.sort()).toEqual(['BatchGetItem', 'Query']);
     }
   });
 
-  it('watch a sustained rise of 401s, from the access line\'s Requests of every data route', () => {
-    const alarm = alarms().find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions?.some((d: any) => d.Value === '401')))!;
+  it("watch a sustained rise of 401s, from the access line's Requests of every data route", () => {
+    const alarm = alarms().find((a) =>
+      a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions?.some((d: any) => d.Value === '401')),
+    )!;
     expect(alarm).toMatchObject({ Threshold: 100, EvaluationPeriods: 3, DatapointsToAlarm: 3 });
-    expect(alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.MetricName)).toEqual(ROUTES.map(() => 'Requests'));
+    expect(alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.MetricName)).toEqual(
+      ROUTES.map(() => 'Requests'),
+    );
   });
 
   it('watch the share of 5xx responses, not single ones at low traffic', () => {
-    const alarm = alarms().find((a) => a.Metrics?.some((m: { Expression?: string }) => m.Expression?.includes('errors / requests')))!;
+    const alarm = alarms().find((a) =>
+      a.Metrics?.some((m: { Expression?: string }) => m.Expression?.includes('errors / requests')),
+    )!;
     const byId = Object.fromEntries(alarm.Metrics.map((m: { Id: string }) => [m.Id, m]));
-    expect(byId.expr_1 ?? alarm.Metrics.find((m: { Expression?: string }) => m.Expression)).toMatchObject({ Expression: 'IF(requests >= 20, 100 * errors / requests, 0)' });
-    expect(byId.errors.MetricStat).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: [{ Name: 'ApiId', Value: apiRef() }] }, Stat: 'Sum', Period: 300 });
-    expect(byId.requests.MetricStat).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Count', Dimensions: [{ Name: 'ApiId', Value: apiRef() }] }, Stat: 'Sum', Period: 300 });
-    expect(alarm).toMatchObject({ Threshold: 5, EvaluationPeriods: 3, DatapointsToAlarm: 2, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    expect(byId.expr_1 ?? alarm.Metrics.find((m: { Expression?: string }) => m.Expression)).toMatchObject({
+      Expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
+    });
+    expect(byId.errors.MetricStat).toMatchObject({
+      Metric: { Namespace: 'AWS/ApiGateway', MetricName: '5xx', Dimensions: [{ Name: 'ApiId', Value: apiRef() }] },
+      Stat: 'Sum',
+      Period: 300,
+    });
+    expect(byId.requests.MetricStat).toMatchObject({
+      Metric: { Namespace: 'AWS/ApiGateway', MetricName: 'Count', Dimensions: [{ Name: 'ApiId', Value: apiRef() }] },
+      Stat: 'Sum',
+      Period: 300,
+    });
+    expect(alarm).toMatchObject({
+      Threshold: 5,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
   });
 
   it('watch the p99 latency of the API', () => {
     const alarm = alarms().find((a) => a.MetricName === 'Latency')!;
     expect(alarm).toMatchObject({
-      Namespace: 'AWS/ApiGateway', Dimensions: [{ Name: 'ApiId', Value: apiRef() }], ExtendedStatistic: 'p99', Period: 300,
-      Threshold: 2000, EvaluationPeriods: 3, DatapointsToAlarm: 3, ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Namespace: 'AWS/ApiGateway',
+      Dimensions: [{ Name: 'ApiId', Value: apiRef() }],
+      ExtendedStatistic: 'p99',
+      Period: 300,
+      Threshold: 2000,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
   });
 
@@ -337,10 +431,25 @@ describe('alarms', () => {
     main.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       LogGroupName: { Ref: logicalId(main.stack, main.stack.accessLogs) },
       FilterPattern: '{ $.status = "429" }',
-      MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: 'ThrottledRequests', MetricValue: '1', Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }] }],
+      MetricTransformations: [
+        {
+          MetricNamespace: METRICS_NAMESPACE,
+          MetricName: 'ThrottledRequests',
+          MetricValue: '1',
+          Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }],
+        },
+      ],
     });
-    const alarm = alarms().find((a) => a.Metrics?.[0]?.MetricStat?.Metric.Namespace === METRICS_NAMESPACE && a.Metrics[0].MetricStat.Metric.MetricName === 'ThrottledRequests')!;
-    expect(alarm.Metrics[0].MetricStat).toMatchObject({ Metric: { Dimensions: [{ Name: 'ApiId', Value: apiRef() }] }, Stat: 'Sum', Period: 300 });
+    const alarm = alarms().find(
+      (a) =>
+        a.Metrics?.[0]?.MetricStat?.Metric.Namespace === METRICS_NAMESPACE &&
+        a.Metrics[0].MetricStat.Metric.MetricName === 'ThrottledRequests',
+    )!;
+    expect(alarm.Metrics[0].MetricStat).toMatchObject({
+      Metric: { Dimensions: [{ Name: 'ApiId', Value: apiRef() }] },
+      Stat: 'Sum',
+      Period: 300,
+    });
     expect(alarm.Threshold).toBe(10);
     expect(ACCESS_LOG_FIELDS.status).toBe('$context.status');
   });
@@ -348,10 +457,17 @@ describe('alarms', () => {
   it('watch errors and throttles of every function', () => {
     for (const name of ROUTE_NAMES) {
       for (const metric of ['Errors', 'Throttles']) {
-        const alarm = alarms().find((a) => a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === functionId(name));
+        const alarm = alarms().find(
+          (a) => a.MetricName === metric && a.Dimensions?.[0]?.Value?.Ref === functionId(name),
+        );
         expect(alarm, `${metric} alarm of ${name}`).toMatchObject({
-          Namespace: 'AWS/Lambda', Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(name) } }],
-          Statistic: 'Sum', Period: 300, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching',
+          Namespace: 'AWS/Lambda',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(name) } }],
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
         });
       }
     }
@@ -371,10 +487,24 @@ describe('an existing table', () => {
     viaContext = synthStack({ context: { tableName: EXISTING }, props: (app) => propsFromContext(app.node) });
   });
   const tableArn = {
-    'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:table/${EXISTING}`]],
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':dynamodb:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        `:table/${EXISTING}`,
+      ],
+    ],
   };
 
-  for (const [how, synthesized] of [['a stack prop', () => viaProps], ['the tableName context value', () => viaContext]] as const) {
+  for (const [how, synthesized] of [
+    ['a stack prop', () => viaProps],
+    ['the tableName context value', () => viaContext],
+  ] as const) {
     describe(`named by ${how}`, () => {
       it('is not created', () => {
         synthesized().template.resourceCountIs('AWS::DynamoDB::Table', 0);
@@ -382,14 +512,17 @@ describe('an existing table', () => {
 
       it('is what the functions read', () => {
         for (const fn of Object.values(resourcesOf(synthesized().template, 'AWS::Lambda::Function'))) {
-          if (dataFunction(String(fn.Metadata?.[ROUTE_METADATA_KEY]))) expect(fn.Properties.Environment.Variables.TABLE_NAME).toBe(EXISTING);
+          if (dataFunction(String(fn.Metadata?.[ROUTE_METADATA_KEY])))
+            expect(fn.Properties.Environment.Variables.TABLE_NAME).toBe(EXISTING);
           else expect(fn.Properties.Environment?.Variables?.TABLE_NAME).toBeUndefined();
         }
         synthesized().template.hasOutput('TableName', { Value: EXISTING });
       });
 
       it('is the only resource of the DynamoDB permissions, with the same read-only actions', () => {
-        const dynamo = allStatements(synthesized().template).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+        const dynamo = allStatements(synthesized().template).filter((s) =>
+          actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+        );
         expect(dynamo).toHaveLength(ROUTES.length);
         for (const statement of dynamo) {
           expect(statement.Resource).toEqual(tableArn);
@@ -400,17 +533,26 @@ describe('an existing table', () => {
   }
 
   it('must be a DynamoDB table name', () => {
-    expect(() => synthStack({ props: { existingTableName: 'no spaces allowed' } })).toThrow(/not a DynamoDB table name/);
+    expect(() => synthStack({ props: { existingTableName: 'no spaces allowed' } })).toThrow(
+      /not a DynamoDB table name/,
+    );
   });
 });
 
 describe('options', () => {
   it('set the stage throttle from props or context values', () => {
-    synthStack({ props: { throttle: { rateLimit: 25, burstLimit: 50 } } }).template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      DefaultRouteSettings: { ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 },
+    synthStack({ props: { throttle: { rateLimit: 25, burstLimit: 50 } } }).template.hasResourceProperties(
+      'AWS::ApiGatewayV2::Stage',
+      {
+        DefaultRouteSettings: { ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 },
+      },
+    );
+    synthStack({
+      context: { throttleRateLimit: '7', throttleBurstLimit: '9' },
+      props: (app) => propsFromContext(app.node),
+    }).template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 },
     });
-    synthStack({ context: { throttleRateLimit: '7', throttleBurstLimit: '9' }, props: (app) => propsFromContext(app.node) })
-      .template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 } });
   });
 
   it('refuse a throttle that is not positive', () => {
@@ -421,16 +563,21 @@ describe('options', () => {
   it('pass PUBLIC_BASE_URL and LOG_LEVEL to every function', () => {
     const { template } = synthStack({ props: { publicBaseUrl: 'https://api.example.com', logLevel: 'warn' } });
     for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
-      expect(fn.Properties.Environment.Variables).toMatchObject({ PUBLIC_BASE_URL: 'https://api.example.com', LOG_LEVEL: 'WARN' });
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        PUBLIC_BASE_URL: 'https://api.example.com',
+        LOG_LEVEL: 'WARN',
+      });
     }
   });
 
-  it('refuse a log level the functions\' logger would ignore', () => {
+  it("refuse a log level the functions' logger would ignore", () => {
     expect(() => synthStack({ props: { logLevel: 'verbose' } })).toThrow(/LOG_LEVEL must be one of/);
   });
 
   it('refuse a PUBLIC_BASE_URL the functions would refuse at start-up', () => {
-    expect(() => synthStack({ props: { publicBaseUrl: 'api.example.com' } })).toThrow(/PUBLIC_BASE_URL is not an http\(s\) URL/);
+    expect(() => synthStack({ props: { publicBaseUrl: 'api.example.com' } })).toThrow(
+      /PUBLIC_BASE_URL is not an http\(s\) URL/,
+    );
   });
 
   it('declare an empty DYNAMODB_ENDPOINT for sam local only when asked to', () => {
@@ -441,17 +588,32 @@ describe('options', () => {
   });
 
   it('map a custom domain to the $default stage and output its DNS target', () => {
-    const { template } = synthStack({ props: { customDomain: { domainName: 'api.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' } } });
+    const { template } = synthStack({
+      props: {
+        customDomain: {
+          domainName: 'api.example.com',
+          certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+        },
+      },
+    });
     template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', {
       DomainName: 'api.example.com',
-      DomainNameConfigurations: [Match.objectLike({ CertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc', EndpointType: 'REGIONAL' })],
+      DomainNameConfigurations: [
+        Match.objectLike({
+          CertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+          EndpointType: 'REGIONAL',
+        }),
+      ],
     });
     template.hasResourceProperties('AWS::ApiGatewayV2::ApiMapping', { Stage: Match.anyValue() });
     template.hasOutput('CustomDomainTarget', {});
   });
 
   it('answer CORS preflights for the origins given: GET and HEAD, the token and If-None-Match, for 2 hours', () => {
-    const { template } = synthStack({ context: { corsOrigins: 'https://a.example, https://b.example' }, props: (app) => propsFromContext(app.node) });
+    const { template } = synthStack({
+      context: { corsOrigins: 'https://a.example, https://b.example' },
+      props: (app) => propsFromContext(app.node),
+    });
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: Match.objectLike({
         AllowOrigins: ['https://a.example', 'https://b.example'],
@@ -463,7 +625,10 @@ describe('options', () => {
   });
 
   it('let a browser script read the ETag, Retry-After and WWW-Authenticate the API sends, and nothing else (no credentials mode)', () => {
-    const { template } = synthStack({ context: { corsOrigins: 'https://a.example' }, props: (app) => propsFromContext(app.node) });
+    const { template } = synthStack({
+      context: { corsOrigins: 'https://a.example' },
+      props: (app) => propsFromContext(app.node),
+    });
     const cors = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'))[0]!.Properties.CorsConfiguration;
     expect(cors.ExposeHeaders).toEqual(['etag', 'retry-after', 'www-authenticate']);
     expect(cors.AllowCredentials).toBeUndefined();

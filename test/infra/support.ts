@@ -6,7 +6,9 @@ import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
 
 /** The context `cdk synth` runs with (cdk.json's feature flags), so tests see the same template. */
-export const CDK_CONTEXT = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+export const CDK_CONTEXT = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
+).context;
 
 export interface Synthesized {
   app: App;
@@ -18,12 +20,14 @@ export interface Synthesized {
  * Builds the stack in a fresh app and synthesizes it. Bundling (a few seconds of esbuild) runs
  * only when asked for: a test file that looks at the code bundles once, the others skip it.
  */
-export function synthStack(options: {
-  props?: TeamResourcesStackProps | ((app: App) => TeamResourcesStackProps);
-  context?: Record<string, unknown>;
-  bundle?: boolean;
-  outdir?: string;
-} = {}): Synthesized {
+export function synthStack(
+  options: {
+    props?: TeamResourcesStackProps | ((app: App) => TeamResourcesStackProps);
+    context?: Record<string, unknown>;
+    bundle?: boolean;
+    outdir?: string;
+  } = {},
+): Synthesized {
   const app = new App({
     outdir: options.outdir,
     context: { ...CDK_CONTEXT, ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }), ...options.context },
@@ -33,7 +37,16 @@ export function synthStack(options: {
   return { app, stack, template: Template.fromStack(stack) };
 }
 
-type Resources = Record<string, { Type: string; Properties: Record<string, any>; Metadata?: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+type Resources = Record<
+  string,
+  {
+    Type: string;
+    Properties: Record<string, any>;
+    Metadata?: Record<string, unknown>;
+    DeletionPolicy?: string;
+    UpdateReplacePolicy?: string;
+  }
+>;
 
 /** The template's resources of one type, by logical id. */
 export function resourcesOf(template: Template, type: string): Resources {

@@ -9,26 +9,29 @@ let api: TestApi;
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'initech')],
-    users: [user(10, [1]), user(11, [2]), user(12, [])],
-    tokens: [
-      token(10, 'all-of-10', ['*']),
-      token(10, 'projects-10', ['projects:read']),
-      token(10, 'daemons-10', ['daemons:read']),
-      token(10, 'finances-10', ['finances:read']),
-      token(10, 'none-of-10', []),
-      token(10, 'expired-10', ['*'], { expires_at: '2020-01-01T00:00:00+00:00' }),
-      token(10, 'future-10', ['*'], { expires_at: '2999-01-01T00:00:00Z' }),
-      token(10, 'revoked-10', ['*']),
-      token(11, 'all-of-11', ['*']),
-      token(12, 'all-of-12', ['*']),
-    ],
-    environments: [environment(5, 1)],
-    servers: [server(7, 1)],
-    projects: projects(1, 3),
-    daemons: daemons(5, 7, 2),
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'initech')],
+      users: [user(10, [1]), user(11, [2]), user(12, [])],
+      tokens: [
+        token(10, 'all-of-10', ['*']),
+        token(10, 'projects-10', ['projects:read']),
+        token(10, 'daemons-10', ['daemons:read']),
+        token(10, 'finances-10', ['finances:read']),
+        token(10, 'none-of-10', []),
+        token(10, 'expired-10', ['*'], { expires_at: '2020-01-01T00:00:00+00:00' }),
+        token(10, 'future-10', ['*'], { expires_at: '2999-01-01T00:00:00Z' }),
+        token(10, 'revoked-10', ['*']),
+        token(11, 'all-of-11', ['*']),
+        token(12, 'all-of-12', ['*']),
+      ],
+      environments: [environment(5, 1)],
+      servers: [server(7, 1)],
+      projects: projects(1, 3),
+      daemons: daemons(5, 7, 2),
+    }),
+  );
   await revoke(table.doc, table.tableName, { secret: 'revoked-10' });
   api = await startApi(table);
 });
@@ -43,28 +46,41 @@ const NOT_FOUND = { message: 'Not Found' };
 const UNAUTHENTICATED = { message: 'Unauthenticated.' };
 
 describe('routing (section 1)', () => {
-  it.each(['/api/acme', '/api/acme/servers', '/api/acme/projects/', '/api/acme/projects/1', '/api//projects', '/', '/projects', '/API/acme/projects'])(
-    'answers %s with 404 Not Found, before any token check',
-    async (path) => {
-      const anonymous = await api.get(path);
-      const withToken = await api.get(path, { token: 'all-of-10' });
-      for (const res of [anonymous, withToken]) {
-        expect(res.status).toBe(404);
-        expect(res.body).toEqual(NOT_FOUND);
-        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      }
+  it.each([
+    '/api/acme',
+    '/api/acme/servers',
+    '/api/acme/projects/',
+    '/api/acme/projects/1',
+    '/api//projects',
+    '/',
+    '/projects',
+    '/API/acme/projects',
+  ])('answers %s with 404 Not Found, before any token check', async (path) => {
+    const anonymous = await api.get(path);
+    const withToken = await api.get(path, { token: 'all-of-10' });
+    for (const res of [anonymous, withToken]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(NOT_FOUND);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    }
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+    'answers %s on a route path with 404, before any token check',
+    async (method) => {
+      const res = await api.get('/api/acme/projects', { method });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(NOT_FOUND);
     },
   );
 
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('answers %s on a route path with 404, before any token check', async (method) => {
-    const res = await api.get('/api/acme/projects', { method });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(NOT_FOUND);
-  });
-
   it('answers JSON whatever the Accept header asks for', async () => {
     for (const accept of ['text/html', 'application/xml', '*/*']) {
-      for (const [path, token] of [['/api/acme/projects', 'all-of-10'], ['/api/acme/projects', undefined], ['/nowhere', undefined]] as const) {
+      for (const [path, token] of [
+        ['/api/acme/projects', 'all-of-10'],
+        ['/api/acme/projects', undefined],
+        ['/nowhere', undefined],
+      ] as const) {
         const res = await api.get(path, { token, headers: { Accept: accept } });
         expect(res.headers.get('content-type')).toMatch(/^application\/json(;|$)/);
         expect(() => JSON.parse(res.text)).not.toThrow();
@@ -101,17 +117,22 @@ describe('1. token (401)', () => {
     ['two tokens', 'Bearer all-of-10 all-of-10'],
   ])('rejects %s with 401 Unauthenticated. and WWW-Authenticate: Bearer', async (_, authorization) => {
     for (const { path } of ROUTES) {
-      const res = await api.get(`/api/acme/${path}`, { headers: authorization === undefined ? {} : { Authorization: authorization } });
+      const res = await api.get(`/api/acme/${path}`, {
+        headers: authorization === undefined ? {} : { Authorization: authorization },
+      });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHENTICATED);
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
     }
   });
 
-  it.each(['bearer all-of-10', 'BEARER all-of-10', '  Bearer   all-of-10  ', 'Bearer\tall-of-10'])('accepts %j (scheme case-insensitive, spaces ignored)', async (authorization) => {
-    const res = await api.get('/api/acme/projects', { headers: { Authorization: authorization } });
-    expect(res.status).toBe(200);
-  });
+  it.each(['bearer all-of-10', 'BEARER all-of-10', '  Bearer   all-of-10  ', 'Bearer\tall-of-10'])(
+    'accepts %j (scheme case-insensitive, spaces ignored)',
+    async (authorization) => {
+      const res = await api.get('/api/acme/projects', { headers: { Authorization: authorization } });
+      expect(res.status).toBe(200);
+    },
+  );
 
   it('accepts a token whose expiry is in the future', async () => {
     expect((await api.get('/api/acme/projects', { token: 'future-10' })).status).toBe(200);
@@ -150,7 +171,8 @@ describe('2. ability (403)', () => {
   });
 
   it('lets * open every route', async () => {
-    for (const { path } of ROUTES) expect((await api.get(`/api/acme/${path}`, { token: 'all-of-10' })).status).toBe(200);
+    for (const { path } of ROUTES)
+      expect((await api.get(`/api/acme/${path}`, { token: 'all-of-10' })).status).toBe(200);
   });
 
   it('comes before the team check: a missing ability on an unknown team is 403', async () => {

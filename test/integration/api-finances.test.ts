@@ -8,20 +8,23 @@ let api: TestApi;
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'bare')],
-    users: [user(10, [1, 2])],
-    tokens: [token(10, 'secret-token', ['finances:read'])],
-    servers: [server(7, 1, '0.1', 'EUR'), server(8, 1, 0.2, 'EUR'), server(9, 1, '19.90', 'USD')],
-    costs: [
-      { team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' },
-      { team_id: 1, label: 'Servers', amount: '0.0001', currency: 'EUR' },
-      { team_id: 1, label: 'alpha', amount: '1', currency: 'EUR' },
-      { team_id: 1, label: 'Zeta', amount: 2.5, currency: 'USD' },
-      { team_id: 1, label: 'Zeta', amount: '2.5', currency: 'USD' },
-      { team_id: 1, label: 'Backups', amount: '0', currency: 'CHF' },
-    ],
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'bare')],
+      users: [user(10, [1, 2])],
+      tokens: [token(10, 'secret-token', ['finances:read'])],
+      servers: [server(7, 1, '0.1', 'EUR'), server(8, 1, 0.2, 'EUR'), server(9, 1, '19.90', 'USD')],
+      costs: [
+        { team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' },
+        { team_id: 1, label: 'Servers', amount: '0.0001', currency: 'EUR' },
+        { team_id: 1, label: 'alpha', amount: '1', currency: 'EUR' },
+        { team_id: 1, label: 'Zeta', amount: 2.5, currency: 'USD' },
+        { team_id: 1, label: 'Zeta', amount: '2.5', currency: 'USD' },
+        { team_id: 1, label: 'Backups', amount: '0', currency: 'CHF' },
+      ],
+    }),
+  );
   api = await startApi(table);
 });
 afterAll(() => api.close());

@@ -13,27 +13,34 @@ const sortedIds = [...projectIds].sort((a, b) => a - b);
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'empty'), team(4, 'caf_e')],
-    users: [user(10, [1, 3, 4])],
-    tokens: [token(10, 'secret-token', ['*'])],
-    environments: [environment(5, 1), environment(6, 2)],
-    servers: [server(7, 1), server(8, 2)],
-    clients: [{ id: 3, team_id: 1, name: 'Client A' }],
-    projects: [
-      ...projectIds.map((id) => ({
-        id, team_id: 1, client_id: id === 5000 ? 3 : null, name: `Project ${id}`, slug: `project-${id}`,
-        created_at: '2026-01-02T05:04:05.999+02:00',
-      })),
-      { id: 1, team_id: 4, name: 'Only', slug: 'only', created_at: '2026-03-01T00:00:00Z' },
-    ],
-    daemons: [
-      // In acme's environment, on globex's server: acme's daemon.
-      ...daemons(5, 8, 3, 100),
-      // In globex's environment, on acme's server: not acme's daemon.
-      ...daemons(6, 7, 2, 200),
-    ],
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'globex'), team(3, 'empty'), team(4, 'caf_e')],
+      users: [user(10, [1, 3, 4])],
+      tokens: [token(10, 'secret-token', ['*'])],
+      environments: [environment(5, 1), environment(6, 2)],
+      servers: [server(7, 1), server(8, 2)],
+      clients: [{ id: 3, team_id: 1, name: 'Client A' }],
+      projects: [
+        ...projectIds.map((id) => ({
+          id,
+          team_id: 1,
+          client_id: id === 5000 ? 3 : null,
+          name: `Project ${id}`,
+          slug: `project-${id}`,
+          created_at: '2026-01-02T05:04:05.999+02:00',
+        })),
+        { id: 1, team_id: 4, name: 'Only', slug: 'only', created_at: '2026-03-01T00:00:00Z' },
+      ],
+      daemons: [
+        // In acme's environment, on globex's server: acme's daemon.
+        ...daemons(5, 8, 3, 100),
+        // In globex's environment, on acme's server: not acme's daemon.
+        ...daemons(6, 7, 2, 200),
+      ],
+    }),
+  );
   api = await startApi(table);
   base = api.server.url;
 });
@@ -46,7 +53,13 @@ describe('resources (section 3)', () => {
     const { body } = await get('/api/acme/projects?per_page=50');
     const last = body.data.at(-1);
     expect(Object.keys(last)).toEqual(['id', 'name', 'slug', 'client_id', 'created_at']);
-    expect(last).toEqual({ id: 5000, name: 'Project 5000', slug: 'project-5000', client_id: 3, created_at: '2026-01-02T03:04:05+00:00' });
+    expect(last).toEqual({
+      id: 5000,
+      name: 'Project 5000',
+      slug: 'project-5000',
+      client_id: 3,
+      created_at: '2026-01-02T03:04:05+00:00',
+    });
     expect(body.data[0].client_id).toBeNull();
   });
 
@@ -57,10 +70,25 @@ describe('resources (section 3)', () => {
 
   it('gives each daemon exactly its fields, in contract order', async () => {
     const { body } = await get('/api/acme/daemons');
-    expect(Object.keys(body.data[0])).toEqual(['id', 'name', 'command', 'username', 'directory', 'processes', 'environment_id', 'server_id']);
+    expect(Object.keys(body.data[0])).toEqual([
+      'id',
+      'name',
+      'command',
+      'username',
+      'directory',
+      'processes',
+      'environment_id',
+      'server_id',
+    ]);
     expect(body.data[0]).toEqual({
-      id: 100, name: 'daemon-100', command: 'php artisan queue:work', username: 'forge', directory: '/home/forge/app',
-      processes: 1, environment_id: 5, server_id: 8,
+      id: 100,
+      name: 'daemon-100',
+      command: 'php artisan queue:work',
+      username: 'forge',
+      directory: '/home/forge/app',
+      processes: 1,
+      environment_id: 5,
+      server_id: 8,
     });
   });
 
@@ -90,7 +118,15 @@ describe('the envelope (section 4)', () => {
     expect(Object.keys(body.links)).toEqual(['first', 'last', 'prev', 'next']);
     expect(Object.keys(body.meta)).toEqual(['current_page', 'from', 'last_page', 'per_page', 'to', 'total', 'path']);
     expect(body.data.map((p: { id: number }) => p.id)).toEqual(sortedIds.slice(0, 20));
-    expect(body.meta).toEqual({ current_page: 1, from: 1, last_page: 3, per_page: 20, to: 20, total: 45, path: `${base}/api/acme/projects` });
+    expect(body.meta).toEqual({
+      current_page: 1,
+      from: 1,
+      last_page: 3,
+      per_page: 20,
+      to: 20,
+      total: 45,
+      path: `${base}/api/acme/projects`,
+    });
     expect(body.links).toEqual({
       first: `${base}/api/acme/projects?page=1`,
       last: `${base}/api/acme/projects?page=3`,
@@ -122,7 +158,15 @@ describe('the envelope (section 4)', () => {
     expect(status).toBe(200);
     expect(body.data).toEqual([]);
     expect(body.results).toBe(0);
-    expect(body.meta).toEqual({ current_page: 9, from: null, last_page: 3, per_page: 20, to: null, total: 45, path: `${base}/api/acme/projects` });
+    expect(body.meta).toEqual({
+      current_page: 9,
+      from: null,
+      last_page: 3,
+      per_page: 20,
+      to: null,
+      total: 45,
+      path: `${base}/api/acme/projects`,
+    });
     expect(body.links).toEqual({
       first: `${base}/api/acme/projects?page=1`,
       last: `${base}/api/acme/projects?page=3`,
@@ -141,8 +185,21 @@ describe('the envelope (section 4)', () => {
   it('answers an empty team with one empty page', async () => {
     const { body } = await get('/api/empty/projects');
     expect(body.data).toEqual([]);
-    expect(body.meta).toEqual({ current_page: 1, from: null, last_page: 1, per_page: 20, to: null, total: 0, path: `${base}/api/empty/projects` });
-    expect(body.links).toEqual({ first: `${base}/api/empty/projects?page=1`, last: `${base}/api/empty/projects?page=1`, prev: null, next: null });
+    expect(body.meta).toEqual({
+      current_page: 1,
+      from: null,
+      last_page: 1,
+      per_page: 20,
+      to: null,
+      total: 0,
+      path: `${base}/api/empty/projects`,
+    });
+    expect(body.links).toEqual({
+      first: `${base}/api/empty/projects?page=1`,
+      last: `${base}/api/empty/projects?page=1`,
+      prev: null,
+      next: null,
+    });
   });
 
   it('carries per_page in every link, before page, when the request gave it', async () => {
@@ -189,26 +246,66 @@ describe('the envelope (section 4)', () => {
   it('paginates daemons the same way', async () => {
     const { body } = await get('/api/acme/daemons?per_page=2&page=2');
     expect(body.data.map((d: { id: number }) => d.id)).toEqual([102]);
-    expect(body.meta).toEqual({ current_page: 2, from: 3, last_page: 2, per_page: 2, to: 3, total: 3, path: `${base}/api/acme/daemons` });
+    expect(body.meta).toEqual({
+      current_page: 2,
+      from: 3,
+      last_page: 2,
+      per_page: 2,
+      to: 3,
+      total: 3,
+      path: `${base}/api/acme/daemons`,
+    });
   });
 });
 
 describe('query validation (section 4, 422)', () => {
   const cases: [string, string, Record<string, string[]>][] = [
-    ['per_page=51', 'The per page field must not be greater than 50.', { per_page: ['The per page field must not be greater than 50.'] }],
+    [
+      'per_page=51',
+      'The per page field must not be greater than 50.',
+      { per_page: ['The per page field must not be greater than 50.'] },
+    ],
     ['per_page=0', 'The per page field must be at least 1.', { per_page: ['The per page field must be at least 1.'] }],
-    ['per_page=abc', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
+    [
+      'per_page=abc',
+      'The per page field must be an integer.',
+      { per_page: ['The per page field must be an integer.'] },
+    ],
     ['per_page=', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
-    ['per_page=1.5', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
+    [
+      'per_page=1.5',
+      'The per page field must be an integer.',
+      { per_page: ['The per page field must be an integer.'] },
+    ],
     ['per_page=-1', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
-    ['per_page=1e1', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
-    ['per_page=%2B5', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
-    ['per_page=10&per_page=20', 'The per page field must be an integer.', { per_page: ['The per page field must be an integer.'] }],
+    [
+      'per_page=1e1',
+      'The per page field must be an integer.',
+      { per_page: ['The per page field must be an integer.'] },
+    ],
+    [
+      'per_page=%2B5',
+      'The per page field must be an integer.',
+      { per_page: ['The per page field must be an integer.'] },
+    ],
+    [
+      'per_page=10&per_page=20',
+      'The per page field must be an integer.',
+      { per_page: ['The per page field must be an integer.'] },
+    ],
     ['page=0', 'The page field must be at least 1.', { page: ['The page field must be at least 1.'] }],
     ['page=x', 'The page field must be an integer.', { page: ['The page field must be an integer.'] }],
     ['page=1&page=2', 'The page field must be an integer.', { page: ['The page field must be an integer.'] }],
-    ['page=9007199254740992', 'The page field must not be greater than 9007199254740991.', { page: ['The page field must not be greater than 9007199254740991.'] }],
-    ['page=99999999999999999999999', 'The page field must not be greater than 9007199254740991.', { page: ['The page field must not be greater than 9007199254740991.'] }],
+    [
+      'page=9007199254740992',
+      'The page field must not be greater than 9007199254740991.',
+      { page: ['The page field must not be greater than 9007199254740991.'] },
+    ],
+    [
+      'page=99999999999999999999999',
+      'The page field must not be greater than 9007199254740991.',
+      { page: ['The page field must not be greater than 9007199254740991.'] },
+    ],
     [
       'page=0&per_page=51',
       'The per page field must not be greater than 50. (and 1 more error)',
@@ -216,7 +313,7 @@ describe('query validation (section 4, 422)', () => {
     ],
   ];
 
-  it.each(cases)('rejects ?%s with 422 and Laravel\'s body', async (query, message, errors) => {
+  it.each(cases)("rejects ?%s with 422 and Laravel's body", async (query, message, errors) => {
     for (const list of ['projects', 'daemons']) {
       const res = await get(`/api/acme/${list}?${query}`);
       expect(res.status).toBe(422);

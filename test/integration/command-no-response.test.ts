@@ -25,16 +25,19 @@ writeFileSync(snapshotFile, JSON.stringify(snapshot({ teams: [team(1, 'acme')], 
 
 const sockets = new Set<Socket>();
 /** A TCP server that does `serve` with each connection and keeps it, to destroy at the end. */
-const tcpServer = (serve: (socket: Socket) => void = () => {}) => createServer((socket) => {
-  sockets.add(socket);
-  socket.on('error', () => {});
-  socket.on('close', () => sockets.delete(socket));
-  serve(socket);
-});
+const tcpServer = (serve: (socket: Socket) => void = () => {}) =>
+  createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    serve(socket);
+  });
 const silentServer = tcpServer();
 /** Headers for a 1,000-byte body, 5 bytes of it, then silence. */
 const stallingServer = tcpServer((socket) => {
-  socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{"Ite'));
+  socket.on('data', () =>
+    socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{"Ite'),
+  );
 });
 /** The whole of an empty answer (`{   }`: no such item), one byte every 3 s: slow, never silent for 10 s. */
 const tricklingServer = tcpServer((socket) => {
@@ -49,7 +52,8 @@ const tricklingServer = tcpServer((socket) => {
   });
 });
 /** What the import adds to a database failure once it has begun (commands/import.ts). */
-const IMPORT_LEAVES = 'every team is whole, as it was or as the snapshot has it; run the same import again to complete it\n';
+const IMPORT_LEAVES =
+  'every team is whole, as it was or as the snapshot has it; run the same import again to complete it\n';
 
 /** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
 const webServer = createHttpServer((request, response) => {
@@ -58,7 +62,9 @@ const webServer = createHttpServer((request, response) => {
     if (request.url === '/json/') {
       response.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
     } else {
-      response.writeHead(501, { 'Content-Type': 'text/html' }).end('<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 501</p></body></html>\n');
+      response
+        .writeHead(501, { 'Content-Type': 'text/html' })
+        .end('<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 501</p></body></html>\n');
     }
   });
 });
@@ -79,7 +85,10 @@ beforeAll(async () => {
   trickling = await listen(tricklingServer);
   web = await listen(webServer);
   table = await freshTable();
-  await importDocument(table, snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }));
+  await importDocument(
+    table,
+    snapshot({ teams: [team(5, 'slow')], users: [user(50, [5])], tokens: [token(50, 'slow-but-sure-secret')] }),
+  );
   slow = await startFaultProxy(table.endpoint);
   await slow.set({ fault: 'slow', delayMs: 4_000 });
 });
@@ -96,7 +105,11 @@ afterAll(async () => {
 /** Runs a command to its end (without blocking the other cases), timing it. */
 function run(script: string, args: string[], env: Record<string, string | undefined>) {
   const started = performance.now();
-  const child = spawn(NODE, [script, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [script, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -119,26 +132,38 @@ const HINT = 'check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatib
 
 describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
   it('npm run import says so after 10 s, naming DYNAMODB_ENDPOINT and the table (exit 1)', async () => {
-    const { code, stdout, stderr, seconds } = await run('commands/import.ts', [snapshotFile], { DYNAMODB_ENDPOINT: silent, TABLE_NAME: 'silent-table' }).done;
+    const { code, stdout, stderr, seconds } = await run('commands/import.ts', [snapshotFile], {
+      DYNAMODB_ENDPOINT: silent,
+      TABLE_NAME: 'silent-table',
+    }).done;
     expect(code).toBe(1);
     expect(stdout).toBe('');
     // Said with what it leaves: the import had validated the file and begun (contract, section 7).
-    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table silent-table): ${HINT}\n`
-      + IMPORT_LEAVES);
+    expect(stderr).toBe(
+      `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table silent-table): ${HINT}\n` + IMPORT_LEAVES,
+    );
     expectReportedAtTen(seconds);
   }, 60_000);
 
   it('npm run token says so after 10 s, naming DYNAMODB_ENDPOINT (exit 1)', async () => {
-    const { code, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], { DYNAMODB_ENDPOINT: silent }).done;
+    const { code, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], {
+      DYNAMODB_ENDPOINT: silent,
+    }).done;
     expect(code).toBe(1);
-    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`);
+    expect(stderr).toBe(
+      `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`,
+    );
     expectReportedAtTen(seconds);
   }, 60_000);
 
   it('in AWS (no DYNAMODB_ENDPOINT), the message names the region and the table', async () => {
     // The SDK's own endpoint setting stands in for an AWS endpoint that has gone silent.
     const { code, stderr, seconds } = await run('commands/token.ts', ['create', '--user', '10', '--abilities', '*'], {
-      AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example', AWS_ENDPOINT_URL_DYNAMODB: silent, TABLE_NAME: 'prod-table',
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'example',
+      AWS_ENDPOINT_URL_DYNAMODB: silent,
+      TABLE_NAME: 'prod-table',
     }).done;
     expect(code).toBe(1);
     expect(stderr).toContain('no response from DynamoDB for 10 s (AWS region eu-west-1');
@@ -148,9 +173,13 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
 
   it('npm start says so after 10 s, and closes its port (exit 1)', async () => {
     const port = await freePort();
-    const { code, stderr, seconds } = await run('commands/start.ts', ['--port', String(port), '--data', snapshotFile], { DYNAMODB_ENDPOINT: silent }).done;
+    const { code, stderr, seconds } = await run('commands/start.ts', ['--port', String(port), '--data', snapshotFile], {
+      DYNAMODB_ENDPOINT: silent,
+    }).done;
     expect(code).toBe(1);
-    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`);
+    expect(stderr).toBe(
+      `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table team-resources): ${HINT}\n`,
+    );
     expectReportedAtTen(seconds);
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   }, 60_000);
@@ -159,18 +188,26 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     ['npm run token -- list', 'commands/token.ts', ['list', '--user', '10']],
     ['npm run token -- create', 'commands/token.ts', ['create', '--user', '10', '--abilities', '*']],
     ['npm run import', 'commands/import.ts', [snapshotFile]],
-  ])('%s: a response that starts, then stalls, is reported after 10 s of silence, not retried (exit 1)', async (_, script, args) => {
-    const { code, stdout, stderr, seconds } = await run(script, args, { DYNAMODB_ENDPOINT: stalling }).done;
-    expect(code).toBe(1);
-    expect(stdout).toBe('');
-    // The operator's line alone: none of the SDK's "Deserialization error ... inspect the hidden field".
-    const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
-    expect(stderr).toBe(`no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${stalling}, table team-resources): ${HINT}\n${leaves}`);
-    expectReportedAtTen(seconds);
-  }, 60_000);
+  ])(
+    '%s: a response that starts, then stalls, is reported after 10 s of silence, not retried (exit 1)',
+    async (_, script, args) => {
+      const { code, stdout, stderr, seconds } = await run(script, args, { DYNAMODB_ENDPOINT: stalling }).done;
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      // The operator's line alone: none of the SDK's "Deserialization error ... inspect the hidden field".
+      const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
+      expect(stderr).toBe(
+        `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${stalling}, table team-resources): ${HINT}\n${leaves}`,
+      );
+      expectReportedAtTen(seconds);
+    },
+    60_000,
+  );
 
   it('a response whose body keeps coming, however slowly, is waited on', async () => {
-    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], { DYNAMODB_ENDPOINT: trickling }).done;
+    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '10'], {
+      DYNAMODB_ENDPOINT: trickling,
+    }).done;
     // The whole answer read (no such user), after more than 10 s in all.
     expect(stderr).toBe('user 10 does not exist in table team-resources\n');
     expect(code).toBe(1);
@@ -180,7 +217,10 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
 
   it('a slow DynamoDB that answers each request within 10 s is waited on, however long the whole takes', async () => {
     // Three requests (the user, their token list, the tokens), each answered after 4 s.
-    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '50'], { DYNAMODB_ENDPOINT: slow.endpoint, TABLE_NAME: table.tableName }).done;
+    const { code, stdout, stderr, seconds } = await run('commands/token.ts', ['list', '--user', '50'], {
+      DYNAMODB_ENDPOINT: slow.endpoint,
+      TABLE_NAME: table.tableName,
+    }).done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(/active\s+token of 50\s+\*/);
@@ -192,14 +232,23 @@ describe.concurrent('an endpoint that answers, but not as DynamoDB does', () => 
   it.each([
     ['an HTML page (HTTP 501)', '', 501],
     ['a JSON error without a DynamoDB error type (HTTP 404)', '/json/', 404],
-  ])('%s: one line naming DYNAMODB_ENDPOINT and saying so, no SDK internals (exit 1)', async (_, path, status) => {
-    const endpoint = `${web}${path}`;
-    for (const [script, args] of [['commands/token.ts', ['list', '--user', '10']], ['commands/import.ts', [snapshotFile]]] as const) {
-      const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
-      expect(code).toBe(1);
-      expect(stdout).toBe('');
-      const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
-      expect(stderr).toBe(`the endpoint did not answer as DynamoDB does (DYNAMODB_ENDPOINT=${endpoint}, table team-resources; HTTP ${status}): ${HINT}\n${leaves}`);
-    }
-  }, 60_000);
+  ])(
+    '%s: one line naming DYNAMODB_ENDPOINT and saying so, no SDK internals (exit 1)',
+    async (_, path, status) => {
+      const endpoint = `${web}${path}`;
+      for (const [script, args] of [
+        ['commands/token.ts', ['list', '--user', '10']],
+        ['commands/import.ts', [snapshotFile]],
+      ] as const) {
+        const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
+        expect(code).toBe(1);
+        expect(stdout).toBe('');
+        const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
+        expect(stderr).toBe(
+          `the endpoint did not answer as DynamoDB does (DYNAMODB_ENDPOINT=${endpoint}, table team-resources; HTTP ${status}): ${HINT}\n${leaves}`,
+        );
+      }
+    },
+    60_000,
+  );
 });

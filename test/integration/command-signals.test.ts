@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
-import { processTree, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
+import {
+  processTree,
+  startCommand,
+  waitUntilGone,
+  type CommandProcess,
+  type ProcessInfo,
+} from '../support/processes.ts';
 import { projects, snapshot, team, user } from '../support/snapshots.ts';
 
 /**
@@ -19,7 +25,10 @@ import { projects, snapshot, team, user } from '../support/snapshots.ts';
  */
 const dir = mkdtempSync(join(tmpdir(), 'command-signals-'));
 const data = join(dir, 'small.json');
-writeFileSync(data, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 3) })));
+writeFileSync(
+  data,
+  JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 3) })),
+);
 
 /**
  * Without npm's variables from the test run, and with the repository's Node first, as npm gives its
@@ -36,7 +45,12 @@ const env = {
 let running: { command: CommandProcess; tree: ProcessInfo[] } | undefined;
 afterEach(async () => {
   // A failed case must not leave its processes to the next one.
-  for (const p of running?.tree ?? []) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const p of running?.tree ?? [])
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   running = undefined;
 });
 
@@ -47,18 +61,28 @@ afterEach(async () => {
 async function start(via: 'npm' | 'node', dynamo: 'local' | 'endpoint' = 'local') {
   const port = await freePort();
   const args = ['--port', String(port), '--data', data];
-  const runEnv = dynamo === 'local' ? env : { ...env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: `signals-${port}` };
-  const command = via === 'npm'
-    ? startCommand('npm', ['start', '--', ...args], { cwd: ROOT, env: runEnv, ownGroup: true })
-    : startCommand(NODE, ['commands/start.ts', ...args], { cwd: ROOT, env: runEnv });
+  const runEnv =
+    dynamo === 'local' ? env : { ...env, DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), TABLE_NAME: `signals-${port}` };
+  const command =
+    via === 'npm'
+      ? startCommand('npm', ['start', '--', ...args], { cwd: ROOT, env: runEnv, ownGroup: true })
+      : startCommand(NODE, ['commands/start.ts', ...args], { cwd: ROOT, env: runEnv });
   await command.waitFor('Ctrl-C (or SIGTERM, SIGHUP) stops the API');
   const tree = processTree(command.child.pid!);
   running = { command, tree };
-  const node = tree.find((p) => p.command.includes('commands/start.ts') && !p.command.startsWith('sh ') && !p.command.startsWith('npm'));
+  const node = tree.find(
+    (p) => p.command.includes('commands/start.ts') && !p.command.startsWith('sh ') && !p.command.startsWith('npm'),
+  );
   expect(node, JSON.stringify(tree)).toBeDefined();
   // What the command started: the keeper and, under it, Java running DynamoDB Local (or neither).
-  expect(tree.some((p) => p.command.includes('java-keeper.ts')), JSON.stringify(tree)).toBe(dynamo === 'local');
-  expect(tree.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')), JSON.stringify(tree)).toBe(dynamo === 'local');
+  expect(
+    tree.some((p) => p.command.includes('java-keeper.ts')),
+    JSON.stringify(tree),
+  ).toBe(dynamo === 'local');
+  expect(
+    tree.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')),
+    JSON.stringify(tree),
+  ).toBe(dynamo === 'local');
   if (via === 'npm') expect(tree.length, JSON.stringify(tree)).toBeGreaterThanOrEqual(dynamo === 'local' ? 4 : 2);
   return { command, tree, node: node!, url: `http://127.0.0.1:${port}` };
 }
@@ -76,12 +100,16 @@ describe('npm start stops everything it started', () => {
     ['SIGINT', 'endpoint'],
     ['SIGTERM', 'endpoint'],
     ['SIGHUP', 'local'],
-  ] as const)('on %s sent to npm (DynamoDB: %s)', async (signal, dynamo) => {
-    const { command, tree, url } = await start('npm', dynamo);
-    process.kill(command.child.pid!, signal);
-    await command.exited;
-    await expectAllGone(tree, url);
-  }, 120_000);
+  ] as const)(
+    'on %s sent to npm (DynamoDB: %s)',
+    async (signal, dynamo) => {
+      const { command, tree, url } = await start('npm', dynamo);
+      process.kill(command.child.pid!, signal);
+      await command.exited;
+      await expectAllGone(tree, url);
+    },
+    120_000,
+  );
 
   it('on SIGHUP sent to the node process npm started', async () => {
     const { tree, node, url } = await start('npm', 'endpoint');

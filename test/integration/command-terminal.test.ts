@@ -5,7 +5,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
-import { processTree, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
+import {
+  processTree,
+  startCommand,
+  waitUntilGone,
+  type CommandProcess,
+  type ProcessInfo,
+} from '../support/processes.ts';
 import { projects, snapshot, team, user } from '../support/snapshots.ts';
 
 /**
@@ -20,8 +26,14 @@ const dir = mkdtempSync(join(tmpdir(), 'command-terminal-'));
 const big = join(dir, 'big.json');
 /** About 21 MB: validating it takes long enough to be interrupted half-way. */
 const huge = join(dir, 'huge.json');
-writeFileSync(big, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 40_000) })));
-writeFileSync(huge, JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 160_000) })));
+writeFileSync(
+  big,
+  JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 40_000) })),
+);
+writeFileSync(
+  huge,
+  JSON.stringify(snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 160_000) })),
+);
 
 const HIDE = ['\u001b[?25l', '\u001b[?7l'];
 const SHOW = ['\u001b[?25h', '\u001b[?7h'];
@@ -32,7 +44,12 @@ beforeAll(async () => {
   table = await freshTable();
 });
 afterEach(async () => {
-  for (const p of running?.tree() ?? []) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const p of running?.tree() ?? [])
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   running = undefined;
 });
 
@@ -41,7 +58,14 @@ function inTerminal(args: string[], env: Record<string, string | undefined>) {
   const line = `${[NODE, ...args].map((a) => `'${a}'`).join(' ')}; echo EXIT=$?`;
   const command = startCommand('script', ['-q', '-c', line, '/dev/null'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TERM: 'xterm', JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+      TERM: 'xterm',
+      JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+      ...env,
+    },
   });
   const tree = () => processTree(command.child.pid!);
   running = { command, tree };
@@ -60,29 +84,51 @@ function expectTerminalGivenBack(output: string, said: string | RegExp) {
   const after = output.slice(Math.max(...HIDE.map((hide) => output.lastIndexOf(hide))));
   for (const show of SHOW) expect(after).toContain(show);
   const lines = after.split(/\r?\n/).map((l) => l.replace(/\r/g, ''));
-  expect(lines.some((l) => (typeof said === 'string' ? l === said : said.test(l))), after).toBe(true);
+  expect(
+    lines.some((l) => (typeof said === 'string' ? l === said : said.test(l))),
+    after,
+  ).toBe(true);
 }
 
 describe('an import interrupted on a terminal', () => {
   it('by SIGINT while writing: the terminal given back, what it leaves said, exit 130', async () => {
-    const { command, node } = inTerminal(['commands/import.ts', big], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: table.tableName });
+    const { command, node } = inTerminal(['commands/import.ts', big], {
+      DYNAMODB_ENDPOINT: table.endpoint,
+      TABLE_NAME: table.tableName,
+    });
     await command.waitFor('writing items');
     process.kill(node().pid, 'SIGINT');
     await command.exited;
     const output = command.output();
-    expectTerminalGivenBack(output, `import into ${table.tableName} interrupted (SIGINT): every team is whole, as it was or as the snapshot has it; run the same import again to complete it`);
+    expectTerminalGivenBack(
+      output,
+      `import into ${table.tableName} interrupted (SIGINT): every team is whole, as it was or as the snapshot has it; run the same import again to complete it`,
+    );
     expect(output).toMatch(/EXIT=130\r?\n/);
   }, 120_000);
 
-  it.each([['SIGTERM', 143], ['SIGHUP', 129]] as const)('by %s while validating: nothing written, said, exit %i', async (signal, status) => {
-    const { command, node } = inTerminal(['commands/import.ts', huge], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: `${table.tableName}-${signal}` });
-    await command.waitFor('validating');
-    process.kill(node().pid, signal);
-    await command.exited;
-    const output = command.output();
-    expectTerminalGivenBack(output, `import interrupted (${signal}) while validating the snapshot: nothing was written to ${table.tableName}-${signal}`);
-    expect(output).toMatch(new RegExp(`EXIT=${status}\\r?\\n`));
-  }, 120_000);
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)(
+    'by %s while validating: nothing written, said, exit %i',
+    async (signal, status) => {
+      const { command, node } = inTerminal(['commands/import.ts', huge], {
+        DYNAMODB_ENDPOINT: table.endpoint,
+        TABLE_NAME: `${table.tableName}-${signal}`,
+      });
+      await command.waitFor('validating');
+      process.kill(node().pid, signal);
+      await command.exited;
+      const output = command.output();
+      expectTerminalGivenBack(
+        output,
+        `import interrupted (${signal}) while validating the snapshot: nothing was written to ${table.tableName}-${signal}`,
+      );
+      expect(output).toMatch(new RegExp(`EXIT=${status}\\r?\\n`));
+    },
+    120_000,
+  );
 });
 
 describe('npm start interrupted while importing, before the API is ready', () => {
@@ -91,7 +137,10 @@ describe('npm start interrupted while importing, before the API is ready', () =>
     const { command, tree, node } = inTerminal(['commands/start.ts', '--port', String(port), '--data', big], {});
     await command.waitFor('writing items');
     const started = tree();
-    expect(started.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')), JSON.stringify(started)).toBe(true);
+    expect(
+      started.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')),
+      JSON.stringify(started),
+    ).toBe(true);
     process.kill(node().pid, 'SIGINT');
     await command.exited;
     const output = command.output();
@@ -105,13 +154,17 @@ describe('npm start interrupted while importing, before the API is ready', () =>
   it('by SIGTERM, importing into DYNAMODB_ENDPOINT: says what the import leaves there, exit 143', async () => {
     const port = await freePort();
     const { command, node } = inTerminal(['commands/start.ts', '--port', String(port), '--data', big], {
-      DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: `${table.tableName}-start`,
+      DYNAMODB_ENDPOINT: table.endpoint,
+      TABLE_NAME: `${table.tableName}-start`,
     });
     await command.waitFor('writing items');
     process.kill(node().pid, 'SIGTERM');
     await command.exited;
     const output = command.output();
-    expectTerminalGivenBack(output, /^SIGTERM: stopped before the API was ready; the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, .*start again to complete it$/);
+    expectTerminalGivenBack(
+      output,
+      /^SIGTERM: stopped before the API was ready; the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, .*start again to complete it$/,
+    );
     expect(output).toMatch(/EXIT=143\r?\n/);
   }, 120_000);
 });

@@ -32,8 +32,13 @@ function run(script: string, args: string[], options: RunOptions = {}) {
   const result = spawnSync(process.execPath, [join(ROOT, script), ...args], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint,
-      ...(options.from ? { INIT_CWD: options.from } : {}), ...options.env,
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+      TABLE_NAME: table.tableName,
+      DYNAMODB_ENDPOINT: table.endpoint,
+      ...(options.from ? { INIT_CWD: options.from } : {}),
+      ...options.env,
     },
     encoding: 'utf8',
     timeout: 60_000,
@@ -75,30 +80,39 @@ describe('every command, as a process', () => {
     const { code, stdout, stderr } = run('commands/token.ts', ['create', '--user', 'x\u001b[2J', '--abilities', '*']);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe([
-      'npm run token: --user must be an id (a positive integer), not "x\\x1b[2J"',
-      'usage: npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
-      '       npm run token -- revoke <token>',
-      '       npm run token -- revoke --id <id>',
-      '       npm run token -- revoke --id <sanctum id> --user <id>',
-      '       npm run token -- list --user <id>',
-      '(npm run token -- --help for more)',
-      '',
-    ].join('\n'));
+    expect(stderr).toBe(
+      [
+        'npm run token: --user must be an id (a positive integer), not "x\\x1b[2J"',
+        'usage: npm run token -- create --user <id> --abilities <a,b> [--name <name>] [--expires-in <90d|12h|30m>]',
+        '       npm run token -- revoke <token>',
+        '       npm run token -- revoke --id <id>',
+        '       npm run token -- revoke --id <sanctum id> --user <id>',
+        '       npm run token -- list --user <id>',
+        '(npm run token -- --help for more)',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a malformed setting is one line alone; exit 2', () => {
-    const { code, stdout, stderr } = run('commands/start.ts', ['--port', '0'], { env: { DYNAMODB_ENDPOINT: 'localhost:8000' } });
+    const { code, stdout, stderr } = run('commands/start.ts', ['--port', '0'], {
+      env: { DYNAMODB_ENDPOINT: 'localhost:8000' },
+    });
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe('npm start: DYNAMODB_ENDPOINT is not an http(s) URL: "localhost:8000" (e.g. http://127.0.0.1:8000)\n');
+    expect(stderr).toBe(
+      'npm start: DYNAMODB_ENDPOINT is not an http(s) URL: "localhost:8000" (e.g. http://127.0.0.1:8000)\n',
+    );
   });
 });
 
 describe('paths are relative to the directory the user ran the command in (INIT_CWD)', () => {
   const userDir = join(dir, 'elsewhere');
   mkdirSync(userDir);
-  writeFileSync(join(userDir, 'mine.json'), JSON.stringify(snapshot({ teams: [team(31, 'relative')], users: [user(310, [31])], projects: projects(31, 2) })));
+  writeFileSync(
+    join(userDir, 'mine.json'),
+    JSON.stringify(snapshot({ teams: [team(31, 'relative')], users: [user(310, [31])], projects: projects(31, 2) })),
+  );
   writeFileSync(join(userDir, 'invalid.json'), JSON.stringify({ teams: [{ id: 'one' }] }));
   writeFileSync(join(userDir, 'null-event.json'), 'null');
 
@@ -112,13 +126,20 @@ describe('paths are relative to the directory the user ran the command in (INIT_
     expect(fromRoot.stderr).toContain(`the snapshot: cannot read mine.json (${join(ROOT, 'mine.json')}): no such file`);
   });
 
-  it('through npm itself, which sets INIT_CWD: npm run import -- mine.json from the user\'s directory', () => {
-    const viaNpm = (args: string[]) => spawnSync('npm', ['--prefix', ROOT, ...args], {
-      cwd: userDir,
-      env: { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+  it("through npm itself, which sets INIT_CWD: npm run import -- mine.json from the user's directory", () => {
+    const viaNpm = (args: string[]) =>
+      spawnSync('npm', ['--prefix', ROOT, ...args], {
+        cwd: userDir,
+        env: {
+          PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+          HOME: process.env.HOME,
+          NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+          TABLE_NAME: table.tableName,
+          DYNAMODB_ENDPOINT: table.endpoint,
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
     const imported = viaNpm(['run', '-s', 'import', '--', 'mine.json']);
     expect(imported.status, imported.stderr).toBe(0);
     expect(imported.stdout).toContain('imported 1 team (2 projects and daemons)');
@@ -129,8 +150,11 @@ describe('paths are relative to the directory the user ran the command in (INIT_
     expectNoStackTrace(usage.stderr);
   });
 
-  it('npm start -- --data invalid.json reads the user\'s file (and refuses it before starting anything)', () => {
-    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--data', 'invalid.json'], { from: userDir, env: { DYNAMODB_ENDPOINT: undefined } });
+  it("npm start -- --data invalid.json reads the user's file (and refuses it before starting anything)", () => {
+    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--data', 'invalid.json'], {
+      from: userDir,
+      env: { DYNAMODB_ENDPOINT: undefined },
+    });
     expect(code).toBe(1);
     expect(stderr).toContain('teams[0] (id "one"): id must be a positive integer');
     expect(stderr).not.toContain('starting DynamoDB Local');
@@ -145,22 +169,44 @@ describe('paths are relative to the directory the user ran the command in (INIT_
 
 describe('npm run import', () => {
   it('imports a valid snapshot and says what it imported', async () => {
-    const file = writeJson('ok.json', snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 12) }));
+    const file = writeJson(
+      'ok.json',
+      snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 12) }),
+    );
     const { code, stdout } = run('commands/import.ts', [file]);
     expect(code).toBe(0);
     expect(stdout).toContain('imported 1 team (12 projects and daemons), 1 user and 0 tokens');
   });
 
   it('says its counts singular or plural as they are, with thousands separated', () => {
-    const one = writeJson('one-of-each.json', snapshot({ teams: [team(81, 'one-of-each')], users: [user(810, [81])], tokens: [token(810, 'one-of-each-secret')], projects: projects(81, 1) }));
-    expect(run('commands/import.ts', [one]).stdout).toBe(`imported 1 team (1 project or daemon), 1 user and 1 token into ${table.tableName}\n`);
-    const many = writeJson('many.json', snapshot({
-      teams: [team(82, 'many-a'), team(83, 'many-b')], users: [user(820, [82]), user(830, [83])],
-      tokens: [token(820, 'many-secret-a'), token(830, 'many-secret-b')], projects: [...projects(82, 1_200), ...projects(83, 34)],
-    }));
-    expect(run('commands/import.ts', [many]).stdout).toBe(`imported 2 teams (1,234 projects and daemons), 2 users and 2 tokens into ${table.tableName}\n`);
+    const one = writeJson(
+      'one-of-each.json',
+      snapshot({
+        teams: [team(81, 'one-of-each')],
+        users: [user(810, [81])],
+        tokens: [token(810, 'one-of-each-secret')],
+        projects: projects(81, 1),
+      }),
+    );
+    expect(run('commands/import.ts', [one]).stdout).toBe(
+      `imported 1 team (1 project or daemon), 1 user and 1 token into ${table.tableName}\n`,
+    );
+    const many = writeJson(
+      'many.json',
+      snapshot({
+        teams: [team(82, 'many-a'), team(83, 'many-b')],
+        users: [user(820, [82]), user(830, [83])],
+        tokens: [token(820, 'many-secret-a'), token(830, 'many-secret-b')],
+        projects: [...projects(82, 1_200), ...projects(83, 34)],
+      }),
+    );
+    expect(run('commands/import.ts', [many]).stdout).toBe(
+      `imported 2 teams (1,234 projects and daemons), 2 users and 2 tokens into ${table.tableName}\n`,
+    );
     // 51 problems: 50 listed, then the one more.
-    const invalid = writeJson('fifty-one.json', { teams: Array.from({ length: 51 }, (_, i) => team(i + 1, `${i + 1}`)) });
+    const invalid = writeJson('fifty-one.json', {
+      teams: Array.from({ length: 51 }, (_, i) => team(i + 1, `${i + 1}`)),
+    });
     const lines = run('commands/import.ts', [invalid]).stderr.trimEnd().split('\n');
     expect(lines[0]).toBe(`${invalid} is not a valid snapshot; nothing was imported. 51 problems:`);
     expect(lines.at(-1)).toBe('  … and 1 more problem');
@@ -168,16 +214,28 @@ describe('npm run import', () => {
     expect(run('commands/import.ts', [single]).stderr).toContain('nothing was imported. 1 problem:\n');
   });
 
-  it('says why it failed in the operator\'s words, without the error\'s class name (a file changed while validated)', async () => {
+  it("says why it failed in the operator's words, without the error's class name (a file changed while validated)", async () => {
     // About 21 MB: it is still being validated when its modification time changes.
-    const file = writeJson('changing.json', snapshot({ teams: [team(91, 'changing')], users: [user(910, [91])], projects: projects(91, 160_000) }));
+    const file = writeJson(
+      'changing.json',
+      snapshot({ teams: [team(91, 'changing')], users: [user(910, [91])], projects: projects(91, 160_000) }),
+    );
     const command = startCommand(process.execPath, [join(ROOT, 'commands/import.ts'), file], {
-      cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+        TABLE_NAME: table.tableName,
+        DYNAMODB_ENDPOINT: table.endpoint,
+      },
     });
     await command.waitFor('validating');
     utimesSync(file, new Date(), new Date('2001-01-01T00:00:00Z'));
     expect((await command.exited).code).toBe(1);
-    expect(command.output()).toContain('\nfailed: the snapshot file changed after it was validated (its size or modification time differs); no team was switched: run the import again\n');
+    expect(command.output()).toContain(
+      '\nfailed: the snapshot file changed after it was validated (its size or modification time differs); no team was switched: run the import again\n',
+    );
     expect(command.output()).not.toContain('SnapshotChanged');
   });
 
@@ -185,7 +243,11 @@ describe('npm run import', () => {
     const before = await scanAll(table);
     const file = writeJson('bad.json', {
       teams: [team(1, 'acme'), team(2, '123')],
-      projects: [...projects(1, 5), { ...projects(1, 1, 1234)[0], created_at: 'yesterday' }, { ...projects(9, 1, 77)[0] }],
+      projects: [
+        ...projects(1, 5),
+        { ...projects(1, 1, 1234)[0], created_at: 'yesterday' },
+        { ...projects(9, 1, 77)[0] },
+      ],
       costs: [{ team_id: 1, label: 'Backups', amount: '-5', currency: 'eur' }],
     });
     const { code, stderr } = run('commands/import.ts', [file]);
@@ -212,10 +274,13 @@ describe('npm run import', () => {
     expect(array.stderr).toContain('the snapshot must be a JSON object');
   });
 
-  it('shows escape sequences in a snapshot\'s strings escaped, never raw', () => {
+  it("shows escape sequences in a snapshot's strings escaped, never raw", () => {
     // Invalid whichever way the import library reads it (a duplicate slug, and a slug or names with control characters).
     const file = writeJson('escapes.json', {
-      teams: [{ id: 1, slug: 'evil\u001b]0;pwned\u0007', name: 'Evil\u009b2J' }, { id: 2, slug: 'evil\u001b]0;pwned\u0007', name: 'Two' }],
+      teams: [
+        { id: 1, slug: 'evil\u001b]0;pwned\u0007', name: 'Evil\u009b2J' },
+        { id: 2, slug: 'evil\u001b]0;pwned\u0007', name: 'Two' },
+      ],
       users: [{ id: 1, name: '\u001b[31mred', teams: [1] }],
     });
     const { code, stdout, stderr } = run('commands/import.ts', [file]);
@@ -233,32 +298,60 @@ describe('npm run import', () => {
       env: { TABLE_NAME: undefined, DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' },
     });
     expect(noTable.code).toBe(1);
-    expect(noTable.stderr).toContain('cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ECONNREFUSED');
+    expect(noTable.stderr).toContain(
+      'cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ECONNREFUSED',
+    );
   });
 
-  it('says a TLS failure in one line naming the endpoint, without OpenSSL\'s internals (https to a plain HTTP endpoint)', () => {
+  it("says a TLS failure in one line naming the endpoint, without OpenSSL's internals (https to a plain HTTP endpoint)", () => {
     const endpoint = table.endpoint.replace(/^http:/, 'https:');
-    const { code, stderr } = run('commands/token.ts', ['list', '--user', '50'], { env: { DYNAMODB_ENDPOINT: endpoint } });
+    const { code, stderr } = run('commands/token.ts', ['list', '--user', '50'], {
+      env: { DYNAMODB_ENDPOINT: endpoint },
+    });
     expect(code).toBe(1);
-    expect(stderr).toMatch(new RegExp(`^cannot reach DynamoDB \\(DYNAMODB_ENDPOINT=${endpoint.replace(/[.]/g, '\\.')}, table [^)]+\\): the TLS connection failed \\(EPROTO; an http endpoint written as https\\?\\): check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatible endpoint\n$`));
+    expect(stderr).toMatch(
+      new RegExp(
+        `^cannot reach DynamoDB \\(DYNAMODB_ENDPOINT=${endpoint.replace(/[.]/g, '\\.')}, table [^)]+\\): the TLS connection failed \\(EPROTO; an http endpoint written as https\\?\\): check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatible endpoint\n$`,
+      ),
+    );
     expect(stderr).not.toMatch(/openssl|SSL routines/i);
   });
 });
 
 describe('npm run token', () => {
   beforeAll(async () => {
-    await importDocument(table, snapshot({ teams: [team(5, 'tokens-team')], users: [user(50, [5]), user(51, [5]), user(52, [5])], tokens: [token(50, 'seeded-token')] }));
+    await importDocument(
+      table,
+      snapshot({
+        teams: [team(5, 'tokens-team')],
+        users: [user(50, [5]), user(51, [5]), user(52, [5])],
+        tokens: [token(50, 'seeded-token')],
+      }),
+    );
   });
   const reader = () => new TeamReader(table.client, { tableName: table.tableName });
 
   it('creates a token, prints it once on stdout, and stores only its hash', async () => {
-    const { code, stdout, stderr } = run('commands/token.ts', ['create', '--user', '50', '--abilities', 'projects:read,daemons:read', '--name', 'ci']);
+    const { code, stdout, stderr } = run('commands/token.ts', [
+      'create',
+      '--user',
+      '50',
+      '--abilities',
+      'projects:read,daemons:read',
+      '--name',
+      'ci',
+    ]);
     expect(code).toBe(0);
     const secret = stdout.trim();
     expect(secret).toMatch(/^tra_[A-Za-z0-9_-]{43}$/);
     expect(stderr).not.toContain(secret);
     const stored = await reader().readAccess(hashToken(secret), 'tokens-team');
-    expect(stored.token).toMatchObject({ userId: 50, abilities: ['projects:read', 'daemons:read'], expiresAt: null, revokedAt: null });
+    expect(stored.token).toMatchObject({
+      userId: 50,
+      abilities: ['projects:read', 'daemons:read'],
+      expiresAt: null,
+      revokedAt: null,
+    });
     expect(JSON.stringify(await scanAll(table))).not.toContain(secret);
   });
 
@@ -272,8 +365,16 @@ describe('npm run token', () => {
     expect(stored!.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
   });
 
-  it('lists a user\'s tokens without their secrets', () => {
-    const { stdout: secret } = run('commands/token.ts', ['create', '--user', '50', '--abilities', 'finances:read', '--name', 'listed']);
+  it("lists a user's tokens without their secrets", () => {
+    const { stdout: secret } = run('commands/token.ts', [
+      'create',
+      '--user',
+      '50',
+      '--abilities',
+      'finances:read',
+      '--name',
+      'listed',
+    ]);
     const { code, stdout } = run('commands/token.ts', ['list', '--user', '50']);
     expect(code).toBe(0);
     expect(stdout).toContain(hashToken(secret.trim()));
@@ -283,12 +384,26 @@ describe('npm run token', () => {
   });
 
   it('lists names holding terminal escape sequences escaped, never raw', async () => {
-    const secret = run('commands/token.ts', ['create', '--user', '51', '--abilities', '*', '--name', 'plain']).stdout.trim();
+    const secret = run('commands/token.ts', [
+      'create',
+      '--user',
+      '51',
+      '--abilities',
+      '*',
+      '--name',
+      'plain',
+    ]).stdout.trim();
     // A name no command accepts any more, as an older tool or a hand edit may have left it.
     const evil = 'x\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eevil';
-    await table.doc.send(new UpdateCommand({
-      TableName: table.tableName, Key: tokenKey(hashToken(secret)), UpdateExpression: 'SET #n = :n', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: { ':n': evil },
-    }));
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: tokenKey(hashToken(secret)),
+        UpdateExpression: 'SET #n = :n',
+        ExpressionAttributeNames: { '#n': 'name' },
+        ExpressionAttributeValues: { ':n': evil },
+      }),
+    );
     const { code, stdout } = run('commands/token.ts', ['list', '--user', '51']);
     expect(code).toBe(0);
     expect(stdout).not.toMatch(RAW_CONTROL);
@@ -299,17 +414,36 @@ describe('npm run token', () => {
   it('lines its columns up whatever the status (inactive, written by an unfinished import, too), the name and the abilities', async () => {
     const names = ['first', 'made-inactive', 'revoked-one'];
     const abilities = ['*', 'projects:read,daemons:read', 'finances:read'];
-    const secrets = names.map((name, i) => run('commands/token.ts', ['create', '--user', '52', '--abilities', abilities[i]!, '--name', name]).stdout.trim());
-    await table.doc.send(new UpdateCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secrets[1]!)), UpdateExpression: 'SET inactive = :t', ExpressionAttributeValues: { ':t': true } }));
+    const secrets = names.map((name, i) =>
+      run('commands/token.ts', ['create', '--user', '52', '--abilities', abilities[i]!, '--name', name]).stdout.trim(),
+    );
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: tokenKey(hashToken(secrets[1]!)),
+        UpdateExpression: 'SET inactive = :t',
+        ExpressionAttributeValues: { ':t': true },
+      }),
+    );
     expect(run('commands/token.ts', ['revoke', secrets[2]!]).code).toBe(0);
     const [header, ...lines] = run('commands/token.ts', ['list', '--user', '52']).stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID +STATUS +NAME +ABILITIES +CREATED +EXPIRES +SANCTUM ID +REVOKED$/);
     expect(lines.map((line) => line.slice(66, 74).trimEnd()).sort()).toEqual(['active', 'inactive', 'revoked']);
     // The name column starts at one place on every line: after the id, the widest status, and two spaces each.
-    for (const line of lines) expect(names.some((name) => line.indexOf(`  ${name}  `) === 74), line).toBe(true);
+    for (const line of lines)
+      expect(
+        names.some((name) => line.indexOf(`  ${name}  `) === 74),
+        line,
+      ).toBe(true);
     // And so do the abilities and the dates (one format) after names and abilities of different lengths, under their headings.
-    for (const column of ['CREATED', 'EXPIRES']) for (const line of lines) expect(line.slice(header!.indexOf(column)), line).toMatch(/^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00|never) /);
-    expect(lines.find((line) => line.includes('revoked-one'))!.slice(header!.indexOf('REVOKED'))).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
+    for (const column of ['CREATED', 'EXPIRES'])
+      for (const line of lines)
+        expect(line.slice(header!.indexOf(column)), line).toMatch(
+          /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00|never) /,
+        );
+    expect(lines.find((line) => line.includes('revoked-one'))!.slice(header!.indexOf('REVOKED'))).toMatch(
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/,
+    );
     expect(new Set(lines.map((line) => line.search(/\*|projects:read|finances:read/))).size, lines.join('\n')).toBe(1);
   });
 
@@ -318,7 +452,8 @@ describe('npm run token', () => {
     const b = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*']).stdout.trim();
     expect(run('commands/token.ts', ['revoke', a]).code).toBe(0);
     expect(run('commands/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
-    for (const secret of [a, b]) expect((await reader().readAccess(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
+    for (const secret of [a, b])
+      expect((await reader().readAccess(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
     expect(run('commands/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
     // Revoking it again changes nothing, says since when, and is no failure (a script may repeat it).
     const again = run('commands/token.ts', ['revoke', a]);
@@ -345,40 +480,53 @@ describe('npm run invoke', () => {
   let invokeTable: TestTable;
   beforeAll(async () => {
     invokeTable = await freshTable();
-    expect(run('commands/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { env: { TABLE_NAME: invokeTable.tableName } }).code).toBe(0);
+    expect(
+      run('commands/import.ts', [join(ROOT, 'data/demo-snapshot.json')], { env: { TABLE_NAME: invokeTable.tableName } })
+        .code,
+    ).toBe(0);
   });
   const invoke = (args: string[], env: Record<string, string | undefined> = {}) =>
     run('commands/invoke.ts', args, { env: { TABLE_NAME: invokeTable.tableName, ...env } });
 
-  it.each(['finances', 'daemons', 'projects'])('runs the %s function with its sample event and prints its result', (name) => {
-    const { code, stdout } = invoke([name, '--event', join(ROOT, `events/${name}.json`)]);
-    expect(code).toBe(0);
-    const result = JSON.parse(stdout) as { statusCode: number; body: string };
-    expect(result.statusCode).toBe(200);
-    const body = JSON.parse(result.body) as { data: unknown[]; meta: unknown };
-    expect(body.data.length).toBeGreaterThan(0);
-  });
+  it.each(['finances', 'daemons', 'projects'])(
+    'runs the %s function with its sample event and prints its result',
+    (name) => {
+      const { code, stdout } = invoke([name, '--event', join(ROOT, `events/${name}.json`)]);
+      expect(code).toBe(0);
+      const result = JSON.parse(stdout) as { statusCode: number; body: string };
+      expect(result.statusCode).toBe(200);
+      const body = JSON.parse(result.body) as { data: unknown[]; meta: unknown };
+      expect(body.data.length).toBeGreaterThan(0);
+    },
+  );
 
   it('prints only the result on stdout, even with the function logging', () => {
-    const { code, stdout, stderr } = invoke(['projects', '--event', join(ROOT, 'events/projects.json')], { LOG_LEVEL: 'info' });
+    const { code, stdout, stderr } = invoke(['projects', '--event', join(ROOT, 'events/projects.json')], {
+      LOG_LEVEL: 'info',
+    });
     expect(code).toBe(0);
     expect((JSON.parse(stdout) as { statusCode: number }).statusCode).toBe(200);
     expect(stderr).toContain('"message":"request"');
   });
 
-  it.each([['null', 'null', 500], ['an array', '[1, 2]', 500], ['a number', '42', 500], ['an empty object', '{}', 401]])(
-    'passes %s (%s) to the function as it is, and prints only its answer, a %i',
-    (_, json, status) => {
-      const { code, stdout, stderr } = invoke(['projects', '--event', writeJson(`event-${json.length}.json`, json)]);
-      expect(stderr).toBe('');
-      expect(code).toBe(0);
-      // Not an event the function can serve: its own answer (the contract's 500, or a 401 for {}), as JSON alone.
-      expect((JSON.parse(stdout) as { statusCode: number }).statusCode).toBe(status);
-    },
-  );
+  it.each([
+    ['null', 'null', 500],
+    ['an array', '[1, 2]', 500],
+    ['a number', '42', 500],
+    ['an empty object', '{}', 401],
+  ])('passes %s (%s) to the function as it is, and prints only its answer, a %i', (_, json, status) => {
+    const { code, stdout, stderr } = invoke(['projects', '--event', writeJson(`event-${json.length}.json`, json)]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    // Not an event the function can serve: its own answer (the contract's 500, or a 401 for {}), as JSON alone.
+    expect((JSON.parse(stdout) as { statusCode: number }).statusCode).toBe(status);
+  });
 
   it('refuses an event file that is not JSON (exit 2), without echoing its content', () => {
-    const file = writeJson('not-json.json', '{"headers": {"authorization": "Bearer tra_secret_in_a_broken_file"} oops}');
+    const file = writeJson(
+      'not-json.json',
+      '{"headers": {"authorization": "Bearer tra_secret_in_a_broken_file"} oops}',
+    );
     const { code, stdout, stderr } = invoke(['projects', '--event', file]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
@@ -401,17 +549,33 @@ describe('npm start', () => {
   async function start(args: string[], env: Record<string, string | undefined> = {}) {
     const child = spawn(process.execPath, [join(ROOT, 'commands/start.ts'), ...args], {
       // Java on its quick compiler alone: half the CPU of DynamoDB Local's start.
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC', ...env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+        JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (out.includes('Ctrl-C (or SIGTERM, SIGHUP) stops the API')) { clearInterval(timer); resolve(); }
-        if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`start exited: ${out}`)); }
+        if (out.includes('Ctrl-C (or SIGTERM, SIGHUP) stops the API')) {
+          clearInterval(timer);
+          resolve();
+        }
+        if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`start exited: ${out}`));
+        }
       }, 100);
     });
     return { child, output: () => out, exited };
@@ -437,14 +601,24 @@ describe('npm start', () => {
 
   it('serves another port and another snapshot into an already running endpoint, stopping on SIGTERM', async () => {
     const port = await freePort();
-    const file = writeJson('start.json', snapshot({ teams: [team(7, 'seven')], users: [user(70, [7])], projects: projects(7, 3) }));
+    const file = writeJson(
+      'start.json',
+      snapshot({ teams: [team(7, 'seven')], users: [user(70, [7])], projects: projects(7, 3) }),
+    );
     const tableName = `start-${port}`;
-    const { child, output, exited } = await start(['--port', String(port), '--data', file], { DYNAMODB_ENDPOINT: table.endpoint, TABLE_NAME: tableName });
+    const { child, output, exited } = await start(['--port', String(port), '--data', file], {
+      DYNAMODB_ENDPOINT: table.endpoint,
+      TABLE_NAME: tableName,
+    });
     const secret = /demo token[^\n]*\n\s+(tra_\S+)/.exec(output())?.[1];
     // It started no DynamoDB Local, and says it stops only what it did start.
-    expect(output()).toContain('Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.');
+    expect(output()).toContain(
+      'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.',
+    );
     expect(output()).not.toContain('DynamoDB Local');
-    const res = await fetch(`http://127.0.0.1:${port}/api/seven/projects`, { headers: { Authorization: `Bearer ${secret}` } });
+    const res = await fetch(`http://127.0.0.1:${port}/api/seven/projects`, {
+      headers: { Authorization: `Bearer ${secret}` },
+    });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(3);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -452,7 +626,9 @@ describe('npm start', () => {
 
   it('refuses an invalid --data snapshot before starting anything', async () => {
     const file = writeJson('bad-start.json', { teams: [{ id: 'one' }] });
-    const result = run('commands/start.ts', ['--port', '0', '--data', file], { env: { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined } });
+    const result = run('commands/start.ts', ['--port', '0', '--data', file], {
+      env: { DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('teams[0] (id "one"): id must be a positive integer');
   });
@@ -462,17 +638,23 @@ describe('npm start', () => {
     const busy: Server = createServer();
     await new Promise<void>((resolve) => busy.listen(port, '127.0.0.1', () => resolve()));
     try {
-      const { code, stdout, stderr } = run('commands/start.ts', ['--port', String(port)], { env: { DYNAMODB_ENDPOINT: undefined } });
+      const { code, stdout, stderr } = run('commands/start.ts', ['--port', String(port)], {
+        env: { DYNAMODB_ENDPOINT: undefined },
+      });
       expect(code).toBe(1);
       expect(stdout).toBe('');
-      expect(stderr).toBe(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port\n`);
+      expect(stderr).toBe(
+        `port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port\n`,
+      );
     } finally {
       busy.close();
     }
   });
 
   it('refuses a --user who is not in the snapshot (exit 1) before starting anything', () => {
-    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--user', '999'], { env: { DYNAMODB_ENDPOINT: undefined } });
+    const { code, stderr } = run('commands/start.ts', ['--port', '0', '--user', '999'], {
+      env: { DYNAMODB_ENDPOINT: undefined },
+    });
     expect(code).toBe(1);
     expect(stderr).toBe('--user 999 is not a user of the snapshot\n');
   });

@@ -6,10 +6,14 @@ import { projects, server, snapshot, team, token, user } from '../support/snapsh
 /** Conditional GETs: strong ETags over the body without served_in, If-None-Match, 304. */
 let api: TestApi;
 let table: TestTable;
-const data = (count: number) => snapshot({
-  teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'secret-token')],
-  servers: [server(7, 1, '10.00')], projects: projects(1, count),
-});
+const data = (count: number) =>
+  snapshot({
+    teams: [team(1, 'acme')],
+    users: [user(10, [1])],
+    tokens: [token(10, 'secret-token')],
+    servers: [server(7, 1, '10.00')],
+    projects: projects(1, count),
+  });
 
 beforeAll(async () => {
   table = await freshTable();
@@ -22,12 +26,15 @@ const get = (path: string, ifNoneMatch?: string) =>
   api.get(path, { token: 'secret-token', headers: ifNoneMatch ? { 'If-None-Match': ifNoneMatch } : {} });
 
 describe('conditional GETs', () => {
-  it.each(['/api/acme/projects', '/api/acme/daemons', '/api/acme/finances'])('tags every 200 of %s with a strong ETag and private Cache-Control', async (path) => {
-    const res = await get(path);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
-    expect(res.headers.get('cache-control')).toBe('private, no-cache');
-  });
+  it.each(['/api/acme/projects', '/api/acme/daemons', '/api/acme/finances'])(
+    'tags every 200 of %s with a strong ETag and private Cache-Control',
+    async (path) => {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      expect(res.headers.get('cache-control')).toBe('private, no-cache');
+    },
+  );
 
   it('gives the same tag to the same content although served_in differs', async () => {
     const a = await get('/api/acme/projects?page=2');
@@ -65,7 +72,11 @@ describe('conditional GETs', () => {
   });
 
   it('never tags or short-circuits an error', async () => {
-    for (const res of [await api.get('/api/acme/projects', { headers: { 'If-None-Match': '*' } }), await get('/api/nope/projects', '*'), await get('/api/acme/projects?page=0', '*')]) {
+    for (const res of [
+      await api.get('/api/acme/projects', { headers: { 'If-None-Match': '*' } }),
+      await get('/api/nope/projects', '*'),
+      await get('/api/acme/projects?page=0', '*'),
+    ]) {
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.headers.get('etag')).toBeNull();
     }

@@ -16,29 +16,48 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => dynamo?.stop());
 
-const client = (region: string, accessKeyId = 'local') => new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials: { accessKeyId, secretAccessKey: 'x' } });
+const client = (region: string, accessKeyId = 'local') =>
+  new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials: { accessKeyId, secretAccessKey: 'x' } });
 
 describe('a DynamoDB Local started by the commands', () => {
-  it('shows its tables only to a client that holds the run\'s region', async () => {
-    await client(dynamo.region).send(new CreateTableCommand({
-      TableName: 'private', BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-    }));
+  it("shows its tables only to a client that holds the run's region", async () => {
+    await client(dynamo.region).send(
+      new CreateTableCommand({
+        TableName: 'private',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
     expect((await client(dynamo.region).send(new ListTablesCommand({}))).TableNames).toEqual(['private']);
-    for (const [region, key] of [['local', 'local'], ['us-east-1', 'AKIDEXAMPLE'], ['eu-west-1', 'fakeMyKeyId'], [dynamo.region, 'other']] as const) {
+    for (const [region, key] of [
+      ['local', 'local'],
+      ['us-east-1', 'AKIDEXAMPLE'],
+      ['eu-west-1', 'fakeMyKeyId'],
+      [dynamo.region, 'other'],
+    ] as const) {
       expect((await client(region, key).send(new ListTablesCommand({}))).TableNames, `${region} ${key}`).toEqual([]);
     }
   });
 
   it('runs Java with -disableTelemetry and no -sharedDb', () => {
-    const java = processTree(process.pid).find((p) => p.command.includes('DynamoDBLocal.jar') && p.command.includes(`-port ${new URL(dynamo.endpoint).port}`));
+    const java = processTree(process.pid).find(
+      (p) => p.command.includes('DynamoDBLocal.jar') && p.command.includes(`-port ${new URL(dynamo.endpoint).port}`),
+    );
     expect(java?.command).toContain('-disableTelemetry');
     expect(java?.command).not.toContain('-sharedDb');
     expect(readFileSync(`/proc/${java!.pid}/cmdline`, 'utf8')).toContain('-inMemory');
   });
 
   it('allows no web page to read it: a preflight from any origin is not granted', async () => {
-    const res = await fetch(dynamo.endpoint, { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,x-amz-target' } });
+    const res = await fetch(dynamo.endpoint, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://evil.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type,x-amz-target',
+      },
+    });
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -13,15 +13,18 @@ let api: TestApi;
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex')],
-    users: [user(10, [1]), user(11, [2])],
-    tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read'])],
-    projects: projects(1, 25),
-    environments: [environment(5, 1)],
-    servers: [server(7, 1, '24.15')],
-    daemons: daemons(5, 7, 3),
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'globex')],
+      users: [user(10, [1]), user(11, [2])],
+      tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read'])],
+      projects: projects(1, 25),
+      environments: [environment(5, 1)],
+      servers: [server(7, 1, '24.15')],
+      daemons: daemons(5, 7, 3),
+    }),
+  );
   api = await startApi(table);
 });
 afterAll(() => api.close());
@@ -70,28 +73,36 @@ describe('HEAD answers as GET would, without a body', () => {
 
   it('answers If-None-Match naming the current ETag with 304, as GET does', async () => {
     const etag = (await api.get('/api/acme/daemons', { token: 'secret-all' })).headers.get('etag')!;
-    const { get, head } = await getAndHead('/api/acme/daemons', { token: 'secret-all', headers: { 'If-None-Match': etag } });
+    const { get, head } = await getAndHead('/api/acme/daemons', {
+      token: 'secret-all',
+      headers: { 'If-None-Match': etag },
+    });
     expect(get.status).toBe(304);
     expect(head.status).toBe(304);
     expect(headersOf(head)).toEqual(headersOf(get));
     expect(head.text).toBe('');
   });
 
-  it('answers a HEAD whose ETag is sent back with a GET by 304: the tag is the GET body\'s', async () => {
+  it("answers a HEAD whose ETag is sent back with a GET by 304: the tag is the GET body's", async () => {
     const etag = (await api.get('/api/acme/finances', { token: 'secret-all', method: 'HEAD' })).headers.get('etag')!;
-    expect((await api.get('/api/acme/finances', { token: 'secret-all', headers: { 'If-None-Match': etag } })).status).toBe(304);
+    expect(
+      (await api.get('/api/acme/finances', { token: 'secret-all', headers: { 'If-None-Match': etag } })).status,
+    ).toBe(304);
   });
 });
 
 describe('other methods', () => {
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on a route is the routing 404, before any token check', async (method) => {
-    for (const secret of [undefined, 'secret-all']) {
-      const res = await api.get('/api/acme/projects', { token: secret, method });
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ message: 'Not Found' });
-      expect(res.headers.get('www-authenticate')).toBeNull();
-    }
-  });
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+    '%s on a route is the routing 404, before any token check',
+    async (method) => {
+      for (const secret of [undefined, 'secret-all']) {
+        const res = await api.get('/api/acme/projects', { token: secret, method });
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual({ message: 'Not Found' });
+        expect(res.headers.get('www-authenticate')).toBeNull();
+      }
+    },
+  );
 
   it('HEAD on a path no route serves is the routing 404, without a body', async () => {
     const res = await api.get('/api/acme/servers', { token: 'secret-all', method: 'HEAD' });

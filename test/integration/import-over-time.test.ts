@@ -30,7 +30,11 @@ const answer = async (secret: string, teamRef: string, resource = 'projects') =>
   return res.status === 200 ? `200 ${res.body.meta.total}` : String(res.status);
 };
 const storedToken = async (secret: string) =>
-  (await table.doc.send(new GetCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secret)), ConsistentRead: true }))).Item;
+  (
+    await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: tokenKey(hashToken(secret)), ConsistentRead: true }),
+    )
+  ).Item;
 
 /** An import through a client that is killed (or paused) at the call `at` chooses. */
 async function importKilled(document: unknown, at: (operation: string, n: number) => void | Promise<void>) {
@@ -50,7 +54,16 @@ describe('case 1: history never blocks, and never grows a token', () => {
   const IMPORTS = 4;
   it('imports a user in 200 teams four times in a row, each succeeding, the token as large as after the first', async () => {
     const teams = Array.from({ length: 200 }, (_, i) => team(1_000 + i, `many-${i}`));
-    const document = snapshot({ teams, users: [user(100, teams.map((t) => t.id))], tokens: [token(100, 'many-teams-secret')] });
+    const document = snapshot({
+      teams,
+      users: [
+        user(
+          100,
+          teams.map((t) => t.id),
+        ),
+      ],
+      tokens: [token(100, 'many-teams-secret')],
+    });
     const sizes: number[] = [];
     for (let i = 0; i < IMPORTS; i++) {
       await importDocument(table, document);
@@ -66,11 +79,20 @@ describe('case 2: tokens narrowing first, widening last', () => {
   const teams = [team(20, 'narrow-a'), team(21, 'narrow-b')];
   const users = [user(20, [20, 21])];
   const before = snapshot({
-    teams, users, projects: [...projects(20, 2), ...projects(21, 2)],
-    tokens: [token(20, 'expiring-secret'), token(20, 'downgraded-secret'), token(20, 'widened-secret', ['daemons:read']), token(20, 'witness-secret')],
+    teams,
+    users,
+    projects: [...projects(20, 2), ...projects(21, 2)],
+    tokens: [
+      token(20, 'expiring-secret'),
+      token(20, 'downgraded-secret'),
+      token(20, 'widened-secret', ['daemons:read']),
+      token(20, 'witness-secret'),
+    ],
   });
   const after = snapshot({
-    teams, users, projects: [...projects(20, 5), ...projects(21, 5)],
+    teams,
+    users,
+    projects: [...projects(20, 5), ...projects(21, 5)],
     tokens: [
       token(20, 'expiring-secret', ['*'], { expires_at: '2020-01-01T00:00:00Z' }),
       token(20, 'downgraded-secret', ['daemons:read']),
@@ -83,7 +105,10 @@ describe('case 2: tokens narrowing first, widening last', () => {
     await importDocument(table, before);
     await importKilled(after, killAtSwitch(2));
     // One team switched, the other not: the witness token sees one new state and one old.
-    expect([await answer('witness-secret', 'narrow-a'), await answer('witness-secret', 'narrow-b')].sort()).toEqual(['200 2', '200 5']);
+    expect([await answer('witness-secret', 'narrow-a'), await answer('witness-secret', 'narrow-b')].sort()).toEqual([
+      '200 2',
+      '200 5',
+    ]);
     for (const teamRef of ['narrow-a', 'narrow-b']) {
       expect(await answer('expiring-secret', teamRef)).toBe('401');
       expect(await answer('downgraded-secret', teamRef)).toBe('403');
@@ -101,7 +126,12 @@ describe('case 2: tokens narrowing first, widening last', () => {
 
 describe('case 3: a token created while an import runs reads every team of its user', () => {
   const teams = Array.from({ length: 10 }, (_, i) => team(30 + i, `created-${i}`));
-  const users = [user(30, teams.map((t) => t.id))];
+  const users = [
+    user(
+      30,
+      teams.map((t) => t.id),
+    ),
+  ];
   const state = (count: number) => snapshot({ teams, users, projects: teams.flatMap((t) => projects(t.id, count)) });
   const totals = async (secret: string) => Promise.all(teams.map((t) => answer(secret, t.slug)));
 
@@ -109,11 +139,20 @@ describe('case 3: a token created while an import runs reads every team of its u
     await importDocument(table, state(1));
     const secrets: string[] = [];
     const halfWay: string[][] = [];
-    const create = async () => secrets.push(await createToken(table.doc, table.tableName, { userId: 30, abilities: ['*'], name: 'during', expiresAt: null }));
+    const create = async () =>
+      secrets.push(
+        await createToken(table.doc, table.tableName, {
+          userId: 30,
+          abilities: ['*'],
+          name: 'during',
+          expiresAt: null,
+        }),
+      );
     const paused = interceptedTable(table, async (operation, n) => {
       if (operation === 'BatchWriteItem' && n === 1) await create();
       if (operation === 'TransactWriteItems' && n === 1) await create();
-      if (operation === 'TransactWriteItems' && n === 6) for (const secret of secrets) halfWay.push(await totals(secret));
+      if (operation === 'TransactWriteItems' && n === 6)
+        for (const secret of secrets) halfWay.push(await totals(secret));
     });
     await importDocument(paused.table, state(3));
     expect(secrets).toHaveLength(2);
@@ -125,7 +164,13 @@ describe('case 3: a token created while an import runs reads every team of its u
     let secret = '';
     let switched = 0;
     await importKilled(state(4), async (operation) => {
-      if (operation === 'TransactWriteItems' && ++switched === 1) secret = await createToken(table.doc, table.tableName, { userId: 30, abilities: ['*'], name: 'killed', expiresAt: null });
+      if (operation === 'TransactWriteItems' && ++switched === 1)
+        secret = await createToken(table.doc, table.tableName, {
+          userId: 30,
+          abilities: ['*'],
+          name: 'killed',
+          expiresAt: null,
+        });
       else if (operation !== 'TransactWriteItems' && switched === 10) throw new Killed(operation);
     });
     expect(await totals(secret)).toEqual(Array(10).fill('200 4'));
@@ -143,7 +188,16 @@ describe("case 4: a killed import's never-activated tokens", () => {
     await importDocument(table, withToken(41));
     expect(await answer('lingering-secret', 'lingering')).toBe('200 0');
     expect((await storedToken('lingering-secret'))!.user_id).toBe(41);
-    const index = async (userId: number) => (await table.doc.send(new GetCommand({ TableName: table.tableName, Key: userTokenKey(userId, hashToken('lingering-secret')), ConsistentRead: true }))).Item;
+    const index = async (userId: number) =>
+      (
+        await table.doc.send(
+          new GetCommand({
+            TableName: table.tableName,
+            Key: userTokenKey(userId, hashToken('lingering-secret')),
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
     expect(await index(40)).toBeUndefined();
     expect(await index(41)).toBeDefined();
   });
@@ -158,10 +212,22 @@ describe("case 4: a killed import's never-activated tokens", () => {
 
 describe('case 5: numbers are judged as written', () => {
   it.each([
-    ['{"teams":[{"id":800.0000000000000001,"slug":"a","name":"A"}]}', 'teams[0] (id 800.0000000000000001): id must be a positive integer'],
-    ['{"teams":[{"id":9007199254740993,"slug":"a","name":"A"}]}', 'teams[0] (id 9007199254740993): id must be at most 9007199254740991'],
-    ['{"teams":[{"id":1,"slug":"a","name":"A"}],"costs":[{"team_id":1,"label":"x","amount":5.00000000000000001,"currency":"EUR"}]}', 'costs[0]: amount has more than 4 decimals'],
-    ['{"teams":[{"id":1,"slug":"a","name":"A"}],"users":[{"id":2,"teams":[1.5]}]}', 'users[0] (id 2): teams[0] must be a positive integer'],
+    [
+      '{"teams":[{"id":800.0000000000000001,"slug":"a","name":"A"}]}',
+      'teams[0] (id 800.0000000000000001): id must be a positive integer',
+    ],
+    [
+      '{"teams":[{"id":9007199254740993,"slug":"a","name":"A"}]}',
+      'teams[0] (id 9007199254740993): id must be at most 9007199254740991',
+    ],
+    [
+      '{"teams":[{"id":1,"slug":"a","name":"A"}],"costs":[{"team_id":1,"label":"x","amount":5.00000000000000001,"currency":"EUR"}]}',
+      'costs[0]: amount has more than 4 decimals',
+    ],
+    [
+      '{"teams":[{"id":1,"slug":"a","name":"A"}],"users":[{"id":2,"teams":[1.5]}]}',
+      'users[0] (id 2): teams[0] must be a positive integer',
+    ],
   ])('%s is refused: %s', async (text, problem) => {
     const result = await validateDocument(text, { raw: true });
     expect(result.ok ? [] : result.problems).toContain(problem);
@@ -175,21 +241,44 @@ describe('case 5: numbers are judged as written', () => {
     );
     if (!result.ok) throw new Error(result.problems.join('\n'));
     await importSnapshot(table.doc, table.tableName, result.snapshot);
-    expect((await api.get('/api/zeros/finances', { token: 'zeros-secret' })).body).toMatchObject({ totals: { EUR: 0 }, grand_total: 0 });
+    expect((await api.get('/api/zeros/finances', { token: 'zeros-secret' })).body).toMatchObject({
+      totals: { EUR: 0 },
+      grand_total: 0,
+    });
   });
 });
 
 describe('case 6: the teams-per-user cap and slug swaps', () => {
   it('refuses a user listing 1,001 teams, in validation', async () => {
     const teams = Array.from({ length: 1_001 }, (_, i) => team(5_000 + i));
-    const result = await validateDocument(snapshot({ teams, users: [user(60, teams.map((t) => t.id))] }));
+    const result = await validateDocument(
+      snapshot({
+        teams,
+        users: [
+          user(
+            60,
+            teams.map((t) => t.id),
+          ),
+        ],
+      }),
+    );
     expect(result.ok ? [] : result.problems).toContain('users[0] (id 60): teams must list at most 1,000 teams');
   });
 
   it('refuses, before writing, a user who would list 1,001 teams with one it is in outside the snapshot', async () => {
     await importDocument(table, snapshot({ teams: [team(6_000, 'kept')], users: [user(61, [6_000])] }));
     const teams = Array.from({ length: 1_000 }, (_, i) => team(7_000 + i));
-    const result = await validateDocument(snapshot({ teams, users: [user(61, teams.map((t) => t.id))] }));
+    const result = await validateDocument(
+      snapshot({
+        teams,
+        users: [
+          user(
+            61,
+            teams.map((t) => t.id),
+          ),
+        ],
+      }),
+    );
     if (!result.ok) throw new Error('fixture');
     await expect(importSnapshot(table.doc, table.tableName, result.snapshot)).rejects.toThrow(
       'users[0] (id 61): teams would list 1,001 teams with those it is in outside this snapshot, more than the 1,000 a user may be in',
@@ -201,7 +290,9 @@ describe('case 6: the teams-per-user cap and slug swaps', () => {
     const result = await validateDocument(snapshot({ teams: [team(400, 'swap-b'), team(401, 'swap-a')] }));
     if (!result.ok) throw new Error('fixture');
     const refused = importSnapshot(table.doc, table.tableName, result.snapshot);
-    await expect(refused).rejects.toThrow('teams[0] (id 400): slug "swap-b" is held by teams[1] (id 401), which takes slug "swap-a" in turn; rename in two imports');
+    await expect(refused).rejects.toThrow(
+      'teams[0] (id 400): slug "swap-b" is held by teams[1] (id 401), which takes slug "swap-a" in turn; rename in two imports',
+    );
     await expect(refused).rejects.toThrow('teams[1] (id 401): slug "swap-a" is held by teams[0] (id 400)');
   });
 });

@@ -31,12 +31,18 @@ function importIntoAws(file: string, ...flags: string[]) {
     AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
   };
   delete env.DYNAMODB_ENDPOINT;
-  const child = spawn(NODE, ['commands/import.ts', file, ...flags], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, ['commands/import.ts', file, ...flags], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   // Once the import has reached the endpoint, that is all a test needs to know.
   onConnection = () => child.kill();
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+  return new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stderr })),
+  );
 }
 
 const withPlainTokens = snapshot({
@@ -50,7 +56,9 @@ describe('an import into a table on AWS', () => {
     connections = 0;
     const result = await importIntoAws(await snapshotFile(withPlainTokens));
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('the snapshot holds 2 plain-text tokens, whose secrets are in the file; an import into a table on AWS refuses them');
+    expect(result.stderr).toContain(
+      'the snapshot holds 2 plain-text tokens, whose secrets are in the file; an import into a table on AWS refuses them',
+    );
     expect(result.stderr).toContain('tokens[0] (user 10)');
     expect(result.stderr).toContain('tokens[1] (user 11)');
     expect(result.stderr).toContain('--allow-plain-tokens');
@@ -59,7 +67,10 @@ describe('an import into a table on AWS', () => {
   });
 
   it('goes on to AWS with --allow-plain-tokens, as it does for a snapshot without tokens', async () => {
-    for (const [document, flags] of [[withPlainTokens, ['--allow-plain-tokens']], [snapshot({ teams: [team(1, 'acme')] }), []]] as const) {
+    for (const [document, flags] of [
+      [withPlainTokens, ['--allow-plain-tokens']],
+      [snapshot({ teams: [team(1, 'acme')] }), []],
+    ] as const) {
       connections = 0;
       await importIntoAws(await snapshotFile(document), ...flags);
       expect(connections).toBeGreaterThan(0);

@@ -25,7 +25,9 @@ async function projectIds(secret: string, teamRef: string): Promise<number[] | n
   const { token: stored, team: head } = await reader.readAccess(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   if (head.counts.projects === 0) return [];
-  return (await reader.readPage(head, 'projects', { first: 1, last: head.counts.projects })).map((json) => (JSON.parse(json) as { id: number }).id);
+  return (await reader.readPage(head, 'projects', { first: 1, last: head.counts.projects })).map(
+    (json) => (JSON.parse(json) as { id: number }).id,
+  );
 }
 
 /** A canonical text of every item, to show a rejected import changed nothing. */
@@ -38,12 +40,13 @@ async function importFile(document: unknown, options: { raw?: boolean } = {}) {
   return runImportCli(table, await snapshotFile(document, options)).exited;
 }
 
-const before = () => snapshot({
-  teams: [team(1, 'acme'), team(2, 'globex')],
-  users: [user(10, [1, 2]), user(11, [1])],
-  tokens: [token(10, 'ada-secret'), token(11, 'bob-secret')],
-  projects: [...projects(1, 3), ...projects(2, 2)],
-});
+const before = () =>
+  snapshot({
+    teams: [team(1, 'acme'), team(2, 'globex')],
+    users: [user(10, [1, 2]), user(11, [1])],
+    tokens: [token(10, 'ada-secret'), token(11, 'bob-secret')],
+    projects: [...projects(1, 3), ...projects(2, 2)],
+  });
 
 describe('case 1: a typo is never read as "no projects" or "no members"', () => {
   it('rejects "Projects" for "projects", with the hint, and writes nothing', async () => {
@@ -93,40 +96,60 @@ describe('case 2: nothing is imported in part because a later team is too large'
       costs: Array.from({ length: 600 }, (_, i) => ({ team_id: 3, label: label(i), amount: '1', currency: 'EUR' })),
     });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/teams\[2\] \(id 3\): its finance summary would be [\d,]+ bytes in DynamoDB, more than the 409,600 an item may hold/);
+    expect(result.stderr).toMatch(
+      /teams\[2\] \(id 3\): its finance summary would be [\d,]+ bytes in DynamoDB, more than the 409,600 an item may hold/,
+    );
     expect(await tableImage()).toEqual(image);
   });
 
   it('rejects an amount past the bounds with its message, and a team whose total reaches 100,000,000,000', async () => {
     const result = await importFile({
       teams: [team(1, 'acme'), team(2, 'globex')],
-      servers: [server(7, 1, '100000000000'), server(8, 1, '1.00001'), server(9, 2, '99999999999.9999'), server(10, 2, '0.0001')],
+      servers: [
+        server(7, 1, '100000000000'),
+        server(8, 1, '1.00001'),
+        server(9, 2, '99999999999.9999'),
+        server(10, 2, '0.0001'),
+      ],
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('servers[0] (id 7): monthly_cost must be below 100,000,000,000');
     expect(result.stderr).toContain('servers[1] (id 8): monthly_cost has more than 4 decimals');
-    expect(result.stderr).toContain("teams[1] (id 2): the team's EUR costs add up to 100000000000, not below 100,000,000,000");
+    expect(result.stderr).toContain(
+      "teams[1] (id 2): the team's EUR costs add up to 100000000000, not below 100,000,000,000",
+    );
   });
 });
 
 describe('case 4: team slugs are path segments that need no escaping', () => {
   it('rejects a slug with a lone surrogate, or anything but ASCII letters, digits, - and _', async () => {
-    const result = await importFile({ teams: [team(1, 'caf\ud800'), team(2, 'a.b'), team(3, '..'), team(4, 'x y'), team(5, 'ok_slug-1')] });
+    const result = await importFile({
+      teams: [team(1, 'caf\ud800'), team(2, 'a.b'), team(3, '..'), team(4, 'x y'), team(5, 'ok_slug-1')],
+    });
     expect(result.code).toBe(1);
-    for (const index of [0, 1, 2, 3]) expect(result.stderr).toContain(`teams[${index}] (id ${index + 1}): slug must be ASCII letters, digits, "-" and "_" only`);
+    for (const index of [0, 1, 2, 3])
+      expect(result.stderr).toContain(
+        `teams[${index}] (id ${index + 1}): slug must be ASCII letters, digits, "-" and "_" only`,
+      );
     expect(result.stderr).not.toContain('teams[4]');
   });
 
   it('imports the same teams again and again without a false "changed while it was imported"', async () => {
     for (let i = 0; i < 3; i++) {
-      const result = await importFile({ teams: [team(1, 'Acme_Corp-1'), team(2, 'acme_corp-1')], users: [user(10, [1, 2])], tokens: [token(10, 'ada-secret')] });
+      const result = await importFile({
+        teams: [team(1, 'Acme_Corp-1'), team(2, 'acme_corp-1')],
+        users: [user(10, [1, 2])],
+        tokens: [token(10, 'ada-secret')],
+      });
       expect(result.code, result.stderr).toBe(0);
     }
     expect(await projectIds('ada-secret', 'Acme_Corp-1')).toEqual([]);
   });
 
   it('rejects strings that are not well-formed or hold control characters', async () => {
-    const result = await importFile({ teams: [team(1, 'acme', 'bad \udc00 name'), team(2, 'globex', 'bell \u0007'), team(3, 'initech', 'c1 \u009b')] });
+    const result = await importFile({
+      teams: [team(1, 'acme', 'bad \udc00 name'), team(2, 'globex', 'bell \u0007'), team(3, 'initech', 'c1 \u009b')],
+    });
     expect(result.stderr).toContain('teams[0] (id 1): name is not well-formed Unicode (it has a lone surrogate)');
     expect(result.stderr).toContain('teams[1] (id 2): name contains a control character');
     expect(result.stderr).toContain('teams[2] (id 3): name contains a control character');
@@ -155,7 +178,10 @@ describe('case 5: a failed import activates nothing', () => {
     const acme = await projectIds('ada-secret', 'acme');
     const globex = await projectIds('ada-secret', 'globex');
     // Each team whole: old (with Ada and Bob) or new (with Ada and user 12), never mixed.
-    expect([[100_001, 100_002, 100_003], [500, 501, 502, 503]]).toContainEqual(acme);
+    expect([
+      [100_001, 100_002, 100_003],
+      [500, 501, 502, 503],
+    ]).toContainEqual(acme);
     expect(globex).toEqual([200_001, 200_002]); // globex did not switch: Ada is still its member
     expect(await projectIds('bob-secret', 'acme')).toEqual(acme?.[0] === 500 ? null : acme);
 
@@ -170,7 +196,10 @@ describe('case 5: a failed import activates nothing', () => {
 describe('case 6: members are exactly as the snapshot says', () => {
   it('takes a replaced team away from a user who no longer lists it, and from a user absent from the snapshot', async () => {
     await importDocument(table, before());
-    await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(12, [1])], tokens: [token(12, 'carol-secret')] }));
+    await importDocument(
+      table,
+      snapshot({ teams: [team(1, 'acme')], users: [user(12, [1])], tokens: [token(12, 'carol-secret')] }),
+    );
     expect(await projectIds('ada-secret', 'acme')).toBeNull();
     expect(await projectIds('bob-secret', 'acme')).toBeNull();
     expect(await projectIds('carol-secret', 'acme')).toEqual([]);
@@ -180,7 +209,12 @@ describe('case 6: members are exactly as the snapshot says', () => {
   it('gives a token created with `token create` the memberships of its user', async () => {
     const { createToken } = await import('../../commands/tokens/tokens.ts');
     await importDocument(table, before());
-    const secret = await createToken(table.doc, table.tableName, { userId: 11, abilities: ['*'], name: 'new', expiresAt: null });
+    const secret = await createToken(table.doc, table.tableName, {
+      userId: 11,
+      abilities: ['*'],
+      name: 'new',
+      expiresAt: null,
+    });
     expect(await projectIds(secret, 'acme')).toEqual([100_001, 100_002, 100_003]);
     expect(await projectIds(secret, 'globex')).toBeNull();
   });
@@ -195,7 +229,9 @@ describe('case 7: a snapshot is streamed, never held whole', () => {
     out.write('{"teams":[{"id":1,"slug":"big","name":"Big"}],"projects":[');
     const count = 200_000;
     for (let i = 1; i <= count; i++) {
-      const ok = out.write(`${i > 1 ? ',' : ''}{"id":${i},"team_id":1,"client_id":null,"name":"${'project name '.repeat(8)}${i}","slug":"project-${i}","created_at":"2026-01-02T05:04:05+02:00"}`);
+      const ok = out.write(
+        `${i > 1 ? ',' : ''}{"id":${i},"team_id":1,"client_id":null,"name":"${'project name '.repeat(8)}${i}","slug":"project-${i}","created_at":"2026-01-02T05:04:05+02:00"}`,
+      );
       if (!ok) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
     out.end(']}');
@@ -206,7 +242,10 @@ describe('case 7: a snapshot is streamed, never held whole', () => {
       globalThis.gc();
       const { heapUsed } = process.memoryUsage();
       process.stdout.write(JSON.stringify({ ok: result.ok, items: result.ok ? result.snapshot.items : 0, heapUsed }));`;
-    const child = spawn(NODE, ['--expose-gc', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(NODE, ['--expose-gc', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await new Promise((resolve) => child.once('close', resolve));
@@ -219,7 +258,10 @@ describe('case 7: a snapshot is streamed, never held whole', () => {
 
 describe('case 8: a short, safe report of what is wrong', () => {
   it('lists at most 50 of 30,000 problems, then how many more', async () => {
-    const document = { teams: [team(1, 'acme')], environments: Array.from({ length: 30_000 }, (_, i) => environment(i + 1, 99)) };
+    const document = {
+      teams: [team(1, 'acme')],
+      environments: Array.from({ length: 30_000 }, (_, i) => environment(i + 1, 99)),
+    };
     const result = await importFile(document);
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
@@ -230,7 +272,9 @@ describe('case 8: a short, safe report of what is wrong', () => {
   });
 
   it('names the line and column of a JSON syntax error and echoes nothing of the file', async () => {
-    const result = await importFile('{\n  "teams": [\n    {"id": 1, "slug": "s3cr3t-v4lue" "name": "x"}\n  ]\n}', { raw: true });
+    const result = await importFile('{\n  "teams": [\n    {"id": 1, "slug": "s3cr3t-v4lue" "name": "x"}\n  ]\n}', {
+      raw: true,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/the file is not valid JSON: syntax error at line 3, column \d+/);
     expect(result.stderr).not.toContain('s3cr3t');
@@ -250,8 +294,9 @@ describe('tokens', () => {
     const image = await tableImage();
     const result = await importFile({ users: [user(12, [])], tokens: [token(12, 'ada-secret')] });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('tokens[0]: this token already exists for user 10; a token cannot move to another user');
+    expect(result.stderr).toContain(
+      'tokens[0]: this token already exists for user 10; a token cannot move to another user',
+    );
     expect(await tableImage()).toEqual(image);
   });
 });
-

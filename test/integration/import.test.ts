@@ -24,21 +24,30 @@ async function view(secret: string, teamRef: string) {
   const ids = async (resource: 'projects' | 'daemons') => {
     const count = head.counts[resource];
     if (count === 0) return [];
-    return (await reader.readPage(head, resource, { first: 1, last: count })).map((json) => (JSON.parse(json) as { id: number }).id);
+    return (await reader.readPage(head, resource, { first: 1, last: count })).map(
+      (json) => (JSON.parse(json) as { id: number }).id,
+    );
   };
-  return { projects: await ids('projects'), daemons: await ids('daemons'), finance: JSON.parse(`{${finance!.fieldsJson}}`), abilities: stored.abilities };
+  return {
+    projects: await ids('projects'),
+    daemons: await ids('daemons'),
+    finance: JSON.parse(`{${finance!.fieldsJson}}`),
+    abilities: stored.abilities,
+  };
 }
 
-const base = () => snapshot({
-  teams: [team(1, 'acme'), team(2, 'globex')],
-  users: [user(10, [1, 2]), user(11, [1])],
-  tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['projects:read'])],
-  environments: [environment(5, 1), environment(6, 2)],
-  servers: [server(7, 1, '10.00'), server(8, 2, '20.00')],
-  projects: [...projects(1, 30), ...projects(2, 5)],
-  daemons: [...daemons(5, 7, 4), ...daemons(6, 8, 2)],
-});
-const projectIds = (teamId: number, count: number, first = teamId * 100_000 + 1) => Array.from({ length: count }, (_, i) => first + i);
+const base = () =>
+  snapshot({
+    teams: [team(1, 'acme'), team(2, 'globex')],
+    users: [user(10, [1, 2]), user(11, [1])],
+    tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['projects:read'])],
+    environments: [environment(5, 1), environment(6, 2)],
+    servers: [server(7, 1, '10.00'), server(8, 2, '20.00')],
+    projects: [...projects(1, 30), ...projects(2, 5)],
+    daemons: [...daemons(5, 7, 4), ...daemons(6, 8, 2)],
+  });
+const projectIds = (teamId: number, count: number, first = teamId * 100_000 + 1) =>
+  Array.from({ length: count }, (_, i) => first + i);
 
 describe('import', () => {
   it('makes a team exactly what the snapshot gives it', async () => {
@@ -51,13 +60,16 @@ describe('import', () => {
 
   it('replaces a re-imported team as a whole: no project, daemon or cost of the old one survives', async () => {
     await importDocument(table, base());
-    await importDocument(table, snapshot({
-      teams: [team(1, 'acme')],
-      users: [user(10, [1])],
-      environments: [environment(5, 1)],
-      servers: [server(9, 1, '1.50', 'USD')],
-      projects: projects(1, 3, 900),
-    }));
+    await importDocument(
+      table,
+      snapshot({
+        teams: [team(1, 'acme')],
+        users: [user(10, [1])],
+        environments: [environment(5, 1)],
+        servers: [server(9, 1, '1.50', 'USD')],
+        projects: projects(1, 3, 900),
+      }),
+    );
     const acme = await view('ada-secret', 'acme');
     expect(acme?.projects).toEqual([900, 901, 902]);
     expect(acme?.daemons).toEqual([]);
@@ -72,7 +84,7 @@ describe('import', () => {
     expect(globex?.daemons).toEqual(projectIds(6, 2));
   });
 
-  it('gives a replaced team exactly the snapshot\'s members: a user who no longer lists it, or is absent, loses it', async () => {
+  it("gives a replaced team exactly the snapshot's members: a user who no longer lists it, or is absent, loses it", async () => {
     await importDocument(table, base());
     // Ada now lists only initech; Bob is absent from the snapshot. Both lose acme, which the
     // snapshot replaces; Ada keeps globex, which the snapshot does not speak for.
@@ -86,17 +98,24 @@ describe('import', () => {
   it('upserts tokens: abilities follow the snapshot, a revocation survives a re-import', async () => {
     await importDocument(table, base());
     await revoke(table.doc, table.tableName, { secret: 'ada-secret' });
-    await importDocument(table, snapshot({
-      teams: [team(1, 'acme')], users: [user(10, [1]), user(11, [1])],
-      tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['daemons:read'])],
-    }));
+    await importDocument(
+      table,
+      snapshot({
+        teams: [team(1, 'acme')],
+        users: [user(10, [1]), user(11, [1])],
+        tokens: [token(10, 'ada-secret', ['*']), token(11, 'bob-secret', ['daemons:read'])],
+      }),
+    );
     expect(await view('ada-secret', 'acme')).toBeNull();
     expect((await view('bob-secret', 'acme'))?.abilities).toEqual(['daemons:read']);
   });
 
   it('moves a team to a new slug: the old one no longer answers', async () => {
     await importDocument(table, base());
-    await importDocument(table, snapshot({ teams: [team(1, 'acme-inc')], users: [user(10, [1])], projects: projects(1, 1) }));
+    await importDocument(
+      table,
+      snapshot({ teams: [team(1, 'acme-inc')], users: [user(10, [1])], projects: projects(1, 1) }),
+    );
     expect(await view('ada-secret', 'acme')).toBeNull();
     expect((await view('ada-secret', 'acme-inc'))?.projects).toEqual(projectIds(1, 1));
     expect((await view('ada-secret', '1'))?.projects).toEqual(projectIds(1, 1));
@@ -104,10 +123,13 @@ describe('import', () => {
 
   it('lets a team take the slug another team of the same snapshot gives up', async () => {
     await importDocument(table, base());
-    await importDocument(table, snapshot({ teams: [team(1, 'globex'), team(2, 'globex-old')], users: [user(10, [1, 2]), user(11, [1])] }));
+    await importDocument(
+      table,
+      snapshot({ teams: [team(1, 'globex'), team(2, 'globex-old')], users: [user(10, [1, 2]), user(11, [1])] }),
+    );
     expect((await view('ada-secret', 'globex'))?.projects).toEqual([]);
     expect(await view('bob-secret', 'globex')).toEqual(expect.objectContaining({ projects: [] }));
-    expect((await view('ada-secret', 'globex-old'))).not.toBeNull();
+    expect(await view('ada-secret', 'globex-old')).not.toBeNull();
   });
 
   it('rejects, before writing anything, a slug that a team outside the snapshot holds', async () => {
@@ -151,11 +173,23 @@ describe('consistency while importing', () => {
   it('shows readers the team as it was while an import is under way, then as it is', async () => {
     await importDocument(table, base());
     const seen: (number[] | undefined)[] = [];
-    await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 400, 7000) }), {
-      onProgress: async () => { seen.push((await view('ada-secret', 'acme'))?.projects); },
-    });
+    await importDocument(
+      table,
+      snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 400, 7000) }),
+      {
+        onProgress: async () => {
+          seen.push((await view('ada-secret', 'acme'))?.projects);
+        },
+      },
+    );
     expect(seen.length).toBeGreaterThan(5);
-    expect(seen.every((ids) => JSON.stringify(ids) === JSON.stringify(projectIds(1, 30)) || JSON.stringify(ids) === JSON.stringify(projectIds(1, 400, 7000)))).toBe(true);
+    expect(
+      seen.every(
+        (ids) =>
+          JSON.stringify(ids) === JSON.stringify(projectIds(1, 30)) ||
+          JSON.stringify(ids) === JSON.stringify(projectIds(1, 400, 7000)),
+      ),
+    ).toBe(true);
     expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 400, 7000));
   });
 
@@ -184,19 +218,25 @@ describe('consistency while importing', () => {
     await importDocument(table, base());
     const racing = snapshot({ teams: [team(1, 'acme')], projects: projects(1, 1, 42) });
     let second: Promise<unknown> | undefined;
-    const first = importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 60, 9000) }), {
-      // A short lease, renewed often, so that the second import sees it alive within a second.
-      lock: { leaseMs: 3_000, renewEveryMs: 200 },
-      onProgress: async (p) => {
-        if (p.phase === 'writing' && !second) {
-          second = importDocument(table, racing);
-          await second.catch(() => {});
-        }
+    const first = importDocument(
+      table,
+      snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], projects: projects(1, 60, 9000) }),
+      {
+        // A short lease, renewed often, so that the second import sees it alive within a second.
+        lock: { leaseMs: 3_000, renewEveryMs: 200 },
+        onProgress: async (p) => {
+          if (p.phase === 'writing' && !second) {
+            second = importDocument(table, racing);
+            await second.catch(() => {});
+          }
+        },
       },
-    });
+    );
     await first;
     await expect(second).rejects.toBeInstanceOf(LockHeld);
-    await expect(second).rejects.toThrow(/another import is running .* run this import again when that one has finished/);
+    await expect(second).rejects.toThrow(
+      /another import is running .* run this import again when that one has finished/,
+    );
     expect((await view('ada-secret', 'acme'))?.projects).toEqual(projectIds(1, 60, 9000));
   });
 });

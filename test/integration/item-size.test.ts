@@ -16,7 +16,8 @@ beforeAll(async () => {
   table = await freshTable();
 });
 
-const put = (item: Record<string, unknown>) => table.doc.send(new PutCommand({ TableName: table.tableName, Item: item }));
+const put = (item: Record<string, unknown>) =>
+  table.doc.send(new PutCommand({ TableName: table.tableName, Item: item }));
 
 /** An item of exactly `bytes` by itemSize: 3-byte characters, then single bytes to make up the rest. */
 function itemOf(bytes: number): Record<string, unknown> {
@@ -42,13 +43,27 @@ describe('item sizes in bytes, as DynamoDB counts them', () => {
     // The longest strings the format allows, of 4-byte characters (JSON keeps them as they are).
     const longest = (characters: number) => '😀'.repeat(characters);
     const id = Number.MAX_SAFE_INTEGER;
-    const project = projectJson({ id, name: longest(LIMITS.name), slug: longest(LIMITS.name), client_id: id, created_at: '2026-01-01T00:00:00+00:00' });
+    const project = projectJson({
+      id,
+      name: longest(LIMITS.name),
+      slug: longest(LIMITS.name),
+      client_id: id,
+      created_at: '2026-01-01T00:00:00+00:00',
+    });
     const daemon = daemonJson({
-      id, name: longest(LIMITS.name), command: longest(LIMITS.text), username: longest(LIMITS.name), directory: longest(LIMITS.text),
-      processes: id, environment_id: id, server_id: id,
+      id,
+      name: longest(LIMITS.name),
+      command: longest(LIMITS.text),
+      username: longest(LIMITS.name),
+      directory: longest(LIMITS.text),
+      processes: id,
+      environment_id: id,
+      server_id: id,
     });
     for (const json of [project, daemon]) {
-      expect(itemSize(resourceItem(id, 'g'.repeat(16), 'daemons', 9_999_999_999, json))).toBeLessThan(DYNAMODB_ITEM_BYTES / 4);
+      expect(itemSize(resourceItem(id, 'g'.repeat(16), 'daemons', 9_999_999_999, json))).toBeLessThan(
+        DYNAMODB_ITEM_BYTES / 4,
+      );
     }
   });
 });

@@ -16,7 +16,15 @@ const write = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'log-secret-token')], projects: projects(1, 3) }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme')],
+      users: [user(10, [1])],
+      tokens: [token(10, 'log-secret-token')],
+      projects: projects(1, 3),
+    }),
+  );
   api = await startApi(table, { LOG_LEVEL: 'INFO' });
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
     const text = String(chunk);
@@ -32,7 +40,10 @@ afterAll(async () => {
 });
 
 const writtenLines = () => lines.flatMap((line) => line.split('\n')).filter(Boolean);
-const requestLines = () => writtenLines().map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.message === 'request');
+const requestLines = () =>
+  writtenLines()
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((l) => l.message === 'request');
 
 describe('request logs', () => {
   it('writes exactly one line per request, with request id, route, outcome, team, status, latency and cold start', async () => {
@@ -61,7 +72,7 @@ describe('request logs', () => {
     expect(logged.map((l) => l.ColdStart)).toEqual([1, 0, 0, 1]);
   });
 
-  it('writes each line as one embedded metric format document, its metrics the request\'s own', async () => {
+  it("writes each line as one embedded metric format document, its metrics the request's own", async () => {
     const before = requestLines().length;
     await api.get('/api/acme/projects', { token: 'log-secret-token' });
     await api.get('/api/acme/projects', { token: 'log-secret-token', method: 'HEAD' });
@@ -70,13 +81,29 @@ describe('request logs', () => {
     for (const line of written) expect(emfProblems(line), line).toEqual([]);
     const [first, again] = requestLines().slice(before);
     // A warm token: the page's Query goes with the token's read (one round trip), 1.5 RCU in all.
-    expect(first).toMatchObject({ route: 'projects', outcome: '2xx', Requests: 1, DynamoDBRoundTrips: 1, DynamoDBReadCapacity: 1.5 });
+    expect(first).toMatchObject({
+      route: 'projects',
+      outcome: '2xx',
+      Requests: 1,
+      DynamoDBRoundTrips: 1,
+      DynamoDBReadCapacity: 1.5,
+    });
     expect(again).toMatchObject({ route: 'projects', outcome: '2xx', DynamoDBRoundTrips: 1 });
     expect((first!._aws as { CloudWatchMetrics: unknown[] }).CloudWatchMetrics).toEqual([
-      { Namespace: 'TeamResourcesApi', Dimensions: [['route', 'outcome']], Metrics: [{ Name: 'Requests', Unit: 'Count' }] },
       {
-        Namespace: 'TeamResourcesApi', Dimensions: [['route']],
-        Metrics: [{ Name: 'Latency', Unit: 'Milliseconds' }, { Name: 'ColdStart', Unit: 'Count' }, { Name: 'DynamoDBRoundTrips', Unit: 'Count' }, { Name: 'DynamoDBReadCapacity', Unit: 'Count' }],
+        Namespace: 'TeamResourcesApi',
+        Dimensions: [['route', 'outcome']],
+        Metrics: [{ Name: 'Requests', Unit: 'Count' }],
+      },
+      {
+        Namespace: 'TeamResourcesApi',
+        Dimensions: [['route']],
+        Metrics: [
+          { Name: 'Latency', Unit: 'Milliseconds' },
+          { Name: 'ColdStart', Unit: 'Count' },
+          { Name: 'DynamoDBRoundTrips', Unit: 'Count' },
+          { Name: 'DynamoDBReadCapacity', Unit: 'Count' },
+        ],
       },
     ]);
   });

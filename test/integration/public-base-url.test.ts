@@ -8,13 +8,24 @@ let api: TestApi;
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({ teams: [team(1, 'acme')], users: [user(10, [1])], tokens: [token(10, 'secret-token')], projects: projects(1, 25) }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme')],
+      users: [user(10, [1])],
+      tokens: [token(10, 'secret-token')],
+      projects: projects(1, 25),
+    }),
+  );
   api = await startApi(table, { PUBLIC_BASE_URL: 'https://api.example.com/v2/' });
 });
 afterAll(() => api.close());
 
 it('builds meta.path and links on PUBLIC_BASE_URL, whatever the request host', async () => {
-  const { body } = await api.get('/api/acme/projects', { token: 'secret-token', headers: { Host: 'internal:3000', 'X-Forwarded-Proto': 'http' } });
+  const { body } = await api.get('/api/acme/projects', {
+    token: 'secret-token',
+    headers: { Host: 'internal:3000', 'X-Forwarded-Proto': 'http' },
+  });
   expect(body.meta.path).toBe('https://api.example.com/v2/api/acme/projects');
   expect(body.links).toEqual({
     first: 'https://api.example.com/v2/api/acme/projects?page=1',

@@ -19,11 +19,19 @@ import { projects, server, snapshot, team, token, user } from '../support/snapsh
 const TEAM_SIZE = 1_000;
 let table: TestTable;
 
-const data = (count: number, firstId?: number) => snapshot({
-  teams: [team(1, 'big')], users: [user(10, [1]), user(11, [])],
-  tokens: [token(10, 'secret-token'), token(10, 'to-revoke'), token(10, 'daemons-only', ['daemons:read']), token(11, 'outsider')],
-  servers: [server(7, 1, '10.00')], projects: projects(1, count, firstId),
-});
+const data = (count: number, firstId?: number) =>
+  snapshot({
+    teams: [team(1, 'big')],
+    users: [user(10, [1]), user(11, [])],
+    tokens: [
+      token(10, 'secret-token'),
+      token(10, 'to-revoke'),
+      token(10, 'daemons-only', ['daemons:read']),
+      token(11, 'outsider'),
+    ],
+    servers: [server(7, 1, '10.00')],
+    projects: projects(1, count, firstId),
+  });
 
 beforeAll(async () => {
   process.env.LOG_LEVEL = 'SILENT';
@@ -45,24 +53,38 @@ type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStru
 
 /** A warm function of each kind against the test table, whose every DynamoDB call is counted. */
 function functions(tableName = table.tableName) {
-  const client = createDynamoDbClient({ endpoint: table.endpoint, connectionTimeoutMs: 500, requestTimeoutMs: 10_000, maxAttempts: 2 });
+  const client = createDynamoDbClient({
+    endpoint: table.endpoint,
+    connectionTimeoutMs: 500,
+    requestTimeoutMs: 10_000,
+    maxAttempts: 2,
+  });
   const recorder = callRecorder(client);
   const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName }) };
   const handlers: Record<string, Handler> = {
     projects: listHandler('projects', runtime) as unknown as Handler,
     finances: financesHandler(runtime) as unknown as Handler,
   };
-  return async function request(target: string, options: { token?: string; ifNoneMatch?: string; host?: string } = {}): Promise<Counted> {
+  return async function request(
+    target: string,
+    options: { token?: string; ifNoneMatch?: string; host?: string } = {},
+  ): Promise<Counted> {
     const rawHeaders = ['Host', options.host ?? 'api.example.com'];
     if (options.token !== undefined) rawHeaders.push('Authorization', `Bearer ${options.token}`);
     if (options.ifNoneMatch !== undefined) rawHeaders.push('If-None-Match', options.ifNoneMatch);
     const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1' });
     if (!routed.route) throw new Error(`no route for ${target}`);
-    const { result, calls: trace } = await recorder.trace(() => handlers[routed.route.name]!(routed.event, lambdaContext(routed.route.name, 10_000, 'test')));
+    const { result, calls: trace } = await recorder.trace(() =>
+      handlers[routed.route.name]!(routed.event, lambdaContext(routed.route.name, 10_000, 'test')),
+    );
     const calls = trace.calls;
     return {
-      status: result.statusCode!, headers: (result.headers ?? {}) as Record<string, string>, body: result.body ? JSON.parse(result.body) : undefined,
-      calls, roundTrips: trace.sequentialRoundTrips, rcu: calls.reduce((sum, c) => sum + c.readCapacity, 0),
+      status: result.statusCode!,
+      headers: (result.headers ?? {}) as Record<string, string>,
+      body: result.body ? JSON.parse(result.body) : undefined,
+      calls,
+      roundTrips: trace.sequentialRoundTrips,
+      rcu: calls.reduce((sum, c) => sum + c.readCapacity, 0),
     };
   };
 }
@@ -205,7 +227,8 @@ describe('revalidation', () => {
     const own = await freshTable();
     await importDocument(own, data(100));
     const request = functions(own.tableName);
-    const tag = async (target: string, host?: string) => (await request(target, { token: 'secret-token', host })).headers.ETag;
+    const tag = async (target: string, host?: string) =>
+      (await request(target, { token: 'secret-token', host })).headers.ETag;
     const base = await tag('/api/big/projects?page=2');
     expect(await tag('/api/big/projects?page=2')).toBe(base);
     expect(await tag('/api/big/projects?page=02')).toBe(base); // the same page, the same bytes
@@ -246,27 +269,46 @@ describe('a team with 5,000 members and 300 cost lines', () => {
 
   beforeAll(async () => {
     large = await freshTable();
-    const costs = Array.from({ length: 300 }, (_, i) => ({ team_id: 2, label: `Cost line ${String(i).padStart(3, '0')}`, amount: '12.3456', currency: 'EUR' }));
-    await importDocument(large, snapshot({
-      teams: [team(1, 'big'), team(2, 'crowd')],
-      users: [user(10, [1, 2]), ...Array.from({ length: MEMBERS - 1 }, (_, i) => user(1_000 + i, [2]))],
-      tokens: [token(10, 'secret-token')],
-      projects: [...projects(1, 100), ...projects(2, 100)],
-      costs,
+    const costs = Array.from({ length: 300 }, (_, i) => ({
+      team_id: 2,
+      label: `Cost line ${String(i).padStart(3, '0')}`,
+      amount: '12.3456',
+      currency: 'EUR',
     }));
+    await importDocument(
+      large,
+      snapshot({
+        teams: [team(1, 'big'), team(2, 'crowd')],
+        users: [user(10, [1, 2]), ...Array.from({ length: MEMBERS - 1 }, (_, i) => user(1_000 + i, [2]))],
+        tokens: [token(10, 'secret-token')],
+        projects: [...projects(1, 100), ...projects(2, 100)],
+        costs,
+      }),
+    );
   }, 120_000);
 
-  it('costs a list what a small team\'s costs, at any depth of any team size: the head holds no members and no finance', async () => {
+  it("costs a list what a small team's costs, at any depth of any team size: the head holds no members and no finance", async () => {
     // The first table's team of 1,000 projects, this one's small team and crowd; first sight, then warm.
     const pages = [
-      [table, '/api/big/projects?page=1'], [table, '/api/big/projects?page=25'], [table, '/api/big/projects?page=50'],
-      [large, '/api/big/projects?page=5'], [large, '/api/crowd/projects?page=1'], [large, '/api/crowd/projects?page=5'],
+      [table, '/api/big/projects?page=1'],
+      [table, '/api/big/projects?page=25'],
+      [table, '/api/big/projects?page=50'],
+      [large, '/api/big/projects?page=5'],
+      [large, '/api/crowd/projects?page=1'],
+      [large, '/api/crowd/projects?page=5'],
     ] as const;
     for (const [own, target] of pages) {
       const request = functions(own.tableName);
       const first = await request(target, { token: 'secret-token' });
       const warm = await request(target, { token: 'secret-token' });
-      expect([target, first.status, first.rcu, first.roundTrips, warm.rcu, warm.roundTrips]).toEqual([target, 200, 1.5, 2, 1.5, 1]);
+      expect([target, first.status, first.rcu, first.roundTrips, warm.rcu, warm.roundTrips]).toEqual([
+        target,
+        200,
+        1.5,
+        2,
+        1.5,
+        1,
+      ]);
     }
   });
 

@@ -30,7 +30,13 @@ beforeAll(async () => {
     teams: [team(1, 'acme')],
     users: [user(10, [1])],
     tokens: [
-      { id: 5, user_id: 10, name: 'rocket', token_sha256: hashToken(MIGRATED), abilities: ['projects:read', 'servers:write'] },
+      {
+        id: 5,
+        user_id: 10,
+        name: 'rocket',
+        token_sha256: hashToken(MIGRATED),
+        abilities: ['projects:read', 'servers:write'],
+      },
       { user_id: 10, name: 'imported without id', token_sha256: hashToken(NO_ID), abilities: ['*'] },
       token(10, 'plain-dev-token'),
     ],
@@ -42,18 +48,36 @@ type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStru
 
 /** A warm function of each kind, its every DynamoDB call counted. */
 function functions() {
-  const client = createDynamoDbClient({ endpoint: table.endpoint, connectionTimeoutMs: 500, requestTimeoutMs: 10_000, maxAttempts: 2 });
+  const client = createDynamoDbClient({
+    endpoint: table.endpoint,
+    connectionTimeoutMs: 500,
+    requestTimeoutMs: 10_000,
+    maxAttempts: 2,
+  });
   const recorder = callRecorder(client);
-  const runtime = { config: readApiConfig({ TABLE_NAME: table.tableName }), reader: new TeamReader(client, { tableName: table.tableName }) };
+  const runtime = {
+    config: readApiConfig({ TABLE_NAME: table.tableName }),
+    reader: new TeamReader(client, { tableName: table.tableName }),
+  };
   const handlers: Record<string, Handler> = {
     projects: listHandler('projects', runtime) as unknown as Handler,
     finances: financesHandler(runtime) as unknown as Handler,
   };
-  return async function request(target: string, bearer: string): Promise<{ status: number; body: string; authenticate?: string; calls: CallTrace }> {
-    const routed = routeRequest({ method: 'GET', target, rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${bearer}`], sourceIp: '127.0.0.1' });
+  return async function request(
+    target: string,
+    bearer: string,
+  ): Promise<{ status: number; body: string; authenticate?: string; calls: CallTrace }> {
+    const routed = routeRequest({
+      method: 'GET',
+      target,
+      rawHeaders: ['Host', 'api.example.com', 'Authorization', `Bearer ${bearer}`],
+      sourceIp: '127.0.0.1',
+    });
     if (!routed.route) throw new Error(`no route for ${target}`);
     const { route, event } = routed;
-    const { result, calls } = await recorder.trace(() => handlers[route.name]!(event, lambdaContext(route.name, 10_000, 'test')));
+    const { result, calls } = await recorder.trace(() =>
+      handlers[route.name]!(event, lambdaContext(route.name, 10_000, 'test')),
+    );
     const headers = (result.headers ?? {}) as Record<string, string>;
     return { status: result.statusCode!, body: result.body ?? '', authenticate: headers['WWW-Authenticate'], calls };
   };
@@ -78,7 +102,7 @@ describe('a token migrated from Sanctum', () => {
     ['an empty id', `|${MIGRATED}`],
     ['an id sent for a token imported without one', `1|${NO_ID}`],
     ['an id sent with a token this service issued', '1|plain-dev-token'],
-  ])('refuses %s with the contract\'s 401, byte for byte', async (_, bearer) => {
+  ])("refuses %s with the contract's 401, byte for byte", async (_, bearer) => {
     const r = await functions()('/api/acme/projects', bearer);
     expect({ status: r.status, body: r.body, authenticate: r.authenticate }).toEqual(UNAUTHENTICATED);
   });
@@ -91,7 +115,12 @@ describe('a token migrated from Sanctum', () => {
 });
 
 describe('what a request costs, in either form', () => {
-  const summary = (calls: CallTrace) => ({ operations: calls.operations, roundTrips: calls.sequentialRoundTrips, rcu: calls.rcu, consistent: calls.calls.map((c) => c.consistent) });
+  const summary = (calls: CallTrace) => ({
+    operations: calls.operations,
+    roundTrips: calls.sequentialRoundTrips,
+    rcu: calls.rcu,
+    consistent: calls.calls.map((c) => c.consistent),
+  });
 
   it('reads the token and the head in one BatchGetItem for the same RCU as a token this service issued', async () => {
     const issued = await functions()('/api/acme/finances', 'plain-dev-token');
@@ -104,7 +133,12 @@ describe('what a request costs, in either form', () => {
       expect(r.status).toBe(200);
       expect(summary(r.calls)).toEqual(summary(plain.calls));
     }
-    expect(summary(plain.calls)).toEqual({ operations: ['BatchGetItem', 'Query'], roundTrips: 2, rcu: 1.5, consistent: [false, false] });
+    expect(summary(plain.calls)).toEqual({
+      operations: ['BatchGetItem', 'Query'],
+      roundTrips: 2,
+      rcu: 1.5,
+      consistent: [false, false],
+    });
   });
 
   it('costs a wrong id or a wrong secret the one read of an unknown token, and a non-digit id no read at all', async () => {
@@ -112,9 +146,18 @@ describe('what a request costs, in either form', () => {
     // A warm function that just passed the right id: a wrong one does not speculate on that pass.
     await request('/api/acme/projects', `5|${MIGRATED}`);
     const unknown = await request('/api/acme/projects', 'no-such-token-at-all');
-    expect(summary(unknown.calls)).toEqual({ operations: ['BatchGetItem'], roundTrips: 1, rcu: 0.5, consistent: [false] });
+    expect(summary(unknown.calls)).toEqual({
+      operations: ['BatchGetItem'],
+      roundTrips: 1,
+      rcu: 0.5,
+      consistent: [false],
+    });
     // The secret's hash is the key either way; a secret that names a token reads its item (0.5 RCU more), as Sanctum reads the row.
-    for (const [bearer, rcu] of [[`5|no-such-secret`, 0.5], [`6|${MIGRATED}`, 1], [`1|${NO_ID}`, 1]] as const) {
+    for (const [bearer, rcu] of [
+      [`5|no-such-secret`, 0.5],
+      [`6|${MIGRATED}`, 1],
+      [`1|${NO_ID}`, 1],
+    ] as const) {
       const r = await request('/api/acme/projects', bearer);
       expect(r.status).toBe(401);
       expect(summary(r.calls)).toEqual({ ...summary(unknown.calls), rcu });
@@ -129,8 +172,15 @@ describe('token list and revoke --id --user', () => {
   const ROOT = new URL('../..', import.meta.url).pathname;
   const token = (args: string[]) => {
     const result = spawnSync(process.execPath, [join(ROOT, 'commands/token.ts'), ...args], {
-      cwd: ROOT, encoding: 'utf8', timeout: 60_000,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TABLE_NAME: table.tableName,
+        DYNAMODB_ENDPOINT: table.endpoint,
+      },
     });
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   };
@@ -144,11 +194,18 @@ describe('token list and revoke --id --user', () => {
   });
 
   it('revokes a migrated token by its Sanctum id and user; then neither form reads', async () => {
-    expect(token(['revoke', '--id', '7', '--user', '10'])).toMatchObject({ code: 1, stderr: expect.stringContaining('user 10 has no token with Sanctum id 7') });
+    expect(token(['revoke', '--id', '7', '--user', '10'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('user 10 has no token with Sanctum id 7'),
+    });
     expect(token(['revoke', '--id', 'seven', '--user', '10'])).toMatchObject({ code: 2 });
-    expect(token(['revoke', '--user', '10'])).toMatchObject({ code: 2, stderr: expect.stringContaining('revoke needs a token, or --id <id>') });
+    expect(token(['revoke', '--user', '10'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('revoke needs a token, or --id <id>'),
+    });
     expect(token(['revoke', '--id', '5', '--user', '10'])).toMatchObject({ code: 0, stdout: 'revoked\n' });
     expect(token(['list', '--user', '10']).stdout).toMatch(/revoked\s+rocket/);
-    for (const bearer of [`5|${MIGRATED}`, MIGRATED]) expect((await functions()('/api/acme/projects', bearer)).status).toBe(401);
+    for (const bearer of [`5|${MIGRATED}`, MIGRATED])
+      expect((await functions()('/api/acme/projects', bearer)).status).toBe(401);
   });
 });

@@ -21,11 +21,15 @@ let api: TestApi;
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'globex')], users: [user(10, [1])],
-    tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read'])],
-    projects: [...projects(1, 123), ...projects(2, 3)],
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'globex')],
+      users: [user(10, [1])],
+      tokens: [token(10, 'secret-all'), token(10, 'secret-finances', ['finances:read'])],
+      projects: [...projects(1, 123), ...projects(2, 3)],
+    }),
+  );
   api = await startApi(table);
 });
 afterAll(() => api.close());
@@ -34,8 +38,13 @@ describe('examples/typed-client', () => {
   it('has the types openapi-typescript generates from openapi.json (npm run openapi regenerates both)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'typed-client-'));
     try {
-      await run(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', join(dir, 'api.d.ts')], { cwd: ROOT, timeout: 60_000 });
-      expect(readFileSync(join(ROOT, 'examples/typed-client/api.d.ts'), 'utf8')).toBe(readFileSync(join(dir, 'api.d.ts'), 'utf8'));
+      await run(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', join(dir, 'api.d.ts')], {
+        cwd: ROOT,
+        timeout: 60_000,
+      });
+      expect(readFileSync(join(ROOT, 'examples/typed-client/api.d.ts'), 'utf8')).toBe(
+        readFileSync(join(dir, 'api.d.ts'), 'utf8'),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -53,7 +62,7 @@ describe('examples/typed-client', () => {
     expect(seen).toEqual(projects(1, 123).map((p) => p.id));
   });
 
-  it('reports the API\'s error message and status', async () => {
+  it("reports the API's error message and status", async () => {
     const walk = allProjects(api.server.url, 'secret-finances', 'acme');
     await expect(walk.next()).rejects.toThrow('403 This token does not have the projects:read ability.');
   });

@@ -30,15 +30,18 @@ beforeAll(async () => {
   process.on('unhandledRejection', onProcessError);
   process.on('uncaughtException', onProcessError);
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme')],
-    users: [user(10, [1])],
-    tokens: [token(10, SECRET)],
-    environments: [environment(5, 1)],
-    servers: [server(7, 1, '24.15')],
-    projects: projects(1, 12),
-    daemons: daemons(5, 7, 4),
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme')],
+      users: [user(10, [1])],
+      tokens: [token(10, SECRET)],
+      environments: [environment(5, 1)],
+      servers: [server(7, 1, '24.15')],
+      projects: projects(1, 12),
+      daemons: daemons(5, 7, 4),
+    }),
+  );
   proxy = await startFaultProxy(table.endpoint);
   api = await startApi(table, { DYNAMODB_ENDPOINT: proxy.endpoint });
 });
@@ -80,7 +83,8 @@ async function expectHealthy(path: string, { strict = false } = {}) {
     res = await api.get(path, { token: SECRET });
   }
   expect(res.status, res.text).toBe(200);
-  if (path.includes('projects')) expect(res.body.data.map((p: { id: number }) => p.id)).toEqual([100_006, 100_007, 100_008, 100_009, 100_010]);
+  if (path.includes('projects'))
+    expect(res.body.data.map((p: { id: number }) => p.id)).toEqual([100_006, 100_007, 100_008, 100_009, 100_010]);
   if (path.includes('daemons')) expect(res.body.meta.total).toBe(4);
   if (path.includes('finances')) expect(res.body.grand_total).toBe(24.15);
 }
@@ -89,7 +93,11 @@ async function expectHealthy(path: string, { strict = false } = {}) {
  * Turns the fault on, asks every endpoint, turns it off, and asks again. Each answer under the
  * fault must come before `withinMs` (by default the function's timeout: it was not killed).
  */
-async function underFault(mode: Exclude<ProxyMode, { fault: 'pass' }>, paths: readonly string[], withinMs = FUNCTION_TIMEOUT_MS) {
+async function underFault(
+  mode: Exclude<ProxyMode, { fault: 'pass' }>,
+  paths: readonly string[],
+  withinMs = FUNCTION_TIMEOUT_MS,
+) {
   await proxy.set(mode);
   const injectedBefore = proxy.injected;
   try {
@@ -113,21 +121,27 @@ describe('DynamoDB faults behind the functions', () => {
   });
 
   const fastFaults: Fault[] = ['refuse', 'close', 'reset', 'throttle', 'provisioned', 'internal'];
-  it.each(fastFaults)('answers 503 with Retry-After: 1 before the function\'s timeout when DynamoDB is %s, and recovers at once', async (fault) => {
-    await underFault({ fault }, ENDPOINTS);
-  });
+  it.each(fastFaults)(
+    "answers 503 with Retry-After: 1 before the function's timeout when DynamoDB is %s, and recovers at once",
+    async (fault) => {
+      await underFault({ fault }, ENDPOINTS);
+    },
+  );
 
-  it.each(['reset', 'throttle', 'close'] as const)('answers 503 when only the page Query fails (%s), after the token and team were read', async (fault) => {
-    await underFault({ fault, operations: ['Query'] }, ENDPOINTS.slice(1));
-    expect(proxy.forwarded).toBeGreaterThan(0);
-    // Finances need no Query: they are untouched by it.
-    await proxy.set({ fault, operations: ['Query'] });
-    try {
-      await expectHealthy('/api/acme/finances');
-    } finally {
-      await proxy.pass();
-    }
-  });
+  it.each(['reset', 'throttle', 'close'] as const)(
+    'answers 503 when only the page Query fails (%s), after the token and team were read',
+    async (fault) => {
+      await underFault({ fault, operations: ['Query'] }, ENDPOINTS.slice(1));
+      expect(proxy.forwarded).toBeGreaterThan(0);
+      // Finances need no Query: they are untouched by it.
+      await proxy.set({ fault, operations: ['Query'] });
+      try {
+        await expectHealthy('/api/acme/finances');
+      } finally {
+        await proxy.pass();
+      }
+    },
+  );
 
   it('answers 503 when every BatchGetItem comes back with all its keys unprocessed (a throttled batch)', async () => {
     await underFault({ fault: 'unprocessed' }, ENDPOINTS);
@@ -145,7 +159,7 @@ describe('DynamoDB faults behind the functions', () => {
     expect(proxy.forwarded).toBeGreaterThan(0);
   });
 
-  it('answers 503 within the contract\'s 8 s wait on the database when DynamoDB stalls (accepts, never answers)', async () => {
+  it("answers 503 within the contract's 8 s wait on the database when DynamoDB stalls (accepts, never answers)", async () => {
     // The SDK gives up on a call after 2 attempts of at most (connect 0.5 s + answer 1.5 s),
     // about 3 s. The bound is the contract's (8 s of waiting, plus a second to answer), which the
     // request's last-resort deadline (0.5 s before the function's 10 s timeout) would not meet:
@@ -170,7 +184,9 @@ describe('DynamoDB faults behind the functions', () => {
     const unavailable = paths.filter((_, i) => answers[i]!.status === 503);
     for (const res of answers) if (res.status !== 200) expectServiceUnavailable(res);
     if (unavailable.length > 0) {
-      timings.push(`burst after a reset: ${unavailable.length} of 30 answered 503 at once, asked again after Retry-After`);
+      timings.push(
+        `burst after a reset: ${unavailable.length} of 30 answered 503 at once, asked again after Retry-After`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       for (const path of unavailable) await expectHealthy(path);
     }

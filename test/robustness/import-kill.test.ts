@@ -36,15 +36,16 @@ const before = snapshot({
   daemons: [...daemons(5, 7, 5), ...daemons(6, 8, 2)],
 });
 /** Team 1 again, much larger, with other names and a new member. */
-const after = (projectCount: number) => snapshot({
-  teams: [team(1, 'big')],
-  users: [user(10, [1]), user(13, [1])],
-  tokens: [token(13, NEW_SECRET)],
-  environments: [environment(5, 1)],
-  servers: [server(7, 1, '99.99')],
-  projects: projects(1, projectCount, 1).map((p) => ({ ...p, name: `new ${p.id} ${'x'.repeat(200)}` })),
-  daemons: daemons(5, 7, BIG_DAEMONS),
-});
+const after = (projectCount: number) =>
+  snapshot({
+    teams: [team(1, 'big')],
+    users: [user(10, [1]), user(13, [1])],
+    tokens: [token(13, NEW_SECRET)],
+    environments: [environment(5, 1)],
+    servers: [server(7, 1, '99.99')],
+    projects: projects(1, projectCount, 1).map((p) => ({ ...p, name: `new ${p.id} ${'x'.repeat(200)}` })),
+    daemons: daemons(5, 7, BIG_DAEMONS),
+  });
 
 beforeAll(async () => {
   table = await freshTable();
@@ -68,7 +69,9 @@ async function generationsOf(teamId: number) {
 }
 
 async function head(teamId: number) {
-  const { Item } = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: teamHeadKey(teamId), ConsistentRead: true }));
+  const { Item } = await table.doc.send(
+    new GetCommand({ TableName: table.tableName, Key: teamHeadKey(teamId), ConsistentRead: true }),
+  );
   return Item as Record<string, unknown>;
 }
 
@@ -77,7 +80,11 @@ async function readTeam(secret = SECRET) {
   const res = await api.get('/api/big/projects?per_page=3', { token: secret });
   if (res.status !== 200) return { status: res.status };
   const names: string[] = res.body.data.map((p: { name: string }) => p.name);
-  const kind = names.every((n) => n.startsWith('new ')) ? 'new' : names.every((n) => n.startsWith('Project ')) ? 'old' : 'mixed';
+  const kind = names.every((n) => n.startsWith('new '))
+    ? 'new'
+    : names.every((n) => n.startsWith('Project '))
+      ? 'old'
+      : 'mixed';
   return { total: res.body.meta.total as number, kind };
 }
 
@@ -140,7 +147,11 @@ describe('an invalid snapshot', () => {
 
   it('is rejected before writing when the table makes it unusable (a slug another team holds)', async () => {
     const image = await tableImage();
-    const file = await files.write({ teams: [team(4, 'bystander')], users: [user(40, [4])], projects: projects(4, 30) });
+    const file = await files.write({
+      teams: [team(4, 'bystander')],
+      users: [user(40, [4])],
+      projects: projects(4, 30),
+    });
     const result = await runImportCli(table, file).exited;
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('slug "bystander" is already used by team 2');
@@ -170,7 +181,9 @@ describe('an import killed part-way', () => {
   it('killed while it writes, leaves readers on the old team and no new token valid; rerun, it completes at once', async () => {
     const file = await files.write(after(BIG));
     const oldGeneration = (await head(1)).generation as string;
-    const bystanderBefore = (await tableImage()).filter((line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'));
+    const bystanderBefore = (await tableImage()).filter(
+      (line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'),
+    );
 
     // 1. Kill it while it writes items; readers read all the while.
     const killed = await importWhileReading(file, (line) => writtenOf(line) >= KILL_AFTER_ITEMS);
@@ -191,17 +204,23 @@ describe('an import killed part-way', () => {
     expect(killedGenerations).toHaveLength(1);
     const killedGeneration = killedGenerations[0]!;
     expect((await head(1)).generation).toBe(oldGeneration);
-    console.info(`import killed after ${written} items written; ${afterKill.get(killedGeneration)} items of the killed generation in the table`);
+    console.info(
+      `import killed after ${written} items written; ${afterKill.get(killedGeneration)} items of the killed generation in the table`,
+    );
 
     // 3. Rerun at once: the dead import's lock is taken over at once; readers see old, then new.
     const started = performance.now();
     const rerun = await importWhileReading(file);
     expect(rerun.exited.code, rerun.exited.stderr).toBe(0);
     expect(rerun.exited.stderr).not.toContain('waiting for the lock');
-    expect(rerun.exited.stdout).toContain(`imported 1 team (${(BIG + BIG_DAEMONS).toLocaleString('en')} projects and daemons)`);
+    expect(rerun.exited.stdout).toContain(
+      `imported 1 team (${(BIG + BIG_DAEMONS).toLocaleString('en')} projects and daemons)`,
+    );
     expect(rerun.seen.filter((s) => s !== OLD && s !== NEW)).toEqual([]);
     expect(rerun.seen.indexOf(OLD)).toBeLessThanOrEqual(0); // old only before new
-    console.info(`rerun completed in ${((performance.now() - started) / 1000).toFixed(1)} s; readers saw ${rerun.seen.join(' then ')}`);
+    console.info(
+      `rerun completed in ${((performance.now() - started) / 1000).toFixed(1)} s; readers saw ${rerun.seen.join(' then ')}`,
+    );
 
     // 4. The team is as the snapshot says, with the snapshot's members.
     expect(await readTeam()).toEqual({ total: BIG, kind: 'new' });
@@ -209,7 +228,9 @@ describe('an import killed part-way', () => {
     const last = await api.get(`/api/big/projects?per_page=50&page=${BIG / 50}`, { token: SECRET });
     expect(last.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 50 }, (_, i) => BIG - 49 + i));
     const middle = await api.get('/api/1/projects?per_page=7&page=1000', { token: SECRET });
-    expect(middle.body.data.map((p: { id: number }) => p.id)).toEqual(Array.from({ length: 7 }, (_, i) => 999 * 7 + 1 + i));
+    expect(middle.body.data.map((p: { id: number }) => p.id)).toEqual(
+      Array.from({ length: 7 }, (_, i) => 999 * 7 + 1 + i),
+    );
     expect((await api.get('/api/big/daemons', { token: SECRET })).body.meta.total).toBe(BIG_DAEMONS);
     expect((await api.get('/api/big/finances', { token: SECRET })).body.totals).toEqual({ EUR: 99.99 });
 
@@ -222,7 +243,9 @@ describe('an import killed part-way', () => {
     expect(ledger.map((item) => String(item.sk)[0])).toEqual(['R']); // nothing pending; the old one retired
     expect((await scanAll(table)).some((item) => item.pk === 'IMPORT')).toBe(false); // the lock was released
     // The other team was never touched.
-    const bystanderAfter = (await tableImage()).filter((line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'));
+    const bystanderAfter = (await tableImage()).filter(
+      (line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'),
+    );
     expect(bystanderAfter).toEqual(bystanderBefore);
     expect(bystanderAfter.length).toBe(3 + 2 + 1 + 4); // projects, daemons, a member, head and finance copies
   }, 120_000);

@@ -35,7 +35,12 @@ function state(version: number) {
     users: [user(10, [1])],
     tokens: [token(10, SECRET)],
     projects: idsOf(version).map((id) => ({
-      id, team_id: 1, client_id: null, name: `v${version} project ${id}`, slug: `p-${id}`, created_at: '2026-01-02T05:04:05Z',
+      id,
+      team_id: 1,
+      client_id: null,
+      name: `v${version} project ${id}`,
+      slug: `p-${id}`,
+      created_at: '2026-01-02T05:04:05Z',
     })),
   };
 }
@@ -70,9 +75,10 @@ function inconsistency(res: ApiResponse, page: number): string | undefined {
   const all = idsOf(version);
   const expected = all.slice((page - 1) * PER_PAGE, page * PER_PAGE);
   if (meta.total !== all.length) return `items of import ${version} with the total of another (${meta.total})`;
-  if (JSON.stringify(data.map((p) => p.id)) !== JSON.stringify(expected)) return `page ${page} of import ${version} holds ${data.length} of ${expected.length} items`;
+  if (JSON.stringify(data.map((p) => p.id)) !== JSON.stringify(expected))
+    return `page ${page} of import ${version} holds ${data.length} of ${expected.length} items`;
   if (results !== data.length || meta.to !== (meta.from ?? 0) + results - 1) return 'results, from and to disagree';
-  if ((links.next === null) !== (page >= meta.last_page)) return 'links.next disagrees with last_page';
+  if ((links.next === null) !== page >= meta.last_page) return 'links.next disagrees with last_page';
   return undefined;
 }
 
@@ -108,8 +114,11 @@ async function projectGenerations(): Promise<number> {
   const partitions = new Set<string>();
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await table.doc.send(new ScanCommand({ TableName: table.tableName, ProjectionExpression: 'pk', ExclusiveStartKey }));
-    for (const item of page.Items ?? []) if (/^TEAM#1#G.+#projects$/.test(String(item.pk))) partitions.add(String(item.pk));
+    const page = await table.doc.send(
+      new ScanCommand({ TableName: table.tableName, ProjectionExpression: 'pk', ExclusiveStartKey }),
+    );
+    for (const item of page.Items ?? [])
+      if (/^TEAM#1#G.+#projects$/.test(String(item.pk))) partitions.add(String(item.pk));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return partitions.size;
@@ -120,7 +129,9 @@ describe('readers while imports run back to back, page reads slowed on purpose',
     await proxy.set({ fault: 'slow', delayMs: 400, operations: ['Query'] });
     const outcome = await importsWhileReading();
     await proxy.pass();
-    console.info(`real clock: ${IMPORTS} imports; ${outcome.ok} 200s, ${outcome.inconsistent.length} inconsistent, ${outcome.unavailable} 503s`);
+    console.info(
+      `real clock: ${IMPORTS} imports; ${outcome.ok} 200s, ${outcome.inconsistent.length} inconsistent, ${outcome.unavailable} 503s`,
+    );
     expect(outcome.inconsistent).toEqual([]);
     expect(outcome.other).toEqual([]);
     expect(outcome.ok).toBeGreaterThan(IMPORTS);
@@ -143,7 +154,10 @@ describe('readers while imports run back to back, page reads slowed on purpose',
       await proxy.set({ fault: 'hold', operations: ['Query'] });
       // With If-None-Match (a tag that never matches) the function sends no Query before it has
       // read the head, so the Query held here is the one on the generation the head named.
-      const request = api.get(`/api/acme/projects?per_page=${PER_PAGE}&page=2`, { token: SECRET, headers: { 'If-None-Match': '"never"' } });
+      const request = api.get(`/api/acme/projects?per_page=${PER_PAGE}&page=2`, {
+        token: SECRET,
+        headers: { 'If-None-Match': '"never"' },
+      });
       while (proxy.held === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       for (let i = 0; i < 2; i++) {
         now += 10 * 60_000;
@@ -174,9 +188,14 @@ describe('readers while imports run back to back, page reads slowed on purpose',
   it('never get an inconsistent 200 when imports run faster than retention allows, page reads slowed', async () => {
     let now = Date.now();
     await proxy.set({ fault: 'slow', delayMs: 400, operations: ['Query'] });
-    const outcome = await importsWhileReading(() => now, () => (now += 10 * 60_000));
+    const outcome = await importsWhileReading(
+      () => now,
+      () => (now += 10 * 60_000),
+    );
     await proxy.pass();
-    console.info(`clock 10 minutes per import: ${IMPORTS} imports; ${outcome.ok} 200s, ${outcome.inconsistent.length} inconsistent, ${outcome.unavailable} 503s`);
+    console.info(
+      `clock 10 minutes per import: ${IMPORTS} imports; ${outcome.ok} 200s, ${outcome.inconsistent.length} inconsistent, ${outcome.unavailable} 503s`,
+    );
     expect(outcome.inconsistent).toEqual([]);
     expect(outcome.other).toEqual([]);
   }, 120_000);

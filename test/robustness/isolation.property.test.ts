@@ -27,10 +27,34 @@ const ROUTES = [
 ] as const;
 const CURRENCIES = ['EUR', 'USD', 'GBP'] as const;
 
-interface Team { id: number; slug: string; name: string }
-interface Token { secret: string; userId: number; abilities: string[]; valid: boolean }
-interface Project { id: number; name: string; slug: string; client_id: number | null; created_at: string }
-interface Daemon { id: number; name: string; command: string; username: string; directory: string; processes: number; environment_id: number; server_id: number }
+interface Team {
+  id: number;
+  slug: string;
+  name: string;
+}
+interface Token {
+  secret: string;
+  userId: number;
+  abilities: string[];
+  valid: boolean;
+}
+interface Project {
+  id: number;
+  name: string;
+  slug: string;
+  client_id: number | null;
+  created_at: string;
+}
+interface Daemon {
+  id: number;
+  name: string;
+  command: string;
+  username: string;
+  directory: string;
+  processes: number;
+  environment_id: number;
+  server_id: number;
+}
 
 /** Everything imported so far, across runs: the model the answers are checked against. */
 const model = {
@@ -62,7 +86,11 @@ const teamSpec = fc.record({
     { maxLength: 8 },
   ),
   costs: fc.array(
-    fc.record({ label: fc.constantFrom('Backups', 'Servers', 'DNS', 'backups', 'Élan'), cost: amount, currency: fc.constantFrom(...CURRENCIES) }),
+    fc.record({
+      label: fc.constantFrom('Backups', 'Servers', 'DNS', 'backups', 'Élan'),
+      cost: amount,
+      currency: fc.constantFrom(...CURRENCIES),
+    }),
     { maxLength: 3 },
   ),
   reversed: fc.boolean(),
@@ -79,7 +107,9 @@ const worldSpec = fc.record({
     }),
     { minLength: 1, maxLength: 6 },
   ),
-  daemons: fc.array(fc.record({ environment: fc.nat(), server: fc.nat(), processes: fc.nat(64), name }), { maxLength: 10 }),
+  daemons: fc.array(fc.record({ environment: fc.nat(), server: fc.nat(), processes: fc.nat(64), name }), {
+    maxLength: 10,
+  }),
 });
 type WorldSpec = typeof worldSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -100,7 +130,11 @@ let run = 0;
 function buildWorld(spec: WorldSpec) {
   run++;
   const base = run * 1_000;
-  const teams: Team[] = spec.teams.map((_, i) => ({ id: base + i + 1, slug: `iso-${run}-${i}-team`, name: `Team ${run}/${i}` }));
+  const teams: Team[] = spec.teams.map((_, i) => ({
+    id: base + i + 1,
+    slug: `iso-${run}-${i}-team`,
+    name: `Team ${run}/${i}`,
+  }));
   const environments: { id: number; team_id: number; name: string }[] = [];
   const servers: { id: number; team_id: number; name: string; monthly_cost: string; currency: string }[] = [];
   const clients: { id: number; team_id: number; name: string }[] = [];
@@ -109,17 +143,38 @@ function buildWorld(spec: WorldSpec) {
   let projectId = base * 100;
   spec.teams.forEach((t, i) => {
     const team = teams[i]!;
-    for (let e = 0; e < t.environments; e++) environments.push({ id: base + 10 * i + e + 1, team_id: team.id, name: `env-${e}` });
-    t.servers.forEach((s, k) => servers.push({ id: base + 10 * i + k + 1, team_id: team.id, name: `srv-${k}`, monthly_cost: s.cost.text, currency: s.currency }));
+    for (let e = 0; e < t.environments; e++)
+      environments.push({ id: base + 10 * i + e + 1, team_id: team.id, name: `env-${e}` });
+    t.servers.forEach((s, k) =>
+      servers.push({
+        id: base + 10 * i + k + 1,
+        team_id: team.id,
+        name: `srv-${k}`,
+        monthly_cost: s.cost.text,
+        currency: s.currency,
+      }),
+    );
     const teamClients = Array.from({ length: t.clients }, (_, c) => base + 10 * i + c + 1);
     for (const id of teamClients) clients.push({ id, team_id: team.id, name: `client-${id}` });
     const own = t.projects.map((p) => {
       projectId += p.gap;
       const { written, shown } = timestamps(p.at, p.offsetMinutes, p.zulu);
       const client = p.client === null || teamClients.length === 0 ? null : teamClients[p.client % teamClients.length]!;
-      return { record: { id: projectId, team_id: team.id, client_id: client, name: p.name, slug: p.slug, created_at: written }, shown };
+      return {
+        record: { id: projectId, team_id: team.id, client_id: client, name: p.name, slug: p.slug, created_at: written },
+        shown,
+      };
     });
-    model.projects.set(team.id, own.map(({ record, shown }) => ({ id: record.id, name: record.name, slug: record.slug, client_id: record.client_id, created_at: shown })));
+    model.projects.set(
+      team.id,
+      own.map(({ record, shown }) => ({
+        id: record.id,
+        name: record.name,
+        slug: record.slug,
+        client_id: record.client_id,
+        created_at: shown,
+      })),
+    );
     projects.push(...(t.reversed ? [...own].reverse() : own).map((p) => p.record));
     t.costs.forEach((c) => costs.push({ team_id: team.id, label: c.label, amount: c.cost.text, currency: c.currency }));
     model.costs.set(team.id, [
@@ -134,17 +189,31 @@ function buildWorld(spec: WorldSpec) {
       const environment = environments[d.environment % environments.length]!;
       const server = servers[d.server % servers.length]!;
       daemons.push({
-        id: base * 100 + 50_000 - k, name: d.name, command: `run ${k}`, username: 'forge', directory: `/srv/${k}`,
-        processes: d.processes, environment_id: environment.id, server_id: server.id,
+        id: base * 100 + 50_000 - k,
+        name: d.name,
+        command: `run ${k}`,
+        username: 'forge',
+        directory: `/srv/${k}`,
+        processes: d.processes,
+        environment_id: environment.id,
+        server_id: server.id,
       });
     });
   }
   for (const team of teams) {
     const envIds = new Set(environments.filter((e) => e.team_id === team.id).map((e) => e.id));
-    model.daemons.set(team.id, daemons.filter((d) => envIds.has(d.environment_id)).sort((a, b) => a.id - b.id));
+    model.daemons.set(
+      team.id,
+      daemons.filter((d) => envIds.has(d.environment_id)).sort((a, b) => a.id - b.id),
+    );
   }
-  const users = spec.users.map((mask, u) => ({ id: base + u + 1, name: `user ${u}`, teams: teams.filter((_, i) => mask[i]).map((t) => t.id) }));
-  for (const team of teams) model.members.set(team.id, new Set(users.filter((u) => u.teams.includes(team.id)).map((u) => u.id)));
+  const users = spec.users.map((mask, u) => ({
+    id: base + u + 1,
+    name: `user ${u}`,
+    teams: teams.filter((_, i) => mask[i]).map((t) => t.id),
+  }));
+  for (const team of teams)
+    model.members.set(team.id, new Set(users.filter((u) => u.teams.includes(team.id)).map((u) => u.id)));
   const tokens = spec.tokens.map((t, k) => ({
     user_id: users[t.user % users.length]!.id,
     token: `iso-${run}-${k}-secret`, // unique: `run` counts every world, shrinking's included
@@ -152,7 +221,10 @@ function buildWorld(spec: WorldSpec) {
     expires_at: t.expiry === 'none' ? null : t.expiry === 'past' ? '2001-02-03T04:05:06Z' : '2999-01-01T00:00:00+01:00',
   }));
   const runTokens: Token[] = tokens.map((t, k) => ({
-    secret: t.token, userId: t.user_id, abilities: t.abilities, valid: spec.tokens[k]!.expiry !== 'past' && !spec.tokens[k]!.revoked,
+    secret: t.token,
+    userId: t.user_id,
+    abilities: t.abilities,
+    valid: spec.tokens[k]!.expiry !== 'past' && !spec.tokens[k]!.revoked,
   }));
   for (const team of teams) {
     model.teams.set(String(team.id), team);
@@ -163,14 +235,27 @@ function buildWorld(spec: WorldSpec) {
   return { teams, runTokens, document, revoked };
 }
 
-interface Expected { status: number; body?: unknown; finance?: CostEntry[] }
+interface Expected {
+  status: number;
+  body?: unknown;
+  finance?: CostEntry[];
+}
 
-function expectedAnswer(token: Token | undefined, segment: string, route: (typeof ROUTES)[number], url: string): Expected {
+function expectedAnswer(
+  token: Token | undefined,
+  segment: string,
+  route: (typeof ROUTES)[number],
+  url: string,
+): Expected {
   if (!token || !token.valid) return { status: 401, body: { message: 'Unauthenticated.' } };
   if (!token.abilities.includes(route.ability) && !token.abilities.includes('*')) {
     return {
       status: 403,
-      body: { message: `This token does not have the ${route.ability} ability.`, code: 'insufficient_permission', missing_permissions: [route.ability] },
+      body: {
+        message: `This token does not have the ${route.ability} ability.`,
+        code: 'insufficient_permission',
+        missing_permissions: [route.ability],
+      },
     };
   }
   const team = model.teams.get(segment);
@@ -184,7 +269,15 @@ function expectedAnswer(token: Token | undefined, segment: string, route: (typeo
     body: {
       data: sorted,
       links: { first: `${path}?page=1`, last: `${path}?page=1`, prev: null, next: null },
-      meta: { current_page: 1, from: sorted.length > 0 ? 1 : null, last_page: 1, per_page: 20, to: sorted.length > 0 ? sorted.length : null, total: sorted.length, path },
+      meta: {
+        current_page: 1,
+        from: sorted.length > 0 ? 1 : null,
+        last_page: 1,
+        per_page: 20,
+        to: sorted.length > 0 ? sorted.length : null,
+        total: sorted.length,
+        path,
+      },
       results: sorted.length,
     },
   };
@@ -199,49 +292,71 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 describe('isolation between teams, users and tokens (property-based, through HTTP)', () => {
-  it('gives every token exactly what its user\'s teams own, through the abilities it has, and 401/403/404 in the contract\'s order otherwise', async () => {
-    let requests = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.limitShrink(worldSpec, MAX_SHRINKS), async (spec) => {
-        const earlierTeams = model.teamList.slice(-1);
-        const earlierTokens = model.tokens.slice(-1);
-        const { teams, runTokens, document, revoked } = buildWorld(spec);
-        await importDocument(table, document);
-        for (const secret of revoked) expect(await revoke(table.doc, table.tableName, { secret })).toBeDefined();
+  it(
+    "gives every token exactly what its user's teams own, through the abilities it has, and 401/403/404 in the contract's order otherwise",
+    async () => {
+      let requests = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.limitShrink(worldSpec, MAX_SHRINKS), async (spec) => {
+          const earlierTeams = model.teamList.slice(-1);
+          const earlierTokens = model.tokens.slice(-1);
+          const { teams, runTokens, document, revoked } = buildWorld(spec);
+          await importDocument(table, document);
+          for (const secret of revoked) expect(await revoke(table.doc, table.tableName, { secret })).toBeDefined();
 
-        const segments = [
-          ...teams.flatMap((t) => [String(t.id), t.slug]),
-          ...earlierTeams.map((t) => t.slug),
-          `0${teams[0]!.id}`, // digits compared as written: 01 is not team 1
-          `iso-${run}-nope`,
-          teams[0]!.slug.toUpperCase(),
-        ];
-        const callers: (Token | { unknown: string } | undefined)[] = [...runTokens, ...earlierTokens, undefined, { unknown: `iso-${run}-unknown` }];
-        const cases = callers.flatMap((caller) => segments.flatMap((segment) => ROUTES.map((route) => ({ caller, segment, route }))));
-        const failures: string[] = [];
-        await mapLimit(cases, 12, async ({ caller, segment, route }) => {
-          const token = caller && 'secret' in caller ? caller : undefined;
-          const secret = caller === undefined ? undefined : 'secret' in caller ? caller.secret : caller.unknown;
-          const res = await api.get(`/api/${encodeURIComponent(segment)}/${route.resource}`, { token: secret });
-          requests++;
-          const expected = expectedAnswer(token, segment, route, api.server.url);
-          const label = `${secret ?? '(no token)'} [${token?.abilities.join(',') ?? ''}${token && !token.valid ? ' invalid' : ''}] GET /api/${segment}/${route.resource}`;
-          const problems = contractProblems({ status: res.status, headers: Object.fromEntries(res.headers), body: res.text });
-          if (res.status !== expected.status) problems.push(`status ${res.status}, expected ${expected.status}: ${res.text.slice(0, 200)}`);
-          else if (expected.finance) problems.push(...financeDifferences(res.text, expectedFinance(expected.finance)));
-          else if (expected.body) {
-            const { served_in: _servedIn, ...body } = res.body;
-            if (JSON.stringify(body) !== JSON.stringify(expected.body)) problems.push(`body ${res.text.slice(0, 300)}\n  expected ${JSON.stringify(expected.body).slice(0, 300)}`);
-          }
-          if (problems.length > 0) failures.push(`${label}: ${problems.join('; ')}`);
-        });
-        model.teamList.push(...teams);
-        model.tokens.push(...runTokens);
-        expect(failures, failures.slice(0, 5).join('\n')).toEqual([]);
-      }),
-      propertyParameters(RUNS),
-    );
-    console.info(`isolation: ${run} worlds imported into one table, ${requests} requests checked; ${replayHint(FILE)}`);
-    expect(requests).toBeGreaterThan(runs(RUNS) * 100);
-  }, timeLimit(180_000, RUNS, runs(RUNS)));
+          const segments = [
+            ...teams.flatMap((t) => [String(t.id), t.slug]),
+            ...earlierTeams.map((t) => t.slug),
+            `0${teams[0]!.id}`, // digits compared as written: 01 is not team 1
+            `iso-${run}-nope`,
+            teams[0]!.slug.toUpperCase(),
+          ];
+          const callers: (Token | { unknown: string } | undefined)[] = [
+            ...runTokens,
+            ...earlierTokens,
+            undefined,
+            { unknown: `iso-${run}-unknown` },
+          ];
+          const cases = callers.flatMap((caller) =>
+            segments.flatMap((segment) => ROUTES.map((route) => ({ caller, segment, route }))),
+          );
+          const failures: string[] = [];
+          await mapLimit(cases, 12, async ({ caller, segment, route }) => {
+            const token = caller && 'secret' in caller ? caller : undefined;
+            const secret = caller === undefined ? undefined : 'secret' in caller ? caller.secret : caller.unknown;
+            const res = await api.get(`/api/${encodeURIComponent(segment)}/${route.resource}`, { token: secret });
+            requests++;
+            const expected = expectedAnswer(token, segment, route, api.server.url);
+            const label = `${secret ?? '(no token)'} [${token?.abilities.join(',') ?? ''}${token && !token.valid ? ' invalid' : ''}] GET /api/${segment}/${route.resource}`;
+            const problems = contractProblems({
+              status: res.status,
+              headers: Object.fromEntries(res.headers),
+              body: res.text,
+            });
+            if (res.status !== expected.status)
+              problems.push(`status ${res.status}, expected ${expected.status}: ${res.text.slice(0, 200)}`);
+            else if (expected.finance)
+              problems.push(...financeDifferences(res.text, expectedFinance(expected.finance)));
+            else if (expected.body) {
+              const { served_in: _servedIn, ...body } = res.body;
+              if (JSON.stringify(body) !== JSON.stringify(expected.body))
+                problems.push(
+                  `body ${res.text.slice(0, 300)}\n  expected ${JSON.stringify(expected.body).slice(0, 300)}`,
+                );
+            }
+            if (problems.length > 0) failures.push(`${label}: ${problems.join('; ')}`);
+          });
+          model.teamList.push(...teams);
+          model.tokens.push(...runTokens);
+          expect(failures, failures.slice(0, 5).join('\n')).toEqual([]);
+        }),
+        propertyParameters(RUNS),
+      );
+      console.info(
+        `isolation: ${run} worlds imported into one table, ${requests} requests checked; ${replayHint(FILE)}`,
+      );
+      expect(requests).toBeGreaterThan(runs(RUNS) * 100);
+    },
+    timeLimit(180_000, RUNS, runs(RUNS)),
+  );
 });

@@ -29,19 +29,28 @@ const statuses: number[] = [];
 
 beforeAll(async () => {
   const table = await freshTable();
-  await importDocument(table, snapshot({
-    teams: [team(1, 'acme'), team(2, 'other')],
-    users: [user(10, [1])],
-    tokens: [
-      token(10, SECRETS.all), token(10, SECRETS.projects, ['projects:read']),
-      token(10, SECRETS.expired, ['*'], { expires_at: '2020-01-01T00:00:00Z' }), token(10, SECRETS.revoked),
-    ],
-    projects: projects(1, 3),
-  }));
+  await importDocument(
+    table,
+    snapshot({
+      teams: [team(1, 'acme'), team(2, 'other')],
+      users: [user(10, [1])],
+      tokens: [
+        token(10, SECRETS.all),
+        token(10, SECRETS.projects, ['projects:read']),
+        token(10, SECRETS.expired, ['*'], { expires_at: '2020-01-01T00:00:00Z' }),
+        token(10, SECRETS.revoked),
+      ],
+      projects: projects(1, 3),
+    }),
+  );
   await revoke(table.doc, table.tableName, { secret: SECRETS.revoked });
   proxy = await startFaultProxy(table.endpoint);
   // Event logging switched on from the environment must not bring the event (and its token) into the logs.
-  server = await startServerProcess({ TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: proxy.endpoint, LOG_LEVEL: 'INFO' });
+  server = await startServerProcess({
+    TABLE_NAME: table.tableName,
+    DYNAMODB_ENDPOINT: proxy.endpoint,
+    LOG_LEVEL: 'INFO',
+  });
   const port = Number(new URL(server.url).port);
   const send = async (target: string, headers: [string, string][]) => {
     const res = await rawRequest(port, buildRequest({ target, headers }, `127.0.0.1:${port}`));
@@ -55,7 +64,11 @@ beforeAll(async () => {
   expect(await send('/api/acme/projects', [bearer(NEAR_MISS)])).toBe(401);
   expect(await send('/api/acme/projects', [bearer(SECRETS.expired)])).toBe(401);
   expect(await send('/api/acme/projects', [bearer(SECRETS.revoked)])).toBe(401);
-  expect(await send('/api/acme/projects', [['Authorization', `Basic ${Buffer.from(`user:${SECRETS.all}`).toString('base64')}`]])).toBe(401);
+  expect(
+    await send('/api/acme/projects', [
+      ['Authorization', `Basic ${Buffer.from(`user:${SECRETS.all}`).toString('base64')}`],
+    ]),
+  ).toBe(401);
   expect(await send('/api/acme/projects', [['Authorization', `Token ${SECRETS.all}`]])).toBe(401);
   expect(await send('/api/acme/projects', [bearer(SECRETS.all), bearer(SECRETS.projects)])).toBe(401);
   expect(await send('/api/acme/finances', [bearer(SECRETS.projects)])).toBe(403);
@@ -64,8 +77,16 @@ beforeAll(async () => {
   // A token pasted into the path by mistake names no team, and is not logged as one.
   expect(await send(`/api/${SECRETS.projects}/daemons`, [bearer(SECRETS.all)])).toBe(404);
   expect(await send(`/api/acme/projects?per_page=0&page=${SECRETS.all}`, [bearer(SECRETS.all)])).toBe(422);
-  expect(await send(`/api/acme/projects?token=${SECRETS.all}&access_token=${SECRETS.projects}`, [bearer(SECRETS.all)])).toBe(200);
-  expect(await send('/api/acme/projects', [bearer(SECRETS.all), ['Cookie', `session=${SECRETS.all}`], ['X-Api-Key', SECRETS.projects]])).toBe(200);
+  expect(
+    await send(`/api/acme/projects?token=${SECRETS.all}&access_token=${SECRETS.projects}`, [bearer(SECRETS.all)]),
+  ).toBe(200);
+  expect(
+    await send('/api/acme/projects', [
+      bearer(SECRETS.all),
+      ['Cookie', `session=${SECRETS.all}`],
+      ['X-Api-Key', SECRETS.projects],
+    ]),
+  ).toBe(200);
   await proxy.set({ fault: 'refuse' });
   expect(await send('/api/acme/projects', [bearer(SECRETS.all)])).toBe(503);
   await proxy.set({ fault: 'throttle' });
@@ -83,7 +104,8 @@ afterAll(async () => {
 });
 
 /** Every line the functions wrote (stdout and stderr), but the harness's own. */
-const logLines = () => (output.stdout + output.stderr).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('LISTENING '));
+const logLines = () =>
+  (output.stdout + output.stderr).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('LISTENING '));
 
 describe('what the functions log', () => {
   it('writes one JSON line per request, failures included, and nothing but JSON lines', () => {
@@ -98,7 +120,12 @@ describe('what the functions log', () => {
   it('never contains a token, in any encoding, in stdout or stderr', () => {
     const everything = output.stdout + output.stderr;
     for (const secret of ALL_SECRETS) {
-      for (const form of [secret, secret.slice(4), Buffer.from(secret).toString('base64'), encodeURIComponent(secret)]) {
+      for (const form of [
+        secret,
+        secret.slice(4),
+        Buffer.from(secret).toString('base64'),
+        encodeURIComponent(secret),
+      ]) {
         expect(everything, `a token (${form.slice(0, 12)}...) was logged`).not.toContain(form);
       }
       // Its hash is the key it is stored under: a log needs neither.
@@ -108,6 +135,7 @@ describe('what the functions log', () => {
 
   it('never contains an Authorization header, a Bearer scheme, a cookie or the request headers', () => {
     const everything = (output.stdout + output.stderr).toLowerCase();
-    for (const word of ['authorization', 'bearer', 'basic ', 'cookie', 'x-api-key', 'session=']) expect(everything).not.toContain(word);
+    for (const word of ['authorization', 'bearer', 'basic ', 'cookie', 'x-api-key', 'session='])
+      expect(everything).not.toContain(word);
   });
 });

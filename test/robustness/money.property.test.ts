@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
-import { amountForm, amountsSummingNearTheLimit, amountUnits, contractName, writeAmount, writtenAmount } from '../support/contract-arbitraries.ts';
+import {
+  amountForm,
+  amountsSummingNearTheLimit,
+  amountUnits,
+  contractName,
+  writeAmount,
+  writtenAmount,
+} from '../support/contract-arbitraries.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { expectedFinance, financeDifferences, type CostEntry } from '../support/finance-model.ts';
 import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';
@@ -38,7 +45,10 @@ afterAll(() => api?.close());
 const label = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...LABELS) }, { weight: 1, arbitrary: contractName });
 const currency = fc.constantFrom(...CURRENCIES);
 
-interface Drawn { units: bigint; written: string | number }
+interface Drawn {
+  units: bigint;
+  written: string | number;
+}
 interface TeamMoney {
   servers: { amount: Drawn; currency: string }[];
   costs: { amount: Drawn; currency: string; label: string }[];
@@ -55,16 +65,25 @@ const moneyNearTheLimit: fc.Arbitrary<TeamMoney> = fc
   .tuple(
     amountsSummingNearTheLimit(MAX_SERVERS),
     // Where each part goes: a server (no label) or a cost record, and in which currency.
-    fc.array(fc.record({ form: amountForm, currency, label: fc.option(label, { nil: undefined }) }), { minLength: MAX_SERVERS, maxLength: MAX_SERVERS }),
+    fc.array(fc.record({ form: amountForm, currency, label: fc.option(label, { nil: undefined }) }), {
+      minLength: MAX_SERVERS,
+      maxLength: MAX_SERVERS,
+    }),
   )
   .map(([{ parts }, places]) => {
     const entries = parts.map((units, i) => {
       const place = places[i]!;
-      return { amount: { units, written: writeAmount(units, place.form) }, currency: place.currency, label: place.label };
+      return {
+        amount: { units, written: writeAmount(units, place.form) },
+        currency: place.currency,
+        label: place.label,
+      };
     });
     return {
       servers: entries.filter((e) => e.label === undefined).map(({ amount, currency }) => ({ amount, currency })),
-      costs: entries.flatMap(({ amount, currency, label }) => (label === undefined ? [] : [{ amount, currency, label }])),
+      costs: entries.flatMap(({ amount, currency, label }) =>
+        label === undefined ? [] : [{ amount, currency, label }],
+      ),
     };
   });
 
@@ -74,12 +93,22 @@ async function finances(teamId: number) {
   return res.text;
 }
 
-async function importMoney(teamId: number, servers: { amount: string | number; currency: string }[], costs: { amount: string | number; currency: string; label: string }[]) {
+async function importMoney(
+  teamId: number,
+  servers: { amount: string | number; currency: string }[],
+  costs: { amount: string | number; currency: string; label: string }[],
+) {
   await importDocument(table, {
     teams: [{ id: teamId, slug: `money-${teamId}`, name: 'Money' }],
     users: [{ id: 1, teams: [teamId] }],
     tokens: [{ user_id: 1, token: SECRET, abilities: ['finances:read'] }],
-    servers: servers.map((s, i) => ({ id: teamId * 100 + i, team_id: teamId, name: `s${i}`, monthly_cost: s.amount, currency: s.currency })),
+    servers: servers.map((s, i) => ({
+      id: teamId * 100 + i,
+      team_id: teamId,
+      name: `s${i}`,
+      monthly_cost: s.amount,
+      currency: s.currency,
+    })),
     costs: costs.map((c) => ({ team_id: teamId, label: c.label, amount: c.amount, currency: c.currency })),
   });
 }
@@ -105,25 +134,40 @@ describe('finance sums (property-based, through HTTP)', () => {
   afterAll(() => console.info(`money: ${teams} teams, ${amounts} random amounts summed exactly; ${replayHint(FILE)}`));
 
   it('adds 0.1 and 0.2 to 0.3, not 0.30000000000000004', async () => {
-    await importMoney(9_999, [{ amount: 0.1, currency: 'EUR' }], [{ amount: '0.2', currency: 'EUR', label: 'Servers' }, { amount: 0.7, currency: 'USD', label: 'DNS' }]);
+    await importMoney(
+      9_999,
+      [{ amount: 0.1, currency: 'EUR' }],
+      [
+        { amount: '0.2', currency: 'EUR', label: 'Servers' },
+        { amount: 0.7, currency: 'USD', label: 'DNS' },
+      ],
+    );
     const text = await finances(9_999);
     expect(text).toContain('"totals":{"EUR":0.3,"USD":0.7}');
     expect(text).toContain('"grand_total":1,');
   });
 
-  it('returns exact sums per line item, per currency and in total for amounts of every size the contract allows', async () => {
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(money, async (team) => checkTeam(10_000 + ++run, team)),
-      propertyParameters(RUNS),
-    );
-  }, timeLimit(120_000, RUNS, runs(RUNS)));
+  it(
+    'returns exact sums per line item, per currency and in total for amounts of every size the contract allows',
+    async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(money, async (team) => checkTeam(10_000 + ++run, team)),
+        propertyParameters(RUNS),
+      );
+    },
+    timeLimit(120_000, RUNS, runs(RUNS)),
+  );
 
-  it('returns exact totals when a team\'s amounts add up to just below 100,000,000,000', async () => {
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(moneyNearTheLimit, async (team) => checkTeam(20_000 + ++run, team)),
-      propertyParameters(EDGE_RUNS),
-    );
-  }, timeLimit(120_000, EDGE_RUNS, runs(EDGE_RUNS)));
+  it(
+    "returns exact totals when a team's amounts add up to just below 100,000,000,000",
+    async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(moneyNearTheLimit, async (team) => checkTeam(20_000 + ++run, team)),
+        propertyParameters(EDGE_RUNS),
+      );
+    },
+    timeLimit(120_000, EDGE_RUNS, runs(EDGE_RUNS)),
+  );
 });

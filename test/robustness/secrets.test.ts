@@ -20,7 +20,13 @@ let drawn = 0;
 const random = () => createHash('sha256').update(`secrets ${FUZZ_SEED} ${++drawn}`).digest('base64url').slice(0, 32);
 
 /** Secrets from snapshots: shaped like real ones, and the odd printable ones a snapshot may hold. */
-const IMPORTED = [`tra_${random()}`, `tra_${random()}`, `p@ss:w0rd!{${random()}}`, `"quoted"\\${random()}`, `${random()}=`];
+const IMPORTED = [
+  `tra_${random()}`,
+  `tra_${random()}`,
+  `p@ss:w0rd!{${random()}}`,
+  `"quoted"\\${random()}`,
+  `${random()}=`,
+];
 const secrets: string[] = [...IMPORTED];
 
 let table: TestTable;
@@ -28,7 +34,9 @@ let api: TestApi;
 
 function tokenCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(NODE, ['commands/token.ts', ...args], {
-    cwd: ROOT, env: { ...process.env, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -42,16 +50,35 @@ beforeAll(async () => {
   const document = snapshot({
     teams: [team(1, 'acme'), team(2, 'globex')],
     users: [user(10, [1]), user(11, [2])],
-    tokens: IMPORTED.map((secret, i) => token(i % 2 === 0 ? 10 : 11, secret, i === 1 ? ['projects:read'] : ['*'], i === 4 ? { expires_at: '2020-01-01T00:00:00Z' } : {})),
+    tokens: IMPORTED.map((secret, i) =>
+      token(
+        i % 2 === 0 ? 10 : 11,
+        secret,
+        i === 1 ? ['projects:read'] : ['*'],
+        i === 4 ? { expires_at: '2020-01-01T00:00:00Z' } : {},
+      ),
+    ),
     projects: projects(1, 3),
   });
   // Imported twice (tokens upserted), then tokens issued by the library and by the CLI.
   await importDocument(table, document);
   await importDocument(table, document);
   for (const abilities of [['*'], ['finances:read', 'daemons:read']]) {
-    secrets.push(await createToken(table.doc, table.tableName, { userId: 10, abilities, name: 'lib', expiresAt: null }));
+    secrets.push(
+      await createToken(table.doc, table.tableName, { userId: 10, abilities, name: 'lib', expiresAt: null }),
+    );
   }
-  const cli = await tokenCli(['create', '--user', '11', '--abilities', 'projects:read', '--name', 'cli', '--expires-in', '30d']);
+  const cli = await tokenCli([
+    'create',
+    '--user',
+    '11',
+    '--abilities',
+    'projects:read',
+    '--name',
+    'cli',
+    '--expires-in',
+    '30d',
+  ]);
   expect(cli.code, cli.stderr).toBe(0);
   secrets.push(cli.stdout.trim());
   expect(await revoke(table.doc, table.tableName, { secret: secrets.at(-2)! })).toBeDefined();
@@ -63,7 +90,8 @@ afterAll(() => api?.close());
 function strings(value: unknown, out: string[] = []): string[] {
   if (typeof value === 'string') out.push(value);
   else if (typeof value === 'number' || typeof value === 'bigint') out.push(String(value));
-  else if (value instanceof Uint8Array) out.push(Buffer.from(value).toString('latin1'), Buffer.from(value).toString('utf8'));
+  else if (value instanceof Uint8Array)
+    out.push(Buffer.from(value).toString('latin1'), Buffer.from(value).toString('utf8'));
   else if (value instanceof Set || Array.isArray(value)) for (const v of value) strings(v, out);
   else if (typeof value === 'object' && value !== null) {
     for (const [key, v] of Object.entries(value)) {
@@ -80,7 +108,12 @@ describe('tokens at rest', () => {
     const everything = (await scanAll(table)).flatMap((item) => strings(item));
     expect(everything.length).toBeGreaterThan(50);
     for (const secret of secrets) {
-      const forms = [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), encodeURIComponent(secret)];
+      const forms = [
+        secret,
+        Buffer.from(secret).toString('base64'),
+        Buffer.from(secret).toString('hex'),
+        encodeURIComponent(secret),
+      ];
       for (const form of forms) {
         const found = everything.filter((text) => text.includes(form));
         expect(found, `token ${secret.slice(0, 8)}... stored as ${form.slice(0, 12)}...`).toEqual([]);
@@ -101,7 +134,10 @@ describe('token lookup', () => {
   /** Status, headers (but Date) and body of a request, byte for byte, over a raw socket. */
   async function answer(authorization: string) {
     const port = api.server.port;
-    const res = await rawRequest(port, buildRequest({ target: '/api/acme/projects', headers: [['Authorization', authorization]] }, `127.0.0.1:${port}`));
+    const res = await rawRequest(
+      port,
+      buildRequest({ target: '/api/acme/projects', headers: [['Authorization', authorization]] }, `127.0.0.1:${port}`),
+    );
     return { status: res.status, headers: res.headerLines.filter((line) => !/^date:/i.test(line)), body: res.body };
   }
 

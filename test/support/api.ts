@@ -13,7 +13,10 @@ export interface ApiResponse {
 
 export interface TestApi {
   server: LocalServer;
-  get(path: string, options?: { token?: string; headers?: Record<string, string>; method?: string }): Promise<ApiResponse>;
+  get(
+    path: string,
+    options?: { token?: string; headers?: Record<string, string>; method?: string },
+  ): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 
@@ -22,7 +25,12 @@ export interface TestApi {
  * configuration from the environment once, so a test file serves one table.
  */
 export async function startApi(table: TestTable, env: Record<string, string> = {}): Promise<TestApi> {
-  Object.assign(process.env, { TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint, LOG_LEVEL: 'silent', ...env });
+  Object.assign(process.env, {
+    TABLE_NAME: table.tableName,
+    DYNAMODB_ENDPOINT: table.endpoint,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
   const server = await startLocalServer({ handlers: await loadFunctionHandlers() });
   return {
     server,
@@ -51,7 +59,12 @@ function send(url: string, method: string, headers: Record<string, string>): Pro
         for (const [name, value] of Object.entries(res.headers)) {
           if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
         }
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text, body: text ? JSON.parse(text) : undefined });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: responseHeaders,
+          text,
+          body: text ? JSON.parse(text) : undefined,
+        });
       });
       res.on('error', reject);
     });

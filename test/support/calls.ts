@@ -78,7 +78,12 @@ export function callRecorder(client: DynamoDBDocumentClient | DynamoDBClient) {
       try {
         const result = await next(args);
         const output = result.output as ReadOutput;
-        const call = { operation, readCapacity: capacity(output), items: itemCount(output), consistent: consistentRead(input) };
+        const call = {
+          operation,
+          readCapacity: capacity(output),
+          items: itemCount(output),
+          consistent: consistentRead(input),
+        };
         trace.calls.push(call);
         trace.rcu += call.readCapacity;
         return result;
@@ -99,7 +104,14 @@ export function callRecorder(client: DynamoDBDocumentClient | DynamoDBClient) {
   );
   return {
     async trace<T>(request: () => Promise<T>): Promise<{ result: T; calls: CallTrace }> {
-      const calls: CallTrace = { calls: [], operations: [], sequentialRoundTrips: 0, maxInFlight: 0, attempts: 0, rcu: 0 };
+      const calls: CallTrace = {
+        calls: [],
+        operations: [],
+        sequentialRoundTrips: 0,
+        maxInFlight: 0,
+        attempts: 0,
+        rcu: 0,
+      };
       current = calls;
       inFlight = 0;
       try {

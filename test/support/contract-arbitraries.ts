@@ -25,7 +25,9 @@ export const contractCharacter = fc.oneof(
 /** True when a string follows the contract's string rules, with its length in code points. */
 export function isContractString(text: string, minLength: number, maxLength: number): boolean {
   const length = [...text].length;
-  return text.isWellFormed() && !/[\u0000-\u001f\u007f-\u009f]/.test(text) && length >= minLength && length <= maxLength;
+  return (
+    text.isWellFormed() && !/[\u0000-\u001f\u007f-\u009f]/.test(text) && length >= minLength && length <= maxLength
+  );
 }
 
 /**
@@ -35,7 +37,10 @@ export function isContractString(text: string, minLength: number, maxLength: num
  */
 export const contractName = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: contractCharacter, minLength: 1, maxLength: 12 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).filter((s) => isContractString(s, 1, 255)) },
+  {
+    weight: 3,
+    arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).filter((s) => isContractString(s, 1, 255)),
+  },
   { weight: 1, arbitrary: fc.string({ unit: contractCharacter, minLength: 255, maxLength: 255 }) },
 );
 
@@ -63,7 +68,9 @@ export function writeAmount(units: bigint, form: AmountForm): string | number {
 
 /** One amount as a snapshot may write it, with its exact value in 1/10,000ths. */
 export function writtenAmount(units: fc.Arbitrary<bigint>) {
-  return fc.record({ units, form: amountForm }).map(({ units, form }) => ({ units, written: writeAmount(units, form) }));
+  return fc
+    .record({ units, form: amountForm })
+    .map(({ units, form }) => ({ units, written: writeAmount(units, form) }));
 }
 
 /**

@@ -68,18 +68,21 @@ export function interceptedTable(table: TestTable, at: (operation: string, n: nu
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const counts = new Map<string, number>();
   let killed: Killed | undefined;
-  doc.middlewareStack.add((next, context) => async (args) => {
-    const operation = String(context.commandName).replace(/Command$/, '');
-    counts.set(operation, (counts.get(operation) ?? 0) + 1);
-    if (killed) throw killed;
-    try {
-      await at(operation, counts.get(operation)!);
-    } catch (error) {
-      if (error instanceof Killed) killed = error;
-      throw error;
-    }
-    return next(args);
-  }, { step: 'initialize', name: 'testIntercept' });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = String(context.commandName).replace(/Command$/, '');
+      counts.set(operation, (counts.get(operation) ?? 0) + 1);
+      if (killed) throw killed;
+      try {
+        await at(operation, counts.get(operation)!);
+      } catch (error) {
+        if (error instanceof Killed) killed = error;
+        throw error;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'testIntercept' },
+  );
   return {
     table: { ...table, client, doc } as TestTable,
     afterKill: () => table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLockKey() })),

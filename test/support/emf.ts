@@ -9,10 +9,33 @@
  * is a number, and a Unit CloudWatch knows). Returns the problems; none for a valid document.
  */
 const UNITS = new Set([
-  'Seconds', 'Microseconds', 'Milliseconds', 'Bytes', 'Kilobytes', 'Megabytes', 'Gigabytes', 'Terabytes', 'Bits', 'Kilobits',
-  'Megabits', 'Gigabits', 'Terabits', 'Percent', 'Count', 'Bytes/Second', 'Kilobytes/Second', 'Megabytes/Second',
-  'Gigabytes/Second', 'Terabytes/Second', 'Bits/Second', 'Kilobits/Second', 'Megabits/Second', 'Gigabits/Second',
-  'Terabits/Second', 'Count/Second', 'None',
+  'Seconds',
+  'Microseconds',
+  'Milliseconds',
+  'Bytes',
+  'Kilobytes',
+  'Megabytes',
+  'Gigabytes',
+  'Terabytes',
+  'Bits',
+  'Kilobits',
+  'Megabits',
+  'Gigabits',
+  'Terabits',
+  'Percent',
+  'Count',
+  'Bytes/Second',
+  'Kilobytes/Second',
+  'Megabytes/Second',
+  'Gigabytes/Second',
+  'Terabytes/Second',
+  'Bits/Second',
+  'Kilobits/Second',
+  'Megabits/Second',
+  'Gigabits/Second',
+  'Terabits/Second',
+  'Count/Second',
+  'None',
 ]);
 
 export function emfProblems(line: string): string[] {
@@ -25,17 +48,26 @@ export function emfProblems(line: string): string[] {
   }
   if (typeof root !== 'object' || root === null || Array.isArray(root)) return ['not a JSON object'];
   const aws = root._aws;
-  if (!Number.isInteger(aws?.Timestamp) || aws.Timestamp <= 0) problems.push('_aws.Timestamp is not a time in milliseconds');
-  if (!Array.isArray(aws?.CloudWatchMetrics) || aws.CloudWatchMetrics.length === 0) return [...problems, '_aws.CloudWatchMetrics is not a non-empty array'];
+  if (!Number.isInteger(aws?.Timestamp) || aws.Timestamp <= 0)
+    problems.push('_aws.Timestamp is not a time in milliseconds');
+  if (!Array.isArray(aws?.CloudWatchMetrics) || aws.CloudWatchMetrics.length === 0)
+    return [...problems, '_aws.CloudWatchMetrics is not a non-empty array'];
   for (const directive of aws.CloudWatchMetrics) {
-    if (typeof directive.Namespace !== 'string' || directive.Namespace.length === 0) problems.push('a directive without a Namespace');
+    if (typeof directive.Namespace !== 'string' || directive.Namespace.length === 0)
+      problems.push('a directive without a Namespace');
     for (const set of directive.Dimensions ?? [null]) {
-      if (!Array.isArray(set) || set.length > 30) problems.push(`dimension set ${JSON.stringify(set)} is not an array of at most 30 names`);
-      else for (const name of set) if (typeof root[name] !== 'string') problems.push(`dimension ${name} is not a root member with a string value`);
+      if (!Array.isArray(set) || set.length > 30)
+        problems.push(`dimension set ${JSON.stringify(set)} is not an array of at most 30 names`);
+      else
+        for (const name of set)
+          if (typeof root[name] !== 'string')
+            problems.push(`dimension ${name} is not a root member with a string value`);
     }
     for (const metric of directive.Metrics ?? [null]) {
-      if (typeof root[metric?.Name] !== 'number') problems.push(`metric ${metric?.Name} is not a root member with a number value`);
-      if (metric?.Unit !== undefined && !UNITS.has(metric.Unit)) problems.push(`metric ${metric.Name} has unit ${metric.Unit}`);
+      if (typeof root[metric?.Name] !== 'number')
+        problems.push(`metric ${metric?.Name} is not a root member with a number value`);
+      if (metric?.Unit !== undefined && !UNITS.has(metric.Unit))
+        problems.push(`metric ${metric.Name} has unit ${metric.Unit}`);
     }
   }
   return problems;

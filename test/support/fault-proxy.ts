@@ -23,8 +23,19 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * are then forwarded. Switching mode drops every open connection, so pooled keep-alive sockets
  * meet the new mode on their next request, as they would after a network change.
  */
-export type Fault = 'refuse' | 'close' | 'reset' | 'slow' | 'hold' | 'throttle' | 'provisioned' | 'internal' | 'unprocessed';
-export type ProxyMode = { fault: 'pass' } | { fault: Fault; delayMs?: number; operations?: string[]; passEvery?: number };
+export type Fault =
+  | 'refuse'
+  | 'close'
+  | 'reset'
+  | 'slow'
+  | 'hold'
+  | 'throttle'
+  | 'provisioned'
+  | 'internal'
+  | 'unprocessed';
+export type ProxyMode =
+  | { fault: 'pass' }
+  | { fault: Fault; delayMs?: number; operations?: string[]; passEvery?: number };
 
 export interface FaultProxy {
   /** The endpoint to give the API instead of DynamoDB Local's. */
@@ -44,13 +55,28 @@ export interface FaultProxy {
 }
 
 const AMZ_JSON = 'application/x-amz-json-1.0';
-const ERROR_BODIES: Record<'throttle' | 'provisioned' | 'internal', { status: number; reason: string; type: string; message: string }> = {
-  throttle: { status: 400, reason: 'Bad Request', type: 'ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' },
+const ERROR_BODIES: Record<
+  'throttle' | 'provisioned' | 'internal',
+  { status: number; reason: string; type: string; message: string }
+> = {
+  throttle: {
+    status: 400,
+    reason: 'Bad Request',
+    type: 'ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  },
   provisioned: {
-    status: 400, reason: 'Bad Request', type: 'ProvisionedThroughputExceededException',
+    status: 400,
+    reason: 'Bad Request',
+    type: 'ProvisionedThroughputExceededException',
     message: 'The level of configured provisioned throughput for the table was exceeded.',
   },
-  internal: { status: 500, reason: 'Internal Server Error', type: 'InternalServerError', message: 'Internal server error' },
+  internal: {
+    status: 500,
+    reason: 'Internal Server Error',
+    type: 'InternalServerError',
+    message: 'Internal server error',
+  },
 };
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
@@ -134,9 +160,16 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
           client.destroy();
           return;
         case 'unprocessed': {
-          const { RequestItems } = JSON.parse(parsed.body.toString('utf8')) as { RequestItems: Record<string, unknown> };
-          const body = JSON.stringify({ Responses: Object.fromEntries(Object.keys(RequestItems).map((t) => [t, []])), UnprocessedKeys: RequestItems });
-          client.write(`HTTP/1.1 200 OK\r\nx-amzn-RequestId: fault-proxy-${injected}\r\nContent-Type: ${AMZ_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+          const { RequestItems } = JSON.parse(parsed.body.toString('utf8')) as {
+            RequestItems: Record<string, unknown>;
+          };
+          const body = JSON.stringify({
+            Responses: Object.fromEntries(Object.keys(RequestItems).map((t) => [t, []])),
+            UnprocessedKeys: RequestItems,
+          });
+          client.write(
+            `HTTP/1.1 200 OK\r\nx-amzn-RequestId: fault-proxy-${injected}\r\nContent-Type: ${AMZ_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
           done();
           return;
         }
@@ -153,7 +186,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         }
         default: {
           const error = ERROR_BODIES[current.fault];
-          const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${error.type}`, message: error.message });
+          const body = JSON.stringify({
+            __type: `com.amazonaws.dynamodb.v20120810#${error.type}`,
+            message: error.message,
+          });
           client.write(
             `HTTP/1.1 ${error.status} ${error.reason}\r\nx-amzn-RequestId: fault-proxy-${injected}\r\n` +
               `Content-Type: ${AMZ_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -170,7 +206,14 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
 
   function forward(client: Socket, parsed: ParsedRequest, done: () => void) {
     const req = httpRequest(
-      { host: targetHost, port: targetPort, method: parsed.method, path: parsed.path, headers: parsed.headers, agent: upstreamAgent },
+      {
+        host: targetHost,
+        port: targetPort,
+        method: parsed.method,
+        path: parsed.path,
+        headers: parsed.headers,
+        agent: upstreamAgent,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -26,7 +26,9 @@ export function expectedFinance(costs: CostEntry[]): FinanceExpectation {
     const line = lines.get(key);
     lines.set(key, { ...cost, units: (line?.units ?? 0n) + cost.units });
   }
-  const sorted = [...lines.values()].sort((a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency));
+  const sorted = [...lines.values()].sort(
+    (a, b) => byCodeUnits(a.label, b.label) || byCodeUnits(a.currency, b.currency),
+  );
   const totals = new Map<string, bigint>();
   for (const line of sorted) totals.set(line.currency, (totals.get(line.currency) ?? 0n) + line.units);
   return { lines: sorted, totals, grandTotal: sorted.reduce((sum, line) => sum + line.units, 0n) };
@@ -54,26 +56,32 @@ export function financeDifferences(bodyText: string, expected: FinanceExpectatio
       return problems.push(`${where}: ${(error as Error).message}`);
     }
     if (got !== units) problems.push(`${where} is ${value.text}, expected ${unitsToText(units)}`);
-    else if (value.text !== unitsToText(units)) problems.push(`${where} is written ${value.text}, not ${unitsToText(units)}`);
+    else if (value.text !== unitsToText(units))
+      problems.push(`${where} is written ${value.text}, not ${unitsToText(units)}`);
   };
   const data = body.data as Record<string, LosslessValue>[];
   if (!Array.isArray(data)) return ['data is not an array'];
-  if (data.length !== expected.lines.length) problems.push(`${data.length} line items, expected ${expected.lines.length}`);
+  if (data.length !== expected.lines.length)
+    problems.push(`${data.length} line items, expected ${expected.lines.length}`);
   expected.lines.forEach((line, i) => {
     const got = data[i];
     if (!got) return;
     if (got.label !== line.label || got.currency !== line.currency) {
-      problems.push(`line ${i} is ${String(got.label)}/${String(got.currency)}, expected ${line.label}/${line.currency}`);
+      problems.push(
+        `line ${i} is ${String(got.label)}/${String(got.currency)}, expected ${line.label}/${line.currency}`,
+      );
     }
     exactAmount(`line ${i} (${line.label} ${line.currency}) amount`, got.amount, line.units);
   });
   const totals = body.totals as Record<string, LosslessValue>;
   const keys = Object.keys(totals ?? {}).sort();
   const expectedKeys = [...expected.totals.keys()].sort();
-  if (JSON.stringify(keys) !== JSON.stringify(expectedKeys)) problems.push(`totals has ${keys.join(',')}, expected ${expectedKeys.join(',')}`);
+  if (JSON.stringify(keys) !== JSON.stringify(expectedKeys))
+    problems.push(`totals has ${keys.join(',')}, expected ${expectedKeys.join(',')}`);
   for (const [currency, units] of expected.totals) exactAmount(`totals.${currency}`, totals?.[currency], units);
   exactAmount('grand_total', body.grand_total, expected.grandTotal);
-  if (!isNumber(body.results) || body.results.text !== String(expected.lines.length)) problems.push('results is not the number of line items');
+  if (!isNumber(body.results) || body.results.text !== String(expected.lines.length))
+    problems.push('results is not the number of line items');
   if (!Array.isArray(body.meta) || body.meta.length !== 0) problems.push('meta is not []');
   if ('links' in body) problems.push('finances has links');
   return problems;

@@ -14,7 +14,12 @@ import type fc from 'fast-check';
 export const DEFAULT_FUZZ_SEED = 20_260_611;
 
 /** An integer setting from the environment, undefined when unset; anything else is an error that names it. */
-export function readInteger(name: string, min: number, max: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function readInteger(
+  name: string,
+  min: number,
+  max: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
   const text = env[name]?.trim();
   if (text === undefined || text === '') return undefined;
   const value = Number(text);
@@ -30,9 +35,10 @@ export const FUZZ_RUNS = readInteger('FUZZ_RUNS', 1, 1_000_000);
 export const FUZZ_REQUESTS = readInteger('FUZZ_REQUESTS', 1, 10_000_000);
 
 /** How the seed was chosen, for the lines a test prints. */
-export const seedDescription = seedFromEnvironment === undefined
-  ? `seed ${FUZZ_SEED} (the default; FUZZ_SEED=<n> draws others)`
-  : `seed ${FUZZ_SEED} (from FUZZ_SEED)`;
+export const seedDescription =
+  seedFromEnvironment === undefined
+    ? `seed ${FUZZ_SEED} (the default; FUZZ_SEED=<n> draws others)`
+    : `seed ${FUZZ_SEED} (from FUZZ_SEED)`;
 
 /** A property's number of runs: its own default, or FUZZ_RUNS. */
 export function runs(defaultRuns: number): number {

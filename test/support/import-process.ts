@@ -15,7 +15,11 @@ export interface ImportRun {
 }
 
 /** `node commands/import.ts file` against a test table, as an operator runs it. */
-export function runImportCli(table: TestTable, file: string, onStderrLine: (line: string) => void = () => {}): ImportRun {
+export function runImportCli(
+  table: TestTable,
+  file: string,
+  onStderrLine: (line: string) => void = () => {},
+): ImportRun {
   const child = spawn(NODE, ['commands/import.ts', file], {
     cwd: ROOT,
     env: { ...process.env, TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint },
@@ -32,8 +36,8 @@ export function runImportCli(table: TestTable, file: string, onStderrLine: (line
     partial = lines.pop() ?? '';
     for (const line of lines) if (line.trim()) onStderrLine(line);
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, exited };
 }

@@ -27,7 +27,7 @@ export function parseLossless(text: string): LosslessValue {
       at++;
       const object: Record<string, LosslessValue> = {};
       space();
-      if (text[at] === '}') return at++, object;
+      if (text[at] === '}') return (at++, object);
       for (;;) {
         space();
         const key = string();
@@ -36,7 +36,7 @@ export function parseLossless(text: string): LosslessValue {
         object[key] = value();
         space();
         if (text[at] === ',') at++;
-        else if (text[at] === '}') return at++, object;
+        else if (text[at] === '}') return (at++, object);
         else fail('expected , or }');
       }
     }
@@ -44,12 +44,12 @@ export function parseLossless(text: string): LosslessValue {
       at++;
       const list: LosslessValue[] = [];
       space();
-      if (text[at] === ']') return at++, list;
+      if (text[at] === ']') return (at++, list);
       for (;;) {
         list.push(value());
         space();
         if (text[at] === ',') at++;
-        else if (text[at] === ']') return at++, list;
+        else if (text[at] === ']') return (at++, list);
         else fail('expected , or ]');
       }
     }

@@ -14,7 +14,12 @@ import { monotonicMs } from '../../shared/clock.ts';
 export type ApiContext = Context & Timed & QueryRead & Authorized & Paged;
 /** The context of a finances request once its middlewares have run. */
 export type FinanceContext = Context & Timed & FinanceAuthorized;
-export type ApiRequest<C extends Context = ApiContext> = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, C>;
+export type ApiRequest<C extends Context = ApiContext> = Request<
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  Error,
+  C
+>;
 
 export interface EventParts {
   route?: 'finances' | 'daemons' | 'projects';
@@ -24,7 +29,12 @@ export interface EventParts {
   query?: Record<string, string>;
 }
 
-export function apiEvent({ route = 'projects', team = 'acme', headers = {}, query }: EventParts = {}): APIGatewayProxyEventV2 {
+export function apiEvent({
+  route = 'projects',
+  team = 'acme',
+  headers = {},
+  query,
+}: EventParts = {}): APIGatewayProxyEventV2 {
   const path = `/api/${team}/${route}`;
   const rawQueryString = query ? new URLSearchParams(query).toString() : '';
   return {
@@ -76,7 +86,12 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
 }
 
 export function apiRequest<C extends Context = ApiContext>(
-  parts: { event?: APIGatewayProxyEventV2; context?: C; response?: APIGatewayProxyStructuredResultV2 | null; error?: Error | null } = {},
+  parts: {
+    event?: APIGatewayProxyEventV2;
+    context?: C;
+    response?: APIGatewayProxyStructuredResultV2 | null;
+    error?: Error | null;
+  } = {},
 ): ApiRequest<C> {
   return {
     event: parts.event ?? apiEvent(),
@@ -96,7 +111,17 @@ export interface ThrownContractError {
 
 /** What a middleware step threw, which must be one of the contract's errors (shared/http/errors.ts). */
 export async function thrownContractError(step: () => unknown): Promise<ThrownContractError> {
-  const error = await Promise.resolve().then(step).then(() => undefined, (e: unknown) => e);
-  if (!isContractError(error)) throw new Error(`expected a contract error, got ${error === undefined ? 'none' : String(error)}`);
-  return { status: error.statusCode, body: JSON.parse(error.message) as Record<string, unknown>, headers: error.headers };
+  const error = await Promise.resolve()
+    .then(step)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  if (!isContractError(error))
+    throw new Error(`expected a contract error, got ${error === undefined ? 'none' : String(error)}`);
+  return {
+    status: error.statusCode,
+    body: JSON.parse(error.message) as Record<string, unknown>,
+    headers: error.headers,
+  };
 }

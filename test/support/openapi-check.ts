@@ -7,7 +7,10 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
  * have none). A response the document does not describe fails the test that received it.
  */
 const document = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')) as {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }> }>
+  >;
   components: { schemas: Record<string, object> };
 };
 
@@ -21,7 +24,8 @@ function validatorFor(schema: { $ref?: string }): ValidateFunction {
   const key = schema.$ref ?? JSON.stringify(schema);
   let validate = validators.get(key);
   if (!validate) {
-    if (schema.$ref && !document.components.schemas[schema.$ref.split('/').pop()!]) throw new Error(`openapi.json has no schema ${schema.$ref}`);
+    if (schema.$ref && !document.components.schemas[schema.$ref.split('/').pop()!])
+      throw new Error(`openapi.json has no schema ${schema.$ref}`);
     validate = ajv.compile(schema.$ref ? { $ref: `${DOCUMENT_ID}${schema.$ref}` } : schema);
     validators.set(key, validate);
   }
@@ -32,7 +36,10 @@ function operationPath(path: string): string | undefined {
   const segments = path.split('?')[0]!.split('/');
   return Object.keys(document.paths).find((template) => {
     const parts = template.split('/');
-    return parts.length === segments.length && parts.every((part, i) => /^\{.+\}$/.test(part) ? segments[i]!.length > 0 : part === segments[i]);
+    return (
+      parts.length === segments.length &&
+      parts.every((part, i) => (/^\{.+\}$/.test(part) ? segments[i]!.length > 0 : part === segments[i]))
+    );
   });
 }
 
@@ -40,16 +47,22 @@ export function checkAgainstOpenApi(method: string, path: string, status: number
   const template = operationPath(path);
   const operation = template ? document.paths[template]![method.toLowerCase()] : undefined;
   // Any other path or method is API Gateway's own 404, as the document's description says (to a HEAD, without its body).
-  const routingNotFound = method === 'HEAD' ? {} : { content: { 'application/json': { schema: { $ref: '#/components/schemas/NotFound' } } } };
+  const routingNotFound =
+    method === 'HEAD' ? {} : { content: { 'application/json': { schema: { $ref: '#/components/schemas/NotFound' } } } };
   const described = operation ? operation.responses[String(status)] : status === 404 ? routingNotFound : undefined;
   if (!described) throw new Error(`openapi.json does not describe ${status} for ${method} ${template ?? path}`);
   const schema = described.content?.['application/json']?.schema;
   if (!schema) {
-    if (text !== '') throw new Error(`openapi.json describes no body for ${status} on ${method} ${template}, but one came: ${text.slice(0, 200)}`);
+    if (text !== '')
+      throw new Error(
+        `openapi.json describes no body for ${status} on ${method} ${template}, but one came: ${text.slice(0, 200)}`,
+      );
     return;
   }
   const validate = validatorFor(schema);
   if (!validate(JSON.parse(text))) {
-    throw new Error(`${status} of ${method} ${path} does not match openapi.json: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`);
+    throw new Error(
+      `${status} of ${method} ${path} does not match openapi.json: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`,
+    );
   }
 }

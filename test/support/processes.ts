@@ -29,7 +29,10 @@ export function processInfo(pid: number): ProcessInfo | undefined {
 
 /** The process and all its descendants, as they are now. */
 export function processTree(root: number): ProcessInfo[] {
-  const all = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => processInfo(Number(name))).filter((p) => p !== undefined);
+  const all = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => processInfo(Number(name)))
+    .filter((p) => p !== undefined);
   const tree: ProcessInfo[] = [];
   const queue = [root];
   while (queue.length > 0) {
@@ -70,9 +73,18 @@ export interface CommandProcess {
 export function startCommand(
   command: string,
   args: string[],
-  options: { cwd: string; env: Record<string, string | undefined>; /** In a process group of its own, as a terminal runs a job. */ ownGroup?: boolean },
+  options: {
+    cwd: string;
+    env: Record<string, string | undefined> /** In a process group of its own, as a terminal runs a job. */;
+    ownGroup?: boolean;
+  },
 ): CommandProcess {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownGroup });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup,
+  });
   let out = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
@@ -81,27 +93,33 @@ export function startCommand(
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     output: () => out,
     exited,
-    waitFor: (text, timeoutMs = 90_000) => new Promise<string>((resolve, reject) => {
-      const found = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
-      const check = () => {
-        if (!found()) return;
-        listeners.delete(check);
-        clearTimeout(timer);
-        resolve(out);
-      };
-      const timer = setTimeout(() => { listeners.delete(check); reject(new Error(`no ${String(text)} within ${timeoutMs} ms; output:\n${out}`)); }, timeoutMs);
-      listeners.add(check);
-      check();
-      void exited.then(({ code, signal }) => {
-        if (found()) return;
-        clearTimeout(timer);
-        reject(new Error(`exited (${code ?? signal}) before ${String(text)}; output:\n${out}`));
-      });
-    }),
+    waitFor: (text, timeoutMs = 90_000) =>
+      new Promise<string>((resolve, reject) => {
+        const found = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
+        const check = () => {
+          if (!found()) return;
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve(out);
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no ${String(text)} within ${timeoutMs} ms; output:\n${out}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+        void exited.then(({ code, signal }) => {
+          if (found()) return;
+          clearTimeout(timer);
+          reject(new Error(`exited (${code ?? signal}) before ${String(text)}; output:\n${out}`));
+        });
+      }),
   };
 }

@@ -56,7 +56,12 @@ export function rawRequest(port: number, bytes: Buffer, timeoutMs = 15_000): Pro
       socket.destroy();
       if (error) return reject(error);
       const parsed = parseResponse(received);
-      if (!parsed) return reject(new Error(`no complete HTTP response (got ${received.length} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 200))})`));
+      if (!parsed)
+        return reject(
+          new Error(
+            `no complete HTTP response (got ${received.length} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 200))})`,
+          ),
+        );
       resolve({ ...parsed, elapsedMs: performance.now() - started });
     };
     const timer = setTimeout(() => finish(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);

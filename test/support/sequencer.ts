@@ -8,7 +8,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * they start, then robustness, infra, the other integration tests, unit), each group in vitest's
  * own order.
  */
-const SLOW_FIRST = ['/test/integration/command', '/test/robustness/', '/test/infra/', '/test/integration/', '/test/unit/'];
+const SLOW_FIRST = [
+  '/test/integration/command',
+  '/test/robustness/',
+  '/test/infra/',
+  '/test/integration/',
+  '/test/unit/',
+];
 
 const rank = (spec: TestSpecification) => {
   const index = SLOW_FIRST.findIndex((prefix) => spec.moduleId.includes(prefix));
@@ -19,6 +25,9 @@ export default class SlowFoldersFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     if (sorted.every((spec) => this.ctx.cache.getTestSpecificationResult(spec))) return sorted;
-    return sorted.map((spec, order) => ({ spec, order })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.order - b.order).map(({ spec }) => spec);
+    return sorted
+      .map((spec, order) => ({ spec, order }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.order - b.order)
+      .map(({ spec }) => spec);
   }
 }

@@ -35,9 +35,12 @@ describe('routeRequest: routing', () => {
     expect(eventOf(request('/api/01/projects')).pathParameters).toEqual({ team: '01' });
   });
 
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'get', 'TRACE', 'CONNECT'])('routes no %s on a route path', (method) => {
-    expect(routeRequest(request('/api/acme/projects', [], method)).route).toBeUndefined();
-  });
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'get', 'TRACE', 'CONNECT'])(
+    'routes no %s on a route path',
+    (method) => {
+      expect(routeRequest(request('/api/acme/projects', [], method)).route).toBeUndefined();
+    },
+  );
 
   it.each([
     ['/api/acme/finances', 'finances'],
@@ -115,7 +118,9 @@ describe('routeRequest: the event', () => {
   });
 
   it('joins a repeated query parameter with commas', () => {
-    expect(eventOf(request('/api/acme/projects?page=1&page=2&page=3')).queryStringParameters).toEqual({ page: '1,2,3' });
+    expect(eventOf(request('/api/acme/projects?page=1&page=2&page=3')).queryStringParameters).toEqual({
+      page: '1,2,3',
+    });
   });
 
   it('passes a parameter without a value as empty', () => {
@@ -131,7 +136,9 @@ describe('routeRequest: the event', () => {
   });
 
   it('lower-cases header names', () => {
-    const event = eventOf(request('/api/acme/projects', ['Host', 'h', 'Accept', 'application/json', 'X-Custom-Thing', 'v']));
+    const event = eventOf(
+      request('/api/acme/projects', ['Host', 'h', 'Accept', 'application/json', 'X-Custom-Thing', 'v']),
+    );
     expect(event.headers).toMatchObject({ host: 'h', accept: 'application/json', 'x-custom-thing': 'v' });
     expect(event.headers).not.toHaveProperty('Accept');
   });
@@ -164,12 +171,23 @@ describe('routeRequest: the event', () => {
   it('fills requestContext', () => {
     const now = new Date('2026-06-01T12:00:00.000Z');
     const event = eventOf(
-      { method: 'GET', target: '/api/acme/projects', rawHeaders: ['Host', 'localhost:3000', 'User-Agent', 'curl/8'], sourceIp: '10.0.0.9' },
+      {
+        method: 'GET',
+        target: '/api/acme/projects',
+        rawHeaders: ['Host', 'localhost:3000', 'User-Agent', 'curl/8'],
+        sourceIp: '10.0.0.9',
+      },
       now,
     );
     expect(event.requestContext).toMatchObject({
       domainName: 'localhost:3000',
-      http: { method: 'GET', path: '/api/acme/projects', protocol: 'HTTP/1.1', sourceIp: '10.0.0.9', userAgent: 'curl/8' },
+      http: {
+        method: 'GET',
+        path: '/api/acme/projects',
+        protocol: 'HTTP/1.1',
+        sourceIp: '10.0.0.9',
+        userAgent: 'curl/8',
+      },
       routeKey: 'GET /api/{team}/projects',
       stage: '$default',
       timeEpoch: now.getTime(),
@@ -187,6 +205,9 @@ describe('routeRequest: the event', () => {
 describe('routeRequest: the path and the time, as API Gateway sends them on the $default stage', () => {
   it('has no stage segment, and writes time as API Gateway does', () => {
     const event = eventOf(request('/api/acme/projects'), new Date('2020-03-12T19:03:58Z'));
-    expect(event).toMatchObject({ rawPath: '/api/acme/projects', requestContext: { stage: '$default', http: { path: '/api/acme/projects' }, time: '12/Mar/2020:19:03:58 +0000' } });
+    expect(event).toMatchObject({
+      rawPath: '/api/acme/projects',
+      requestContext: { stage: '$default', http: { path: '/api/acme/projects' }, time: '12/Mar/2020:19:03:58 +0000' },
+    });
   });
 });

@@ -10,12 +10,12 @@ describe('readBearer', () => {
     expect(readBearer(`Bearer ${SECRET}`)).toEqual({ tokenHash: hashToken(SECRET) });
   });
 
-  it('splits <id>|<secret> at the first |, and reads the token by the secret\'s hash', () => {
+  it("splits <id>|<secret> at the first |, and reads the token by the secret's hash", () => {
     expect(readBearer(`Bearer 5|${SECRET}`)).toEqual({ tokenHash: hashToken(SECRET), sanctumId: '5' });
     expect(readBearer('Bearer 12|a|b')).toEqual({ tokenHash: hashToken('a|b'), sanctumId: '12' });
   });
 
-  it('compares an id as a number, as the database does with Sanctum\'s find($id): leading zeros go', () => {
+  it("compares an id as a number, as the database does with Sanctum's find($id): leading zeros go", () => {
     expect(readBearer(`Bearer 005|${SECRET}`)?.sanctumId).toBe('5');
     expect(readBearer(`Bearer 0|${SECRET}`)?.sanctumId).toBe('0');
   });

@@ -15,7 +15,13 @@ import { npmRunToken } from '../../commands/token.ts';
  * process prints and exits so is tested end to end in commands.test.ts.
  */
 const ROOT = new URL('../..', import.meta.url).pathname;
-const COMMANDS: Record<string, Command<Record<string, Option>>> = { start: npmStart, import: npmRunImport, token: npmRunToken, invoke: npmRunInvoke, openapi: npmRunOpenapi };
+const COMMANDS: Record<string, Command<Record<string, Option>>> = {
+  start: npmStart,
+  import: npmRunImport,
+  token: npmRunToken,
+  invoke: npmRunInvoke,
+  openapi: npmRunOpenapi,
+};
 const EVENT = join(ROOT, 'events/projects.json');
 
 afterEach(() => void vi.unstubAllEnvs());
@@ -23,17 +29,20 @@ afterEach(() => void vi.unstubAllEnvs());
 describe('--help', () => {
   const reference = readFileSync(join(ROOT, 'docs/commands.md'), 'utf8');
 
-  it.each(Object.entries(COMMANDS))('%s: --help and -h print the usage and the exit codes, exit 0; docs/commands.md shows it', async (_, command) => {
-    for (const flag of ['--help', '-h']) {
-      const { code, stdout, message } = await execute(command, [flag]);
-      expect(code).toBe(0);
-      expect(message).toBeUndefined();
-      expect(stdout).toMatch(/^usage: npm /);
-      expect(stdout).toContain('\n  -h, --help                 print this help\n');
-      expect(stdout).toContain('exit codes: 0 done, 1 failed (the message says why), 2 usage error');
-      expect(reference).toContain(`\`\`\`text\n${stdout}\`\`\``);
-    }
-  });
+  it.each(Object.entries(COMMANDS))(
+    '%s: --help and -h print the usage and the exit codes, exit 0; docs/commands.md shows it',
+    async (_, command) => {
+      for (const flag of ['--help', '-h']) {
+        const { code, stdout, message } = await execute(command, [flag]);
+        expect(code).toBe(0);
+        expect(message).toBeUndefined();
+        expect(stdout).toMatch(/^usage: npm /);
+        expect(stdout).toContain('\n  -h, --help                 print this help\n');
+        expect(stdout).toContain('exit codes: 0 done, 1 failed (the message says why), 2 usage error');
+        expect(reference).toContain(`\`\`\`text\n${stdout}\`\`\``);
+      }
+    },
+  );
 });
 
 describe('a usage error', () => {
@@ -45,7 +54,11 @@ describe('a usage error', () => {
     ['start', ['--bundled=yes'], "Option '--bundled' does not take an argument"],
     ['start', ['--user', 'ten'], '--user must be an id (a positive integer), not "ten"'],
     ['start', ['extra'], 'unexpected argument "extra"'],
-    ['start', ['--data', join(ROOT, 'no-such.json')], `--data: cannot read ${join(ROOT, 'no-such.json')}: no such file`],
+    [
+      'start',
+      ['--data', join(ROOT, 'no-such.json')],
+      `--data: cannot read ${join(ROOT, 'no-such.json')}: no such file`,
+    ],
     ['import', [], 'missing <snapshot.json>'],
     ['import', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
     ['import', ['--port', '1'], "Unknown option '--port'"],
@@ -54,19 +67,47 @@ describe('a usage error', () => {
     ['import', [join(ROOT, 'data')], `the snapshot ${join(ROOT, 'data')} is not a file`],
     ['token', [], 'name a command: create, revoke, list'],
     ['token', ['frobnicate'], 'unknown command "frobnicate" (use create, revoke, list)'],
-    ['token', ['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'], '--expires-in must look like 90d, 12h or 30m, not "soon"'],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', '*', '--expires-in', 'soon'],
+      '--expires-in must look like 90d, 12h or 30m, not "soon"',
+    ],
     ['token', ['create', '--user', '50', '--abilities', 'projects:write'], 'unknown ability: projects:write'],
     ['token', ['create', '--user', '50'], 'create needs --abilities'],
-    ['token', ['create', '--user', '50', '--abilities', 'projects:read,,'], '--abilities has an empty entry: "projects:read,," (comma-separated, e.g. projects:read,daemons:read)'],
-    ['token', ['create', '--user', '50', '--abilities', ',projects:read'], '--abilities has an empty entry: ",projects:read"'],
-    ['token', ['create', '--user', '50', '--abilities', 'projects:read, ,daemons:read'], '--abilities has an empty entry'],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', 'projects:read,,'],
+      '--abilities has an empty entry: "projects:read,," (comma-separated, e.g. projects:read,daemons:read)',
+    ],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', ',projects:read'],
+      '--abilities has an empty entry: ",projects:read"',
+    ],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', 'projects:read, ,daemons:read'],
+      '--abilities has an empty entry',
+    ],
     ['token', ['create', '--abilities', '*'], 'create needs --user <id>'],
     ['token', ['create', '--user', 'x', '--abilities', '*'], '--user must be an id'],
     ['token', ['create', '--user', '0', '--abilities', '*'], '--user must be an id'],
     ['token', ['create', '--user', '50', '--abilities', '*', '--name', ''], '--name must not be empty'],
-    ['token', ['create', '--user', '50', '--abilities', '*', '--name', 'x'.repeat(256)], '--name must be at most 255 characters'],
-    ['token', ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u001b[2J'], '--name contains a control character: "ci\\x1b[2J"'],
-    ['token', ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u0085'], '--name contains a control character: "ci\\u0085"'],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', '*', '--name', 'x'.repeat(256)],
+      '--name must be at most 255 characters',
+    ],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u001b[2J'],
+      '--name contains a control character: "ci\\x1b[2J"',
+    ],
+    [
+      'token',
+      ['create', '--user', '50', '--abilities', '*', '--name', 'ci\u0085'],
+      '--name contains a control character: "ci\\u0085"',
+    ],
     ['token', ['list', '--user', '50', '--abilities', '*'], '--abilities does not apply to list'],
     ['token', ['list', 'extra', '--user', '50'], 'unexpected argument "extra"'],
     ['token', ['revoke'], 'revoke needs a token, or --id <id>'],
@@ -116,7 +157,8 @@ describe('a usage error', () => {
     vi.stubEnv('LOG_LEVEL', 'verbose');
     expect(await execute(npmStart, ['--port', '0'])).toEqual({
       code: 2,
-      message: 'npm start: LOG_LEVEL must be one of trace, debug, info, warn, error, critical, silent (any case), not "verbose"',
+      message:
+        'npm start: LOG_LEVEL must be one of trace, debug, info, warn, error, critical, silent (any case), not "verbose"',
     });
   });
 });

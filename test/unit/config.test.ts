@@ -25,18 +25,30 @@ describe('readApiConfig', () => {
     ['https://example.com/prod//', 'https://example.com/prod'],
     ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
     ['', undefined],
-  ])('reads the PUBLIC_BASE_URL %j as %j (trailing slashes trimmed, the path kept, empty as not configured)', (url, read) => {
-    expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: url }).publicBaseUrl).toBe(read);
-  });
-
-  it.each(['api.example.com', 'ftp://api.example.com', 'https://', 'https:///path', 'https://api example.com', '/relative'])(
-    'rejects the PUBLIC_BASE_URL %j',
-    (url) => {
-      expect(() => readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: url })).toThrow('PUBLIC_BASE_URL is not an http(s) URL');
+  ])(
+    'reads the PUBLIC_BASE_URL %j as %j (trailing slashes trimmed, the path kept, empty as not configured)',
+    (url, read) => {
+      expect(readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: url }).publicBaseUrl).toBe(read);
     },
   );
 
-  it.each([['http://127.0.0.1:8000', 'http://127.0.0.1:8000'], [' ', undefined]])('reads the DYNAMODB_ENDPOINT %j as %j', (endpoint, read) => {
+  it.each([
+    'api.example.com',
+    'ftp://api.example.com',
+    'https://',
+    'https:///path',
+    'https://api example.com',
+    '/relative',
+  ])('rejects the PUBLIC_BASE_URL %j', (url) => {
+    expect(() => readApiConfig({ TABLE_NAME: 't', PUBLIC_BASE_URL: url })).toThrow(
+      'PUBLIC_BASE_URL is not an http(s) URL',
+    );
+  });
+
+  it.each([
+    ['http://127.0.0.1:8000', 'http://127.0.0.1:8000'],
+    [' ', undefined],
+  ])('reads the DYNAMODB_ENDPOINT %j as %j', (endpoint, read) => {
     expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: endpoint }).dynamodbEndpoint).toBe(read);
   });
 });
@@ -47,6 +59,8 @@ describe('LOG_LEVEL', () => {
   });
 
   it('refuses an unknown level at start, naming the allowed ones', () => {
-    expect(() => readLogLevel({ LOG_LEVEL: 'verbose' })).toThrow('LOG_LEVEL must be one of trace, debug, info, warn, error, critical, silent (any case), not "verbose"');
+    expect(() => readLogLevel({ LOG_LEVEL: 'verbose' })).toThrow(
+      'LOG_LEVEL must be one of trace, debug, info, warn, error, critical, silent (any case), not "verbose"',
+    );
   });
 });

@@ -38,9 +38,12 @@ describe('parseAmount', () => {
     expect(problem(input)).toBe(expected);
   });
 
-  it.each(['', 'abc', '1,5', '1.2.3', '1e3', '0x10', '+5', '.5', '5.', 'NaN'])('rejects the string %j as not a decimal number', (text) => {
-    expect(problem(text)).toBe('is not a decimal number');
-  });
+  it.each(['', 'abc', '1,5', '1.2.3', '1e3', '0x10', '+5', '.5', '5.', 'NaN'])(
+    'rejects the string %j as not a decimal number',
+    (text) => {
+      expect(problem(text)).toBe('is not a decimal number');
+    },
+  );
 
   it.each([Number.NaN, Number.POSITIVE_INFINITY])('rejects the number %s as not a decimal number', (n) => {
     expect(problem(n)).toBe('is not a decimal number');
@@ -94,7 +97,10 @@ describe('formatAmount', () => {
 
   it('formats the sum of parsed amounts as the integer-arithmetic sum', () => {
     // Each amount as (whole, ten-thousandths); the expected sum is computed on integers alone.
-    const amount = fc.record({ whole: fc.integer({ min: 0, max: 1_000_000 }), fraction: fc.integer({ min: 0, max: 9999 }) });
+    const amount = fc.record({
+      whole: fc.integer({ min: 0, max: 1_000_000 }),
+      fraction: fc.integer({ min: 0, max: 9999 }),
+    });
     fc.assert(
       fc.property(fc.array(amount, { maxLength: 30 }), (amounts) => {
         const texts = amounts.map(({ whole, fraction }) => `${whole}.${String(fraction).padStart(4, '0')}`);
@@ -102,7 +108,9 @@ describe('formatAmount', () => {
         const wholeSum = amounts.reduce((acc, a) => acc + a.whole, 0);
         const fractionSum = amounts.reduce((acc, a) => acc + a.fraction, 0);
         const totalWhole = wholeSum + Math.floor(fractionSum / 10_000);
-        const totalFraction = String(fractionSum % 10_000).padStart(4, '0').replace(/0+$/, '');
+        const totalFraction = String(fractionSum % 10_000)
+          .padStart(4, '0')
+          .replace(/0+$/, '');
         expect(formatAmount(sum)).toBe(totalFraction ? `${totalWhole}.${totalFraction}` : `${totalWhole}`);
       }),
     );
@@ -127,12 +135,20 @@ describe('numbers judged as written (docs/contract.md, section 7)', () => {
     expect(parseAmount('1000000000000000000000.1234')).toEqual({ ok: true, units: 10000000000000000000001234n });
   });
 
-  it.each([['800.0000000000000001'], ['9007199254740993'], ['5.00000000000000001']])('keeps %s as written, not as a double', (text) => {
-    expect(String(jsonNumber(text))).toBe(text);
-    expect(jsonNumber(text)).toBeInstanceOf(WrittenNumber);
-  });
+  it.each([['800.0000000000000001'], ['9007199254740993'], ['5.00000000000000001']])(
+    'keeps %s as written, not as a double',
+    (text) => {
+      expect(String(jsonNumber(text))).toBe(text);
+      expect(jsonNumber(text)).toBeInstanceOf(WrittenNumber);
+    },
+  );
 
-  it.each([['1.0', 1], ['1e2', 100], ['24.15', 24.15], ['-0', -0]])('reads %s as the number %d, which holds it exactly', (text, value) => {
+  it.each([
+    ['1.0', 1],
+    ['1e2', 100],
+    ['24.15', 24.15],
+    ['-0', -0],
+  ])('reads %s as the number %d, which holds it exactly', (text, value) => {
     expect(jsonNumber(text)).toBe(value);
   });
 });

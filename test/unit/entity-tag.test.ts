@@ -1,7 +1,13 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { pageWindow } from '../../shared/domain/pagination.ts';
-import { CACHE_CONTROL, conditionalJson, entityTag, listEntityTag, matchesIfNoneMatch } from '../../shared/http/entity-tag.ts';
+import {
+  CACHE_CONTROL,
+  conditionalJson,
+  entityTag,
+  listEntityTag,
+  matchesIfNoneMatch,
+} from '../../shared/http/entity-tag.ts';
 
 /**
  * ETags derived from what decides a body (shared/http/entity-tag.ts): the same inputs give the
@@ -11,8 +17,23 @@ import { CACHE_CONTROL, conditionalJson, entityTag, listEntityTag, matchesIfNone
  */
 const TEAM = { teamId: 1, generation: 'g2' };
 const PATH = 'https://api.example.com/api/acme/projects';
-const tag = (overrides: { team?: typeof TEAM; resource?: 'projects' | 'daemons'; page?: number; perPage?: number; perPageGiven?: boolean; path?: string } = {}) =>
-  listEntityTag(overrides.team ?? TEAM, overrides.resource ?? 'projects', pageWindow(100, overrides.page ?? 2, overrides.perPage ?? 20), overrides.perPageGiven ?? false, overrides.path ?? PATH);
+const tag = (
+  overrides: {
+    team?: typeof TEAM;
+    resource?: 'projects' | 'daemons';
+    page?: number;
+    perPage?: number;
+    perPageGiven?: boolean;
+    path?: string;
+  } = {},
+) =>
+  listEntityTag(
+    overrides.team ?? TEAM,
+    overrides.resource ?? 'projects',
+    pageWindow(100, overrides.page ?? 2, overrides.perPage ?? 20),
+    overrides.perPageGiven ?? false,
+    overrides.path ?? PATH,
+  );
 
 describe('entity tags', () => {
   it('are strong, quoted, 32 base64url characters', () => {
@@ -52,12 +73,20 @@ describe('If-None-Match', () => {
   });
 
   it('is read from the lower-cased header of the event', async () => {
-    expect((await conditionalJson({ headers: { 'if-none-match': t } } as unknown as APIGatewayProxyEventV2, t, () => '{}')).statusCode).toBe(304);
+    expect(
+      (await conditionalJson({ headers: { 'if-none-match': t } } as unknown as APIGatewayProxyEventV2, t, () => '{}'))
+        .statusCode,
+    ).toBe(304);
   });
 });
 
 describe('responses', () => {
-  const respond = (ifNoneMatch?: string) => conditionalJson({ headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} } as unknown as APIGatewayProxyEventV2, '"x"', () => '{}');
+  const respond = (ifNoneMatch?: string) =>
+    conditionalJson(
+      { headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} } as unknown as APIGatewayProxyEventV2,
+      '"x"',
+      () => '{}',
+    );
 
   it('a 304 carries only the tag and Cache-Control, no body', async () => {
     expect(await respond('"x"')).toEqual({ statusCode: 304, headers: { ETag: '"x"', 'Cache-Control': CACHE_CONTROL } });
@@ -66,7 +95,9 @@ describe('responses', () => {
 
   it('a 200 carries its body, JSON, the tag and Cache-Control', async () => {
     expect(await respond()).toEqual({
-      statusCode: 200, body: '{}', headers: { 'Content-Type': 'application/json; charset=utf-8', ETag: '"x"', 'Cache-Control': CACHE_CONTROL },
+      statusCode: 200,
+      body: '{}',
+      headers: { 'Content-Type': 'application/json; charset=utf-8', ETag: '"x"', 'Cache-Control': CACHE_CONTROL },
     });
   });
 });

@@ -31,7 +31,14 @@ function envelope(total: number, page: number, perPage = 20, perPageGiven = fals
 const ROUTE = '/api/{team}/projects';
 
 /** A payload 2.0 event as API Gateway sends it: `rawPath` as the client called it, the stage named apart. */
-function event(headers: Record<string, string>, { rawPath = '/api/acme/projects', stage = '$default', domainName = 'abc123.execute-api.eu-west-1.amazonaws.com' } = {}) {
+function event(
+  headers: Record<string, string>,
+  {
+    rawPath = '/api/acme/projects',
+    stage = '$default',
+    domainName = 'abc123.execute-api.eu-west-1.amazonaws.com',
+  } = {},
+) {
   return { headers, rawPath, requestContext: { stage, domainName } } as unknown as APIGatewayProxyEventV2;
 }
 
@@ -45,7 +52,15 @@ describe('listEnvelopeJson', () => {
   });
 
   it('writes meta in the order current_page, from, last_page, per_page, to, total, path', () => {
-    expect(Object.keys(envelope(42, 1).meta)).toEqual(['current_page', 'from', 'last_page', 'per_page', 'to', 'total', 'path']);
+    expect(Object.keys(envelope(42, 1).meta)).toEqual([
+      'current_page',
+      'from',
+      'last_page',
+      'per_page',
+      'to',
+      'total',
+      'path',
+    ]);
   });
 
   it('embeds the stored items verbatim, in order', () => {
@@ -68,7 +83,12 @@ describe('listEnvelopeJson', () => {
 
   it('describes a middle page', () => {
     const body = envelope(42, 2);
-    expect(body.links).toEqual({ first: `${PATH}?page=1`, last: `${PATH}?page=3`, prev: `${PATH}?page=1`, next: `${PATH}?page=3` });
+    expect(body.links).toEqual({
+      first: `${PATH}?page=1`,
+      last: `${PATH}?page=3`,
+      prev: `${PATH}?page=1`,
+      next: `${PATH}?page=3`,
+    });
     expect(body.meta).toMatchObject({ current_page: 2, from: 21, to: 40 });
   });
 
@@ -83,7 +103,15 @@ describe('listEnvelopeJson', () => {
     const body = envelope(42, 7);
     expect(body.data).toEqual([]);
     expect(body.links).toEqual({ first: `${PATH}?page=1`, last: `${PATH}?page=3`, prev: `${PATH}?page=6`, next: null });
-    expect(body.meta).toEqual({ current_page: 7, from: null, last_page: 3, per_page: 20, to: null, total: 42, path: PATH });
+    expect(body.meta).toEqual({
+      current_page: 7,
+      from: null,
+      last_page: 3,
+      per_page: 20,
+      to: null,
+      total: 42,
+      path: PATH,
+    });
     expect(body.results).toBe(0);
   });
 
@@ -91,7 +119,15 @@ describe('listEnvelopeJson', () => {
     const body = envelope(0, 1);
     expect(body.data).toEqual([]);
     expect(body.links).toEqual({ first: `${PATH}?page=1`, last: `${PATH}?page=1`, prev: null, next: null });
-    expect(body.meta).toEqual({ current_page: 1, from: null, last_page: 1, per_page: 20, to: null, total: 0, path: PATH });
+    expect(body.meta).toEqual({
+      current_page: 1,
+      from: null,
+      last_page: 1,
+      per_page: 20,
+      to: null,
+      total: 0,
+      path: PATH,
+    });
     expect(body.results).toBe(0);
   });
 
@@ -119,7 +155,8 @@ describe('listEnvelopeJson', () => {
 
   it('leaves per_page out of the links when the request did not give it', () => {
     const body = envelope(120, 2, 20, false);
-    for (const link of [body.links.first, body.links.last, body.links.prev, body.links.next]) expect(link).not.toContain('per_page');
+    for (const link of [body.links.first, body.links.last, body.links.prev, body.links.next])
+      expect(link).not.toContain('per_page');
   });
 
   it('keeps path free of any query', () => {
@@ -141,24 +178,30 @@ describe('listEnvelopeJson', () => {
 
   it('keeps from, to, results, prev and next consistent on every page', () => {
     fc.assert(
-      fc.property(fc.nat({ max: 500 }), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 30 }), fc.boolean(), (total, perPage, page, given) => {
-        const body = envelope(total, page, perPage, given);
-        const lastPage = Math.max(Math.ceil(total / perPage), 1);
-        expect(body.meta.last_page).toBe(lastPage);
-        expect(body.results).toBe(body.data.length);
-        if (body.results === 0) {
-          expect(body.meta.from).toBeNull();
-          expect(body.meta.to).toBeNull();
-        } else {
-          expect(body.meta.from).toBe((page - 1) * perPage + 1);
-          expect(body.meta.to).toBe(body.meta.from + body.results - 1);
-          expect(body.data[0].id).toBe(body.meta.from);
-        }
-        expect(body.links.prev === null).toBe(page === 1);
-        expect(body.links.next === null).toBe(page >= lastPage);
-        if (body.links.next) expect(body.links.next).toMatch(new RegExp(`[?&]page=${page + 1}$`));
-        expect(body.served_in).toMatch(SERVED_IN);
-      }),
+      fc.property(
+        fc.nat({ max: 500 }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.boolean(),
+        (total, perPage, page, given) => {
+          const body = envelope(total, page, perPage, given);
+          const lastPage = Math.max(Math.ceil(total / perPage), 1);
+          expect(body.meta.last_page).toBe(lastPage);
+          expect(body.results).toBe(body.data.length);
+          if (body.results === 0) {
+            expect(body.meta.from).toBeNull();
+            expect(body.meta.to).toBeNull();
+          } else {
+            expect(body.meta.from).toBe((page - 1) * perPage + 1);
+            expect(body.meta.to).toBe(body.meta.from + body.results - 1);
+            expect(body.data[0].id).toBe(body.meta.from);
+          }
+          expect(body.links.prev === null).toBe(page === 1);
+          expect(body.links.next === null).toBe(page >= lastPage);
+          if (body.links.next) expect(body.links.next).toMatch(new RegExp(`[?&]page=${page + 1}$`));
+          expect(body.served_in).toMatch(SERVED_IN);
+        },
+      ),
     );
   });
 });
@@ -177,7 +220,10 @@ describe('baseUrl', () => {
   const https = { 'x-forwarded-proto': 'https', host: 'api.example.com' };
 
   it('uses PUBLIC_BASE_URL when configured, whatever the request says', () => {
-    const request = event({ 'x-forwarded-proto': 'http', host: 'internal.example' }, { rawPath: '/prod/api/acme/projects', stage: 'prod' });
+    const request = event(
+      { 'x-forwarded-proto': 'http', host: 'internal.example' },
+      { rawPath: '/prod/api/acme/projects', stage: 'prod' },
+    );
     expect(baseUrl(request, 'https://api.example.com/v', ROUTE)).toBe('https://api.example.com/v');
   });
 
@@ -186,15 +232,21 @@ describe('baseUrl', () => {
   });
 
   it('starts local links with http:// when x-forwarded-proto says http', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'http', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe('http://127.0.0.1:3000');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'http', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe(
+      'http://127.0.0.1:3000',
+    );
   });
 
   it('uses the first scheme when x-forwarded-proto lists several', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https, http', host: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'https, http', host: 'api.example.com' }), undefined, ROUTE)).toBe(
+      'https://api.example.com',
+    );
   });
 
   it.each(['ftp', 'javascript', 'ws', 'https:', ''])('links with https when x-forwarded-proto says %j', (proto) => {
-    expect(baseUrl(event({ 'x-forwarded-proto': proto, host: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': proto, host: 'api.example.com' }), undefined, ROUTE)).toBe(
+      'https://api.example.com',
+    );
   });
 
   it('links with https when x-forwarded-proto is missing', () => {
@@ -202,32 +254,47 @@ describe('baseUrl', () => {
   });
 
   it('reads the scheme whatever its case', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'HTTP', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe('http://127.0.0.1:3000');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'HTTP', host: '127.0.0.1:3000' }), undefined, ROUTE)).toBe(
+      'http://127.0.0.1:3000',
+    );
   });
 
   it('falls back to the domain name of the request context without a host header', () => {
-    expect(baseUrl(event({ 'x-forwarded-proto': 'https' }, { domainName: 'api.example.com' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event({ 'x-forwarded-proto': 'https' }, { domainName: 'api.example.com' }), undefined, ROUTE)).toBe(
+      'https://api.example.com',
+    );
   });
 
   it('adds nothing on the $default stage of the execute-api URL', () => {
-    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe(
+      'https://api.example.com',
+    );
   });
 
   it('keeps a named stage that is in the execute-api URL (/prod/api/...)', () => {
-    const request = event({ 'x-forwarded-proto': 'https', host: 'abc123.execute-api.eu-west-1.amazonaws.com' }, { rawPath: '/prod/api/acme/projects', stage: 'prod' });
+    const request = event(
+      { 'x-forwarded-proto': 'https', host: 'abc123.execute-api.eu-west-1.amazonaws.com' },
+      { rawPath: '/prod/api/acme/projects', stage: 'prod' },
+    );
     expect(baseUrl(request, undefined, ROUTE)).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com/prod');
   });
 
   it('keeps the path of an API mapping behind a custom domain (/v1 mapped to $default)', () => {
-    expect(baseUrl(event(https, { rawPath: '/v1/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com/v1');
+    expect(baseUrl(event(https, { rawPath: '/v1/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe(
+      'https://api.example.com/v1',
+    );
   });
 
   it('keeps a multi-level API mapping path (/team/v2)', () => {
-    expect(baseUrl(event(https, { rawPath: '/team/v2/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe('https://api.example.com/team/v2');
+    expect(baseUrl(event(https, { rawPath: '/team/v2/api/acme/projects', stage: '$default' }), undefined, ROUTE)).toBe(
+      'https://api.example.com/team/v2',
+    );
   });
 
   it('adds no stage segment for a named stage mapped at a domain root (none in rawPath)', () => {
-    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: 'prod' }), undefined, ROUTE)).toBe('https://api.example.com');
+    expect(baseUrl(event(https, { rawPath: '/api/acme/projects', stage: 'prod' }), undefined, ROUTE)).toBe(
+      'https://api.example.com',
+    );
   });
 });
 
@@ -248,7 +315,9 @@ describe('listPath', () => {
   });
 
   it('percent-encodes the team segment', () => {
-    expect(listPath('http://127.0.0.1:3000', 'café bar', 'projects')).toBe('http://127.0.0.1:3000/api/caf%C3%A9%20bar/projects');
+    expect(listPath('http://127.0.0.1:3000', 'café bar', 'projects')).toBe(
+      'http://127.0.0.1:3000/api/caf%C3%A9%20bar/projects',
+    );
   });
 
   it('percent-encodes characters that would change the address', () => {

@@ -25,9 +25,11 @@ const log = createLogger({ LOG_LEVEL: 'SILENT' });
 const context = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 async function respond(thrown: unknown): Promise<APIGatewayProxyStructuredResultV2> {
-  const handler = middy().use(contractErrors(log)).handler(async () => {
-    throw thrown;
-  });
+  const handler = middy()
+    .use(contractErrors(log))
+    .handler(async () => {
+      throw thrown;
+    });
   return (await handler({}, context)) as APIGatewayProxyStructuredResultV2;
 }
 
@@ -52,14 +54,17 @@ describe('401 Unauthenticated', () => {
 });
 
 describe('403 missing ability', () => {
-  it.each(['finances:read', 'daemons:read', 'projects:read'])('names the ability %s in the message and in missing_permissions', async (ability) => {
-    const response = await respond(missingAbility(ability));
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toBe(
-      `{"message":"This token does not have the ${ability} ability.","code":"insufficient_permission","missing_permissions":["${ability}"]}`,
-    );
-    isJson(response.headers);
-  });
+  it.each(['finances:read', 'daemons:read', 'projects:read'])(
+    'names the ability %s in the message and in missing_permissions',
+    async (ability) => {
+      const response = await respond(missingAbility(ability));
+      expect(response.statusCode).toBe(403);
+      expect(response.body).toBe(
+        `{"message":"This token does not have the ${ability} ability.","code":"insufficient_permission","missing_permissions":["${ability}"]}`,
+      );
+      isJson(response.headers);
+    },
+  );
 });
 
 describe('404 Not Found', () => {
@@ -138,9 +143,11 @@ describe('middy 7 traps the error handling avoids', () => {
   });
 
   it('keeps the 503 body, which http-error-handler replaces unless the error says expose: true', async () => {
-    const unexposed = middy().use(httpErrorHandler({ logger: false, fallbackMessage: 'fallback' })).handler(async () => {
-      throw createError(503, '{"message":"Service Unavailable"}');
-    });
+    const unexposed = middy()
+      .use(httpErrorHandler({ logger: false, fallbackMessage: 'fallback' }))
+      .handler(async () => {
+        throw createError(503, '{"message":"Service Unavailable"}');
+      });
     expect(((await unexposed({}, context)) as APIGatewayProxyStructuredResultV2).body).toBe('fallback');
     expect((await respond(serviceUnavailable())).body).toBe('{"message":"Service Unavailable"}');
   });
@@ -163,7 +170,11 @@ describe('middy 7 traps the error handling avoids', () => {
   it('answers an error thrown after the handler answered with the error, not the half-made response', async () => {
     const handler = middy()
       .use(contractErrors(log))
-      .use({ after: () => { throw new Error('after step failed'); } })
+      .use({
+        after: () => {
+          throw new Error('after step failed');
+        },
+      })
       .handler(async () => ({ statusCode: 200, body: '{"data":[]}' }));
     const response = (await handler({}, context)) as APIGatewayProxyStructuredResultV2;
     expect(response.statusCode).toBe(500);
@@ -177,20 +188,22 @@ describe('errors that are not contract errors', () => {
     expect(toContractError(error)).toBe(error);
   });
 
-  it.each([
-    ['ProvisionedThroughputExceededException'],
-    ['ThrottlingException'],
-    ['RequestLimitExceeded'],
-  ])('answers 503 with Retry-After: 1 when DynamoDB is throttled (%s)', async (name) => {
-    const response = await respond(sdkError(name, { $metadata: { httpStatusCode: 400 } }));
-    expect(response.statusCode).toBe(503);
-    expect(response.body).toBe('{"message":"Service Unavailable"}');
-    expect(response.headers?.['Retry-After']).toBe('1');
-  });
+  it.each([['ProvisionedThroughputExceededException'], ['ThrottlingException'], ['RequestLimitExceeded']])(
+    'answers 503 with Retry-After: 1 when DynamoDB is throttled (%s)',
+    async (name) => {
+      const response = await respond(sdkError(name, { $metadata: { httpStatusCode: 400 } }));
+      expect(response.statusCode).toBe(503);
+      expect(response.body).toBe('{"message":"Service Unavailable"}');
+      expect(response.headers?.['Retry-After']).toBe('1');
+    },
+  );
 
-  it.each([['TimeoutError'], ['AbortError'], ['RequestTimeout']])('answers 503 when the database is too slow (%s)', async (name) => {
-    expect((await respond(sdkError(name))).statusCode).toBe(503);
-  });
+  it.each([['TimeoutError'], ['AbortError'], ['RequestTimeout']])(
+    'answers 503 when the database is too slow (%s)',
+    async (name) => {
+      expect((await respond(sdkError(name))).statusCode).toBe(503);
+    },
+  );
 
   it.each([['ECONNREFUSED'], ['ECONNRESET'], ['ETIMEDOUT'], ['ENOTFOUND'], ['EAI_AGAIN'], ['EHOSTUNREACH']])(
     'answers 503 when the database is unreachable (code %s)',

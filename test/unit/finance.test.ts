@@ -61,13 +61,20 @@ describe('summarizeCosts', () => {
   });
 
   it('orders line items of one label by currency', () => {
-    const summary = summarizeCosts([cost('Backups', '1', 'USD'), cost('Backups', '1', 'CHF'), cost('Backups', '1', 'EUR')]);
+    const summary = summarizeCosts([
+      cost('Backups', '1', 'USD'),
+      cost('Backups', '1', 'CHF'),
+      cost('Backups', '1', 'EUR'),
+    ]);
     expect(summary.lineItems.map((l) => l.currency)).toEqual(['CHF', 'EUR', 'USD']);
   });
 
   it('orders by label before currency', () => {
     const summary = summarizeCosts([cost('B', '1', 'AAA'), cost('A', '1', 'ZZZ')]);
-    expect(summary.lineItems.map((l) => [l.label, l.currency])).toEqual([['A', 'ZZZ'], ['B', 'AAA']]);
+    expect(summary.lineItems.map((l) => [l.label, l.currency])).toEqual([
+      ['A', 'ZZZ'],
+      ['B', 'AAA'],
+    ]);
   });
 
   it('totals each currency across labels', () => {
@@ -141,11 +148,16 @@ describe('financeFieldsJson', () => {
   });
 
   it('writes an amount beyond float precision digit for digit', () => {
-    expect(financeFieldsJson(summarizeCosts([cost('A', '12345678901234.5678')]))).toContain('"amount":12345678901234.5678,');
+    expect(financeFieldsJson(summarizeCosts([cost('A', '12345678901234.5678')]))).toContain(
+      '"amount":12345678901234.5678,',
+    );
   });
 
   it('writes a total per currency', () => {
-    expect(fields([cost('A', '1', 'USD'), cost('B', '2.5', 'EUR'), cost('C', '0.5', 'EUR')]).totals).toEqual({ EUR: 3, USD: 1 });
+    expect(fields([cost('A', '1', 'USD'), cost('B', '2.5', 'EUR'), cost('C', '0.5', 'EUR')]).totals).toEqual({
+      EUR: 3,
+      USD: 1,
+    });
   });
 
   it('counts the line items in results', () => {

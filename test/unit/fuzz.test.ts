@@ -9,7 +9,7 @@ import { ROOT } from '../support/import-process.ts';
  * The suite's randomness: every fast-check run draws from one seed (FUZZ_SEED, fixed by default),
  * so any run can be replayed, and nothing else in test/ draws at random or from the clock.
  */
-describe('the suite\'s seed', () => {
+describe("the suite's seed", () => {
   it('is the seed of every fast-check run, including runs that pass no parameters', () => {
     expect(fc.readConfigureGlobal().seed).toBe(FUZZ_SEED);
   });
@@ -28,7 +28,9 @@ describe('the suite\'s seed', () => {
   });
 
   it.each(['abc', '1.5', '1e3', '99999999999'])('refuses FUZZ_SEED=%s, naming the variable', (text) => {
-    expect(() => readInteger('FUZZ_SEED', -(2 ** 31), 2 ** 31 - 1, { FUZZ_SEED: text })).toThrow(/^FUZZ_SEED must be an integer from -2147483648 to 2147483647/);
+    expect(() => readInteger('FUZZ_SEED', -(2 ** 31), 2 ** 31 - 1, { FUZZ_SEED: text })).toThrow(
+      /^FUZZ_SEED must be an integer from -2147483648 to 2147483647/,
+    );
   });
 });
 
@@ -40,7 +42,11 @@ describe('randomness in test/', () => {
     const dir = join(ROOT, 'test');
     const offenders = readdirSync(dir, { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.ts'))
-      .flatMap((file) => readFileSync(join(dir, file), 'utf8').split('\n').map((line, i) => ({ file, line, number: i + 1 })))
+      .flatMap((file) =>
+        readFileSync(join(dir, file), 'utf8')
+          .split('\n')
+          .map((line, i) => ({ file, line, number: i + 1 })),
+      )
       .filter(({ line }) => forbidden.test(line))
       .map(({ file, number, line }) => `${relative(ROOT, join(dir, file))}:${number}: ${line.trim()}`);
     expect(offenders).toEqual([]);

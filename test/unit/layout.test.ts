@@ -18,7 +18,9 @@ function sourceFiles(dir: string): string[] {
 /** Every relative module a file imports (static and dynamic), as a path from the root. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g)].map(
+    (m) => m[1]!,
+  );
   return specifiers.map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)));
 }
 
@@ -31,7 +33,10 @@ describe('the direction of imports', () => {
     ['infra', ['infra', 'shared', 'functions']],
   ])('%s/ imports only from %j', (folder, allowed) => {
     const wrong = sourceFiles(folder).flatMap((file) =>
-      importsOf(file).filter((target) => !allowed.includes(topFolder(target)!)).map((target) => `${file} -> ${target}`));
+      importsOf(file)
+        .filter((target) => !allowed.includes(topFolder(target)!))
+        .map((target) => `${file} -> ${target}`),
+    );
     expect(wrong).toEqual([]);
   });
 });

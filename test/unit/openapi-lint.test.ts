@@ -29,20 +29,41 @@ async function lint(command: string, args: string[]): Promise<{ code: number; ou
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`,
+    };
   }
 }
 
 describe('openapi.json, as API tooling lints it', () => {
   it('has no problem for Redocly CLI (recommended rules)', async () => {
-    const { code, output } = await lint('redocly', ['lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'stylish', '--max-problems', '100']);
+    const { code, output } = await lint('redocly', [
+      'lint',
+      'openapi.json',
+      '--config',
+      'redocly.yaml',
+      '--format',
+      'stylish',
+      '--max-problems',
+      '100',
+    ]);
     expect(output).not.toMatch(/\b(warning|error)\b/);
     expect(output).toContain('Your API description is valid');
     expect(code).toBe(0);
   });
 
   it('has no problem for Spectral (spectral:oas), not even a hint', async () => {
-    const { code, output } = await lint('spectral', ['lint', 'openapi.json', '--ruleset', '.spectral.yaml', '--fail-severity', 'hint', '--format', 'stylish']);
+    const { code, output } = await lint('spectral', [
+      'lint',
+      'openapi.json',
+      '--ruleset',
+      '.spectral.yaml',
+      '--fail-severity',
+      'hint',
+      '--format',
+      'stylish',
+    ]);
     expect(output.trim()).toBe("No results with a severity of 'hint' or higher found!");
     expect(code).toBe(0);
   });

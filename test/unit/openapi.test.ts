@@ -22,8 +22,12 @@ describe('openapi.json', () => {
         const operation = committed.paths[route.path][method];
         expect(operation.security).toEqual([{ bearerAuth: [route.ability] }]);
         const list = route.name !== 'finances';
-        expect(Object.keys(operation.responses).sort()).toEqual(['200', '304', '401', '403', '404', '413', ...(list ? ['422'] : []), '429', '500', '503'].sort());
-        expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(list ? ['team', 'per_page', 'page'] : ['team']);
+        expect(Object.keys(operation.responses).sort()).toEqual(
+          ['200', '304', '401', '403', '404', '413', ...(list ? ['422'] : []), '429', '500', '503'].sort(),
+        );
+        expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(
+          list ? ['team', 'per_page', 'page'] : ['team'],
+        );
       }
     }
     expect(committed.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
@@ -57,7 +61,14 @@ describe('openapi.json', () => {
       const { $ref } = operation.responses[status].headers[name] as { $ref: string };
       return committed.components.headers[$ref.split('/').pop()!];
     };
-    for (const [status, name] of [['200', 'ETag'], ['200', 'Cache-Control'], ['304', 'ETag'], ['304', 'Cache-Control'], ['401', 'WWW-Authenticate'], ['503', 'Retry-After']]) {
+    for (const [status, name] of [
+      ['200', 'ETag'],
+      ['200', 'Cache-Control'],
+      ['304', 'ETag'],
+      ['304', 'Cache-Control'],
+      ['401', 'WWW-Authenticate'],
+      ['503', 'Retry-After'],
+    ]) {
       expect(header(status!, name!).required, `${name} on ${status}`).toBe(true);
     }
   });
@@ -66,13 +77,23 @@ describe('openapi.json', () => {
     const [team, perPage, page] = committed.paths['/api/{team}/projects'].get.parameters;
     expect(team.example).toBe('acme');
     expect(perPage.schema).toEqual({ type: 'integer', minimum: 1, maximum: 50, default: 20, pattern: '^[0-9]+$' });
-    expect(page.schema).toEqual({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, pattern: '^[0-9]+$' });
+    expect(page.schema).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 1,
+      pattern: '^[0-9]+$',
+    });
   });
 
   it('states the formats and ranges of what it serves: created_at a date-time, amounts from 0 to below 100,000,000,000', () => {
     const { Project, FinanceLineItem, Finances } = committed.components.schemas;
     expect(Project.properties.created_at.format).toBe('date-time');
-    for (const amount of [FinanceLineItem.properties.amount, Finances.properties.grand_total, Finances.properties.totals.additionalProperties]) {
+    for (const amount of [
+      FinanceLineItem.properties.amount,
+      Finances.properties.grand_total,
+      Finances.properties.totals.additionalProperties,
+    ]) {
       expect(amount).toMatchObject({ type: 'number', minimum: 0, exclusiveMaximum: 100_000_000_000 });
     }
   });

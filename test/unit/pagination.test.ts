@@ -5,13 +5,15 @@ import { PAGE_MAX, pageWindow, parsePagination, type PageRequest } from '../../s
 /** The page request of a query that must be valid, or a failed test naming the errors. */
 function accepted(query: Record<string, string | undefined> | undefined): PageRequest {
   const result = parsePagination(query);
-  if (!result.ok) throw new Error(`expected ${JSON.stringify(query)} to be accepted, got ${JSON.stringify(result.errors)}`);
+  if (!result.ok)
+    throw new Error(`expected ${JSON.stringify(query)} to be accepted, got ${JSON.stringify(result.errors)}`);
   return result.value;
 }
 
 function rejected(query: Record<string, string | undefined>): Record<string, string[]> {
   const result = parsePagination(query);
-  if (result.ok) throw new Error(`expected ${JSON.stringify(query)} to be rejected, got ${JSON.stringify(result.value)}`);
+  if (result.ok)
+    throw new Error(`expected ${JSON.stringify(query)} to be rejected, got ${JSON.stringify(result.value)}`);
   return result.errors;
 }
 
@@ -134,10 +136,15 @@ describe('parsePagination', () => {
 
     it('reads any digits within the limits as that number', () => {
       fc.assert(
-        fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: PAGE_MAX }), fc.nat({ max: 3 }), (perPage, page, zeros) => {
-          const value = accepted({ per_page: '0'.repeat(zeros) + perPage, page: '0'.repeat(zeros) + page });
-          expect(value).toEqual({ page, perPage, perPageGiven: true });
-        }),
+        fc.property(
+          fc.integer({ min: 1, max: 50 }),
+          fc.integer({ min: 1, max: PAGE_MAX }),
+          fc.nat({ max: 3 }),
+          (perPage, page, zeros) => {
+            const value = accepted({ per_page: '0'.repeat(zeros) + perPage, page: '0'.repeat(zeros) + page });
+            expect(value).toEqual({ page, perPage, perPageGiven: true });
+          },
+        ),
       );
     });
 
@@ -160,7 +167,13 @@ describe('pageWindow', () => {
   });
 
   it('reads the first 20 of 42 on page 1', () => {
-    expect(pageWindow(42, 1, 20)).toEqual({ currentPage: 1, perPage: 20, total: 42, lastPage: 3, ordinals: { first: 1, last: 20 } });
+    expect(pageWindow(42, 1, 20)).toEqual({
+      currentPage: 1,
+      perPage: 20,
+      total: 42,
+      lastPage: 3,
+      ordinals: { first: 1, last: 20 },
+    });
   });
 
   it('reads the last 2 of 42 on page 3 of 20', () => {
@@ -180,7 +193,13 @@ describe('pageWindow', () => {
   });
 
   it('handles page 9007199254740991 without arithmetic beyond 2^53', () => {
-    expect(pageWindow(5, PAGE_MAX, 50)).toEqual({ currentPage: PAGE_MAX, perPage: 50, total: 5, lastPage: 1, ordinals: null });
+    expect(pageWindow(5, PAGE_MAX, 50)).toEqual({
+      currentPage: PAGE_MAX,
+      perPage: 50,
+      total: 5,
+      lastPage: 1,
+      ordinals: null,
+    });
   });
 
   it('makes last_page max(ceil(total / per_page), 1)', () => {

@@ -35,8 +35,10 @@ describe('a migrated token (token_sha256)', () => {
     expect(token!.sanctumId).toBeUndefined();
   });
 
-  it("keeps abilities of the original service that this API does not know (they grant nothing)", async () => {
-    const [token] = await tokensOf([{ id: 5, user_id: 10, token_sha256: SHA, abilities: ['servers:write', 'projects:read'] }]);
+  it('keeps abilities of the original service that this API does not know (they grant nothing)', async () => {
+    const [token] = await tokensOf([
+      { id: 5, user_id: 10, token_sha256: SHA, abilities: ['servers:write', 'projects:read'] },
+    ]);
     expect(token!.abilities).toEqual(['servers:write', 'projects:read']);
   });
 
@@ -47,18 +49,24 @@ describe('a migrated token (token_sha256)', () => {
     ['a non-hex letter', `g${SHA.slice(1)}`],
     ['a number', 5],
   ])('refuses a token_sha256 of %s', async (_, value) => {
-    expect(await problems([{ user_id: 10, token_sha256: value, abilities: [] }])).toEqual([expect.stringMatching(/^tokens\[0\]: token_sha256 must /)]);
+    expect(await problems([{ user_id: 10, token_sha256: value, abilities: [] }])).toEqual([
+      expect.stringMatching(/^tokens\[0\]: token_sha256 must /),
+    ]);
   });
 
   it.each([0, -1, 1.5, '5', 9007199254740992])('refuses the id %j', async (id) => {
-    expect(await problems([{ id, user_id: 10, token_sha256: SHA, abilities: [] }])).toEqual([expect.stringMatching(/: id must be (a positive integer|at most 9007199254740991)$/)]);
+    expect(await problems([{ id, user_id: 10, token_sha256: SHA, abilities: [] }])).toEqual([
+      expect.stringMatching(/: id must be (a positive integer|at most 9007199254740991)$/),
+    ]);
   });
 
   it('refuses an id given twice', async () => {
-    expect(await problems([
-      { id: 5, user_id: 10, token_sha256: SHA, abilities: [] },
-      { id: 5, user_id: 10, token_sha256: hashToken('another-secret'), abilities: [] },
-    ])).toEqual(['tokens[1] (id 5): id is a duplicate']);
+    expect(
+      await problems([
+        { id: 5, user_id: 10, token_sha256: SHA, abilities: [] },
+        { id: 5, user_id: 10, token_sha256: hashToken('another-secret'), abilities: [] },
+      ]),
+    ).toEqual(['tokens[1] (id 5): id is a duplicate']);
   });
 });
 
@@ -74,11 +82,25 @@ describe('the secret, in exactly one form', () => {
   });
 
   it.each([
-    ['plain, then hashed', { user_id: 10, token: SECRET, abilities: [] }, { id: 5, user_id: 10, token_sha256: SHA, abilities: [] }],
-    ['hashed, then plain', { id: 5, user_id: 10, token_sha256: SHA, abilities: [] }, { user_id: 10, token: SECRET, abilities: [] }],
-    ['hashed twice', { id: 5, user_id: 10, token_sha256: SHA, abilities: [] }, { id: 6, user_id: 10, token_sha256: SHA, abilities: [] }],
+    [
+      'plain, then hashed',
+      { user_id: 10, token: SECRET, abilities: [] },
+      { id: 5, user_id: 10, token_sha256: SHA, abilities: [] },
+    ],
+    [
+      'hashed, then plain',
+      { id: 5, user_id: 10, token_sha256: SHA, abilities: [] },
+      { user_id: 10, token: SECRET, abilities: [] },
+    ],
+    [
+      'hashed twice',
+      { id: 5, user_id: 10, token_sha256: SHA, abilities: [] },
+      { id: 6, user_id: 10, token_sha256: SHA, abilities: [] },
+    ],
   ])('refuses the same secret twice, %s', async (_, first, second) => {
-    expect(await problems([first, second])).toEqual([expect.stringMatching(/^tokens\[1\]( \(id \d\))?: token is a duplicate/)]);
+    expect(await problems([first, second])).toEqual([
+      expect.stringMatching(/^tokens\[1\]( \(id \d\))?: token is a duplicate/),
+    ]);
   });
 
   it('refuses a plain token with a | (a bearer <id>|<secret> is split at it)', async () => {

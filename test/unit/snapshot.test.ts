@@ -9,25 +9,61 @@ import { daemons, environment, server, team, token, user } from '../support/snap
 // Small factories for the records the shared ones do not cover.
 const client = (id: number, teamId: number) => ({ id, team_id: teamId, name: `Client ${id}` });
 const project = (id: number, teamId: number, extra: Record<string, unknown> = {}) => ({
-  id, team_id: teamId, client_id: null, name: `Project ${id}`, slug: `project-${id}`, created_at: '2026-01-02T05:04:05+02:00', ...extra,
+  id,
+  team_id: teamId,
+  client_id: null,
+  name: `Project ${id}`,
+  slug: `project-${id}`,
+  created_at: '2026-01-02T05:04:05+02:00',
+  ...extra,
 });
 const daemon = (id: number, environmentId: number, serverId: number) => daemons(environmentId, serverId, 1, id)[0]!;
 const team1 = () => team(1);
-const cost = (teamId: number, label: string, amount: string | number, currency = 'EUR') => ({ team_id: teamId, label, amount, currency });
+const cost = (teamId: number, label: string, amount: string | number, currency = 'EUR') => ({
+  team_id: teamId,
+  label,
+  amount,
+  currency,
+});
 
 /** The snapshot of docs/contract.md, section 7, verbatim. */
 const CONTRACT_EXAMPLE = {
   teams: [{ id: 1, slug: 'acme', name: 'Acme' }],
   users: [{ id: 10, name: 'Ada', teams: [1] }],
   tokens: [
-    { user_id: 10, token: 'plain-text-secret', name: 'ci', abilities: ['projects:read'], expires_at: '2027-01-01T00:00:00+00:00' },
-    { id: 5, user_id: 10, name: 'rocket', token_sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', abilities: ['*'] },
+    {
+      user_id: 10,
+      token: 'plain-text-secret',
+      name: 'ci',
+      abilities: ['projects:read'],
+      expires_at: '2027-01-01T00:00:00+00:00',
+    },
+    {
+      id: 5,
+      user_id: 10,
+      name: 'rocket',
+      token_sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      abilities: ['*'],
+    },
   ],
   environments: [{ id: 5, team_id: 1, name: 'production' }],
   servers: [{ id: 7, team_id: 1, name: 'web-1', monthly_cost: '24.15', currency: 'EUR' }],
   clients: [{ id: 3, team_id: 1, name: 'Client A' }],
-  projects: [{ id: 100, team_id: 1, client_id: 3, name: 'Site', slug: 'site', created_at: '2026-01-02T05:04:05+02:00' }],
-  daemons: [{ id: 1, environment_id: 5, server_id: 7, name: 'queue', command: 'php artisan queue:work', username: 'forge', directory: '/home/forge/site', processes: 2 }],
+  projects: [
+    { id: 100, team_id: 1, client_id: 3, name: 'Site', slug: 'site', created_at: '2026-01-02T05:04:05+02:00' },
+  ],
+  daemons: [
+    {
+      id: 1,
+      environment_id: 5,
+      server_id: 7,
+      name: 'queue',
+      command: 'php artisan queue:work',
+      username: 'forge',
+      directory: '/home/forge/site',
+      processes: 2,
+    },
+  ],
   costs: [{ team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
 };
 
@@ -86,14 +122,36 @@ describe('pass 1: valid snapshots', () => {
     const { users, tokens } = await valid(CONTRACT_EXAMPLE);
     expect(users).toEqual([{ id: 10, name: 'Ada', teams: [1] }]);
     expect(tokens).toEqual([
-      { index: 0, userId: 10, hash: hashToken('plain-text-secret'), name: 'ci', abilities: ['projects:read'], expiresAt: '2027-01-01T00:00:00+00:00', plain: true },
-      { index: 1, userId: 10, hash: hashToken('test'), sanctumId: 5, name: 'rocket', abilities: ['*'], expiresAt: null, plain: false },
+      {
+        index: 0,
+        userId: 10,
+        hash: hashToken('plain-text-secret'),
+        name: 'ci',
+        abilities: ['projects:read'],
+        expiresAt: '2027-01-01T00:00:00+00:00',
+        plain: true,
+      },
+      {
+        index: 1,
+        userId: 10,
+        hash: hashToken('test'),
+        sanctumId: 5,
+        name: 'rocket',
+        abilities: ['*'],
+        expiresAt: null,
+        plain: false,
+      },
     ]);
   });
 
   it('accepts a team with nothing in it', async () => {
     const team = await teamOf({ teams: [team1()] }, 1);
-    expect([ids(team.projectIds), ids(team.daemonIds), team.memberIds, team.finance]).toEqual([[], [], [], { lineItems: [], totals: [], grandTotal: 0n }]);
+    expect([ids(team.projectIds), ids(team.daemonIds), team.memberIds, team.finance]).toEqual([
+      [],
+      [],
+      [],
+      { lineItems: [], totals: [], grandTotal: 0n },
+    ]);
   });
 
   it('orders a team’s project ids (a project’s ordinal is its place among them)', async () => {
@@ -103,7 +161,12 @@ describe('pass 1: valid snapshots', () => {
 
   it('orders a team’s daemon ids', async () => {
     const team = await teamOf(
-      { teams: [team1()], environments: [environment(5, 1)], servers: [server(7, 1)], daemons: [daemon(9, 5, 7), daemon(2, 5, 7), daemon(40, 5, 7)] },
+      {
+        teams: [team1()],
+        environments: [environment(5, 1)],
+        servers: [server(7, 1)],
+        daemons: [daemon(9, 5, 7), daemon(2, 5, 7), daemon(40, 5, 7)],
+      },
       1,
     );
     expect(ids(team.daemonIds)).toEqual([2, 9, 40]);
@@ -127,7 +190,12 @@ describe('pass 1: valid snapshots', () => {
   });
 
   it('gives a daemon to its environment’s team when the daemons come before the environments in the file', async () => {
-    const document = { daemons: [daemon(1, 5, 7)], servers: [server(7, 1)], environments: [environment(5, 1)], teams: [team1()] };
+    const document = {
+      daemons: [daemon(1, 5, 7)],
+      servers: [server(7, 1)],
+      environments: [environment(5, 1)],
+      teams: [team1()],
+    };
     expect(ids((await teamOf(document, 1)).daemonIds)).toEqual([1]);
   });
 
@@ -144,7 +212,9 @@ describe('pass 1: valid snapshots', () => {
   });
 
   it('accepts a project of a client of its own team', async () => {
-    expect(await isValid({ teams: [team1()], clients: [client(3, 1)], projects: [project(1, 1, { client_id: 3 })] })).toBe(true);
+    expect(
+      await isValid({ teams: [team1()], clients: [client(3, 1)], projects: [project(1, 1, { client_id: 3 })] }),
+    ).toBe(true);
   });
 
   it('makes the users who list a team its members, each once', async () => {
@@ -154,7 +224,9 @@ describe('pass 1: valid snapshots', () => {
   });
 
   it('counts a team listed twice by a user once in the user’s teams', async () => {
-    expect((await valid({ teams: [team1()], users: [user(10, [1, 1])] })).users).toEqual([{ id: 10, name: 'User 10', teams: [1] }]);
+    expect((await valid({ teams: [team1()], users: [user(10, [1, 1])] })).users).toEqual([
+      { id: 10, name: 'User 10', teams: [1] },
+    ]);
   });
 
   it('counts servers under "Servers" and joins a cost labelled "Servers" to them', async () => {
@@ -184,7 +256,10 @@ describe('pass 1: valid snapshots', () => {
   });
 
   it('keeps a token without expires_at as never expiring', async () => {
-    expect((await valid({ teams: [team1()], users: [user(10, [1])], tokens: [token(10, 'secret-token')] })).tokens[0]!.expiresAt).toBeNull();
+    expect(
+      (await valid({ teams: [team1()], users: [user(10, [1])], tokens: [token(10, 'secret-token')] })).tokens[0]!
+        .expiresAt,
+    ).toBeNull();
   });
 
   it('keeps a token with expires_at null as never expiring', async () => {
@@ -193,7 +268,10 @@ describe('pass 1: valid snapshots', () => {
   });
 
   it('normalises a token’s expires_at to UTC', async () => {
-    const document = { users: [user(10, [])], tokens: [token(10, 'secret-token', ['*'], { expires_at: '2027-01-01T02:00:00+02:00' })] };
+    const document = {
+      users: [user(10, [])],
+      tokens: [token(10, 'secret-token', ['*'], { expires_at: '2027-01-01T02:00:00+02:00' })],
+    };
     expect((await valid(document)).tokens[0]!.expiresAt).toBe('2027-01-01T00:00:00+00:00');
   });
 
@@ -211,22 +289,40 @@ describe('pass 1: a file that is not UTF-8', () => {
   async function fileWith(bad: Buffer, at: number, after = Buffer.from('')): Promise<string> {
     const head = Buffer.from('{"teams":[');
     const path = await snapshotFile('');
-    await writeFile(path, Buffer.concat([head, Buffer.alloc(at - head.length, 0x20), bad, after, Buffer.from(' {"id":1,"slug":"acme","name":"Acme"}]}')]));
+    await writeFile(
+      path,
+      Buffer.concat([
+        head,
+        Buffer.alloc(at - head.length, 0x20),
+        bad,
+        after,
+        Buffer.from(' {"id":1,"slug":"acme","name":"Acme"}]}'),
+      ]),
+    );
     return path;
   }
   const problemsOf = async (path: string) => {
     const result = await validateSnapshotFile(path);
     return result.ok ? [] : result.problems;
   };
-  const notUtf8 = (offset: number) => [`the file is not UTF-8 text: an invalid byte sequence at byte ${offset.toLocaleString('en')} (counted from 0)`];
+  const notUtf8 = (offset: number) => [
+    `the file is not UTF-8 text: an invalid byte sequence at byte ${offset.toLocaleString('en')} (counted from 0)`,
+  ];
 
-  it.each([50_020, 200_000, 1_000_003])('names the offset of an invalid byte at %i, not where its chunk starts', async (at) => {
-    expect(await problemsOf(await fileWith(Buffer.from([0xff]), at))).toEqual(notUtf8(at));
-  });
+  it.each([50_020, 200_000, 1_000_003])(
+    'names the offset of an invalid byte at %i, not where its chunk starts',
+    async (at) => {
+      expect(await problemsOf(await fileWith(Buffer.from([0xff]), at))).toEqual(notUtf8(at));
+    },
+  );
 
   it('finds a bad byte after a character split across two chunks, and does not flag the character', async () => {
     // "€" is E2 82 AC: its first byte ends the first 64 KiB chunk.
-    expect(await problemsOf(await fileWith(Buffer.from('€', 'utf8'), 65_535, Buffer.concat([Buffer.alloc(100, 0x20), Buffer.from([0xc0])])))).toEqual(notUtf8(65_535 + 3 + 100));
+    expect(
+      await problemsOf(
+        await fileWith(Buffer.from('€', 'utf8'), 65_535, Buffer.concat([Buffer.alloc(100, 0x20), Buffer.from([0xc0])])),
+      ),
+    ).toEqual(notUtf8(65_535 + 3 + 100));
   });
 
   it('names where a character broken by the next byte begins, at the end of a chunk or inside one', async () => {
@@ -253,7 +349,9 @@ describe('pass 1: invalid snapshots', () => {
   });
 
   it('quotes a key it echoes escaped as every command escapes data: controls as \\x1b, invisible characters as \\u200b, quotes as \\"', async () => {
-    expect(await problems({ ['te\u001b[2J\u200bams"']: [] })).toEqual(['unknown collection "te\\x1b[2J\\u200bams\\"" (did you mean "teams"?)']);
+    expect(await problems({ ['te\u001b[2J\u200bams"']: [] })).toEqual([
+      'unknown collection "te\\x1b[2J\\u200bams\\"" (did you mean "teams"?)',
+    ]);
   });
 
   it('rejects a collection that is not an array', async () => {
@@ -267,15 +365,22 @@ describe('pass 1: invalid snapshots', () => {
   it('names the collection, the index, the id and the field: the contract’s own example', async () => {
     const document = {
       teams: [team(1)],
-      projects: [project(1, 1), project(2, 1), project(3, 1), project(4, 1), project(5, 1), project(1234, 1, { created_at: '2026-02-30T00:00:00Z' })],
+      projects: [
+        project(1, 1),
+        project(2, 1),
+        project(3, 1),
+        project(4, 1),
+        project(5, 1),
+        project(1234, 1, { created_at: '2026-02-30T00:00:00Z' }),
+      ],
     };
     expect(await problems(document)).toEqual(['projects[5] (id 1234): created_at is not an ISO 8601 time']);
   });
 
   it('rejects a created_at without an offset', async () => {
-    expect(await problems({ teams: [team(1)], projects: [project(1, 1, { created_at: '2026-01-02T05:04:05' })] })).toEqual([
-      'projects[0] (id 1): created_at is not an ISO 8601 time',
-    ]);
+    expect(
+      await problems({ teams: [team(1)], projects: [project(1, 1, { created_at: '2026-01-02T05:04:05' })] }),
+    ).toEqual(['projects[0] (id 1): created_at is not an ISO 8601 time']);
   });
 
   it('rejects a token’s expires_at that is not a time', async () => {
@@ -285,7 +390,9 @@ describe('pass 1: invalid snapshots', () => {
 
   it('reports a missing field by name', async () => {
     const { created_at: _, ...withoutTime } = project(1, 1);
-    expect(await problems({ teams: [team(1)], projects: [withoutTime] })).toEqual(['projects[0] (id 1): created_at is missing']);
+    expect(await problems({ teams: [team(1)], projects: [withoutTime] })).toEqual([
+      'projects[0] (id 1): created_at is missing',
+    ]);
   });
 
   it('reports a missing id without an id in the location', async () => {
@@ -312,15 +419,24 @@ describe('pass 1: invalid snapshots', () => {
   });
 
   it('rejects an id beyond 2^53 - 1, named as written', async () => {
-    expect(await problems({ teams: [{ id: 2 ** 53, slug: 'acme', name: 'Acme' }] })).toEqual(['teams[0] (id 9007199254740992): id must be at most 9007199254740991']);
+    expect(await problems({ teams: [{ id: 2 ** 53, slug: 'acme', name: 'Acme' }] })).toEqual([
+      'teams[0] (id 9007199254740992): id must be at most 9007199254740991',
+    ]);
   });
 
   it('rejects a reference that is not a positive integer', async () => {
-    expect(await problems({ teams: [team(1)], users: [user(10, [1, 0])] })).toEqual(['users[0] (id 10): teams[1] must be a positive integer']);
+    expect(await problems({ teams: [team(1)], users: [user(10, [1, 0])] })).toEqual([
+      'users[0] (id 10): teams[1] must be a positive integer',
+    ]);
   });
 
   it('rejects negative processes', async () => {
-    const document = { teams: [team(1)], environments: [environment(5, 1)], servers: [server(7, 1)], daemons: [{ ...daemon(1, 5, 7), processes: -1 }] };
+    const document = {
+      teams: [team(1)],
+      environments: [environment(5, 1)],
+      servers: [server(7, 1)],
+      daemons: [{ ...daemon(1, 5, 7), processes: -1 }],
+    };
     expect(await problems(document)).toEqual([expect.stringMatching(/^daemons\[0\] \(id 1\): processes /)]);
   });
 
@@ -345,7 +461,9 @@ describe('pass 1: invalid snapshots', () => {
     ];
     it.each(duplicates)('rejects a duplicate id in %s', async (collection, record, id) => {
       const document = { ...base, [collection]: [...base[collection], record] };
-      expect(await problems(document)).toEqual([expect.stringMatching(new RegExp(`^${collection}\\[1\\] \\(id ${id}\\): id .*duplicate`))]);
+      expect(await problems(document)).toEqual([
+        expect.stringMatching(new RegExp(`^${collection}\\[1\\] \\(id ${id}\\): id .*duplicate`)),
+      ]);
     });
 
     it('accepts the same id in two different collections', async () => {
@@ -359,13 +477,18 @@ describe('pass 1: invalid snapshots', () => {
     });
 
     it('rejects a duplicate token secret', async () => {
-      const document = { users: [user(10, []), user(11, [])], tokens: [token(10, 'same-secret'), token(11, 'same-secret')] };
+      const document = {
+        users: [user(10, []), user(11, [])],
+        tokens: [token(10, 'same-secret'), token(11, 'same-secret')],
+      };
       expect(await problems(document)).toEqual([expect.stringMatching(/^tokens\[1\]: token .*duplicate/)]);
     });
   });
 
   it('rejects an all-digit team slug', async () => {
-    expect(await problems({ teams: [team(1, '2024')] })).toEqual([expect.stringMatching(/^teams\[0\] \(id 1\): slug must not be all digits/)]);
+    expect(await problems({ teams: [team(1, '2024')] })).toEqual([
+      expect.stringMatching(/^teams\[0\] \(id 1\): slug must not be all digits/),
+    ]);
   });
 
   it('accepts a team slug with digits and letters', async () => {
@@ -377,7 +500,10 @@ describe('pass 1: invalid snapshots', () => {
   });
 
   it('rejects an unknown ability, naming its index', async () => {
-    const document = { users: [user(10, [])], tokens: [token(10, 'secret-token', ['projects:read', 'projects:write'])] };
+    const document = {
+      users: [user(10, [])],
+      tokens: [token(10, 'secret-token', ['projects:read', 'projects:write'])],
+    };
     expect(await problems(document)).toEqual([expect.stringMatching(/^tokens\[0\]: abilities\[1\] /)]);
   });
 
@@ -400,15 +526,21 @@ describe('pass 1: invalid snapshots', () => {
   });
 
   it('rejects a negative monthly_cost', async () => {
-    expect(await problems({ teams: [team(1)], servers: [server(7, 1, '-24.15')] })).toEqual(['servers[0] (id 7): monthly_cost must not be negative']);
+    expect(await problems({ teams: [team(1)], servers: [server(7, 1, '-24.15')] })).toEqual([
+      'servers[0] (id 7): monthly_cost must not be negative',
+    ]);
   });
 
   it('rejects a negative amount given as a number', async () => {
-    expect(await problems({ teams: [team(1)], costs: [cost(1, 'Refund', -5)] })).toEqual(['costs[0]: amount must not be negative']);
+    expect(await problems({ teams: [team(1)], costs: [cost(1, 'Refund', -5)] })).toEqual([
+      'costs[0]: amount must not be negative',
+    ]);
   });
 
   it('rejects an amount with more than 4 decimals', async () => {
-    expect(await problems({ teams: [team(1)], costs: [cost(1, 'Backups', '0.00001')] })).toEqual(['costs[0]: amount has more than 4 decimals']);
+    expect(await problems({ teams: [team(1)], costs: [cost(1, 'Backups', '0.00001')] })).toEqual([
+      'costs[0]: amount has more than 4 decimals',
+    ]);
   });
 
   it('rejects an amount that is not a decimal', async () => {
@@ -430,7 +562,9 @@ describe('pass 1: invalid snapshots', () => {
     });
 
     it('rejects a cost of a team that is not in the snapshot', async () => {
-      expect(await problems({ teams: [team(1)], costs: [cost(99, 'Backups', '1')] })).toEqual(['costs[0]: team_id 99 is not a team of the snapshot']);
+      expect(await problems({ teams: [team(1)], costs: [cost(99, 'Backups', '1')] })).toEqual([
+        'costs[0]: team_id 99 is not a team of the snapshot',
+      ]);
     });
 
     it('rejects a user’s team that is not in the snapshot, naming its index', async () => {
@@ -452,8 +586,14 @@ describe('pass 1: invalid snapshots', () => {
     });
 
     it('rejects a project of a client of another team', async () => {
-      const document = { teams: [team(1), team(2)], clients: [client(3, 2)], projects: [project(100, 1, { client_id: 3 })] };
-      expect(await problems(document)).toEqual([expect.stringMatching(/^projects\[0\] \(id 100\): client_id 3 belongs to team 2/)]);
+      const document = {
+        teams: [team(1), team(2)],
+        clients: [client(3, 2)],
+        projects: [project(100, 1, { client_id: 3 })],
+      };
+      expect(await problems(document)).toEqual([
+        expect.stringMatching(/^projects\[0\] \(id 100\): client_id 3 belongs to team 2/),
+      ]);
     });
 
     it('rejects a daemon whose environment is not in the snapshot', async () => {
@@ -469,11 +609,15 @@ describe('pass 1: invalid snapshots', () => {
 
   // Labels of 3-byte UTF-8 characters are within the character limit but not DynamoDB's bytes.
   const labels = (count: number, character: string) =>
-    Array.from({ length: count }, (_, i) => cost(1, `${String(i).padStart(4, '0')}${character.repeat(LIMITS.name - 4)}`, '1'));
+    Array.from({ length: count }, (_, i) =>
+      cost(1, `${String(i).padStart(4, '0')}${character.repeat(LIMITS.name - 4)}`, '1'),
+    );
 
   it('rejects a team whose finance summary would exceed DynamoDB’s 400 KB item, counted in bytes', async () => {
     expect(await problems({ teams: [team(1)], costs: labels(600, '€') })).toEqual([
-      expect.stringMatching(/^teams\[0\] \(id 1\): its finance summary would be 4\d\d,\d\d\d bytes in DynamoDB, more than the 409,600 an item may hold$/),
+      expect.stringMatching(
+        /^teams\[0\] \(id 1\): its finance summary would be 4\d\d,\d\d\d bytes in DynamoDB, more than the 409,600 an item may hold$/,
+      ),
     ]);
   });
 
@@ -522,16 +666,60 @@ describe('pass 1: invalid snapshots', () => {
 describe('pass 1: what only the text shows (the token walker)', () => {
   const teamText = '{"id":1,"slug":"acme","name":"Acme"}';
   it.each([
-    ['a duplicate collection', `{"teams":[],"teams":[]}`, ['the snapshot: the key "teams" appears twice in one object']],
-    ['a duplicate key inside a record’s field value', `{"teams":[{"id":1,"slug":"acme","name":{"a":1,"a":2}}]}`, ['teams[0] (id 1): the key "a" appears twice in one object', 'teams[0] (id 1): name must be a string']],
-    ['a duplicate key inside an unknown collection', `{"temas":{"a":1,"a":2}}`, ['unknown collection "temas" (did you mean "teams"?)', 'the snapshot: the key "a" appears twice in one object']],
-    ['a duplicate key inside a collection that is not an array', `{"teams":{"a":1,"a":2}}`, ['teams: must be an array', 'teams: the key "a" appears twice in one object']],
-    ['a duplicate key inside a record that is an array', `{"teams":[[{"a":1,"a":2}],${teamText}]}`, ['teams[0]: must be an object', 'teams: the key "a" appears twice in one object']],
+    [
+      'a duplicate collection',
+      `{"teams":[],"teams":[]}`,
+      ['the snapshot: the key "teams" appears twice in one object'],
+    ],
+    [
+      'a duplicate key inside a record’s field value',
+      `{"teams":[{"id":1,"slug":"acme","name":{"a":1,"a":2}}]}`,
+      ['teams[0] (id 1): the key "a" appears twice in one object', 'teams[0] (id 1): name must be a string'],
+    ],
+    [
+      'a duplicate key inside an unknown collection',
+      `{"temas":{"a":1,"a":2}}`,
+      ['unknown collection "temas" (did you mean "teams"?)', 'the snapshot: the key "a" appears twice in one object'],
+    ],
+    [
+      'a duplicate key inside a collection that is not an array',
+      `{"teams":{"a":1,"a":2}}`,
+      ['teams: must be an array', 'teams: the key "a" appears twice in one object'],
+    ],
+    [
+      'a duplicate key inside a record that is an array',
+      `{"teams":[[{"a":1,"a":2}],${teamText}]}`,
+      ['teams[0]: must be an object', 'teams: the key "a" appears twice in one object'],
+    ],
     ['a collection that is a number', `{"teams":5}`, ['teams: must be an array']],
-    ['an unknown field whose value is an array', `{"teams":[{"id":1,"slug":"acme","name":"Acme","nmae":[1,{"b":2}]}]}`, ['teams[0] (id 1): unknown field "nmae" (did you mean "name"?)']],
-    ['objects and arrays in an array field', `{"teams":[${teamText}],"users":[{"id":10,"teams":[1,{"x":1},[2]]}]}`, ['users[0] (id 10): teams[1] must be a positive integer', 'users[0] (id 10): teams[2] must be a positive integer']],
-    ['an array where a scalar field belongs', `{"teams":[{"id":[1],"slug":"acme","name":"Acme"}]}`, ['teams[0]: id must be a positive integer']],
-    ['records after one that is not an object keep their index', `{"teams":[1,[],${teamText},{"id":2}]}`, ['teams[0]: must be an object', 'teams[1]: must be an object', 'teams[3] (id 2): slug is missing', 'teams[3] (id 2): name is missing']],
+    [
+      'an unknown field whose value is an array',
+      `{"teams":[{"id":1,"slug":"acme","name":"Acme","nmae":[1,{"b":2}]}]}`,
+      ['teams[0] (id 1): unknown field "nmae" (did you mean "name"?)'],
+    ],
+    [
+      'objects and arrays in an array field',
+      `{"teams":[${teamText}],"users":[{"id":10,"teams":[1,{"x":1},[2]]}]}`,
+      [
+        'users[0] (id 10): teams[1] must be a positive integer',
+        'users[0] (id 10): teams[2] must be a positive integer',
+      ],
+    ],
+    [
+      'an array where a scalar field belongs',
+      `{"teams":[{"id":[1],"slug":"acme","name":"Acme"}]}`,
+      ['teams[0]: id must be a positive integer'],
+    ],
+    [
+      'records after one that is not an object keep their index',
+      `{"teams":[1,[],${teamText},{"id":2}]}`,
+      [
+        'teams[0]: must be an object',
+        'teams[1]: must be an object',
+        'teams[3] (id 2): slug is missing',
+        'teams[3] (id 2): name is missing',
+      ],
+    ],
   ])('reports %s', async (_, text, expected) => {
     const result = await validateDocument(text, { raw: true });
     expect(result.ok ? [] : result.problems).toEqual(expected);
@@ -539,7 +727,9 @@ describe('pass 1: what only the text shows (the token walker)', () => {
 
   it('keeps 1,001 elements of an array field, enough for the 1,000 teams rule to fail', async () => {
     const teams = Array.from({ length: 5_000 }, (_, i) => i + 1);
-    expect(await problems({ users: [user(10, teams)] })).toEqual(['users[0] (id 10): teams must list at most 1,000 teams']);
+    expect(await problems({ users: [user(10, teams)] })).toEqual([
+      'users[0] (id 10): teams must list at most 1,000 teams',
+    ]);
   });
 });
 
@@ -565,7 +755,11 @@ describe('reporting every problem in one pass', async () => {
       teams: [{ id: 1, slug: '42', name: 'Digits' }],
       environments: [{ id: 5, team_id: 1, name: 'production' }],
     });
-    expect(result).toEqual({ ok: false, count: 1, problems: ['teams[0] (id 1): slug must not be all digits (an all-digit segment is a team id)'] });
+    expect(result).toEqual({
+      ok: false,
+      count: 1,
+      problems: ['teams[0] (id 1): slug must not be all digits (an all-digit segment is a team id)'],
+    });
   });
 
   it('does not report a reference to a record with an unknown key as unresolved either', async () => {

@@ -26,15 +26,31 @@ function localText(utcMs: number, offsetMinutes: number, fraction: string, colon
 describe('toUtcTimestamp', () => {
   it.each([
     ['converts a positive offset to UTC', '2026-01-02T05:04:05+02:00', '2026-01-02T03:04:05+00:00'],
-    ['converts a negative offset to UTC across midnight and the year', '2025-12-31T22:30:00-05:00', '2026-01-01T03:30:00+00:00'],
-    ['converts a positive offset to UTC back across midnight and the year', '2026-01-01T01:00:00+05:30', '2025-12-31T19:30:00+00:00'],
+    [
+      'converts a negative offset to UTC across midnight and the year',
+      '2025-12-31T22:30:00-05:00',
+      '2026-01-01T03:30:00+00:00',
+    ],
+    [
+      'converts a positive offset to UTC back across midnight and the year',
+      '2026-01-01T01:00:00+05:30',
+      '2025-12-31T19:30:00+00:00',
+    ],
     ['writes Z as +00:00', '2026-03-04T10:11:12Z', '2026-03-04T10:11:12+00:00'],
     ['keeps a time already in the output shape unchanged', '2026-03-04T10:11:12+00:00', '2026-03-04T10:11:12+00:00'],
     ['treats -00:00 as UTC', '2026-03-04T10:11:12-00:00', '2026-03-04T10:11:12+00:00'],
     ['accepts an offset without a colon', '2026-01-02T05:04:05+0200', '2026-01-02T03:04:05+00:00'],
     ['accepts an offset of hours only', '2026-01-02T05:04:05-03', '2026-01-02T08:04:05+00:00'],
-    ['truncates a fraction of a second instead of rounding it', '2026-01-02T03:04:05.999Z', '2026-01-02T03:04:05+00:00'],
-    ['does not roll the last fraction of a year over into the next year', '2025-12-31T23:59:59.999999999Z', '2025-12-31T23:59:59+00:00'],
+    [
+      'truncates a fraction of a second instead of rounding it',
+      '2026-01-02T03:04:05.999Z',
+      '2026-01-02T03:04:05+00:00',
+    ],
+    [
+      'does not roll the last fraction of a year over into the next year',
+      '2025-12-31T23:59:59.999999999Z',
+      '2025-12-31T23:59:59+00:00',
+    ],
     ['truncates a fraction together with an offset', '2026-01-02T05:04:05.5+02:00', '2026-01-02T03:04:05+00:00'],
     ['accepts a comma as the decimal sign of the fraction', '2026-01-02T03:04:05,75Z', '2026-01-02T03:04:05+00:00'],
     ['accepts the 29th of February of a leap year', '2024-02-29T12:00:00Z', '2024-02-29T12:00:00+00:00'],
@@ -86,10 +102,13 @@ describe('toUtcTimestamp', () => {
 
   it('agrees with Date.parse on every time it accepts in Date’s own format', () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }), (date) => {
-        const text = date.toISOString();
-        expect(toUtcTimestamp(text)).toBe(expectedUtc(Date.parse(text)));
-      }),
+      fc.property(
+        fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }),
+        (date) => {
+          const text = date.toISOString();
+          expect(toUtcTimestamp(text)).toBe(expectedUtc(Date.parse(text)));
+        },
+      ),
     );
   });
 });
@@ -106,7 +125,10 @@ describe('other ISO 8601 forms', () => {
     expect(toUtcTimestamp(input)).toBe(expected);
   });
 
-  it.each(['20260102T05:04:05Z', '2026-0102T050405Z', '20260102T050405+02:00'])('rejects %s, which mixes the basic and extended formats', (input) => {
-    expect(toUtcTimestamp(input)).toBeUndefined();
-  });
+  it.each(['20260102T05:04:05Z', '2026-0102T050405Z', '20260102T050405+02:00'])(
+    'rejects %s, which mixes the basic and extended formats',
+    (input) => {
+      expect(toUtcTimestamp(input)).toBeUndefined();
+    },
+  );
 });

@@ -31,7 +31,11 @@ export const ACCESS_LINE_METRICS = [
 export const OUTCOMES = ['2xx', '304', '401', '403', '404', '422', '5xx'] as const;
 
 type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
-type Request = { event: APIGatewayProxyEventV2 | null | undefined; context: LogContext; response?: APIGatewayProxyStructuredResultV2 | null };
+type Request = {
+  event: APIGatewayProxyEventV2 | null | undefined;
+  context: LogContext;
+  response?: APIGatewayProxyStructuredResultV2 | null;
+};
 
 const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2xx' : String(status));
 
@@ -43,7 +47,10 @@ const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2
  * anything there, a token pasted in the wrong place). The logger adds the Lambda request id and
  * cold start. It runs outermost, so it sees the status the client gets.
  */
-export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
+export function accessLog(
+  log: Logger,
+  route: ServedRoute,
+): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
   const directives = ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({
     Namespace: METRICS_NAMESPACE,
     Dimensions: [dimensions],
@@ -63,7 +70,10 @@ export function accessLog(log: Logger, route: ServedRoute): MiddlewareObj<APIGat
       Requests: 1,
       Latency: context.startedAt === undefined ? 0 : elapsedMs(context.startedAt),
       ColdStart: coldStart ? 1 : 0,
-      ...(readsTable(route) && { DynamoDBRoundTrips: context.usage?.roundTrips ?? 0, DynamoDBReadCapacity: context.usage?.readCapacity ?? 0 }),
+      ...(readsTable(route) && {
+        DynamoDBRoundTrips: context.usage?.roundTrips ?? 0,
+        DynamoDBReadCapacity: context.usage?.readCapacity ?? 0,
+      }),
     });
     coldStart = false;
   };

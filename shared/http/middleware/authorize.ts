@@ -22,17 +22,32 @@ type Access<T> = { token?: StoredToken; team?: T };
  * (docs/storage.md); the handler uses it only if the head still names that generation. Never for
  * an unknown token, and never with If-None-Match, whose answer may need no Query at all.
  */
-export function authorize({ reader, ability, resource, recent }: { reader: TeamReader; ability: Ability; resource: ListResource; recent: RecentAccess }):
-MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
+export function authorize({
+  reader,
+  ability,
+  resource,
+  recent,
+}: {
+  reader: TeamReader;
+  ability: Ability;
+  resource: ListResource;
+  recent: RecentAccess;
+}): MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
   return {
     before: async function authorizeRequest({ event, context }) {
       const { bearer, passKey, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
+      const read = (consistent: boolean) =>
+        reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
       const speculation = recent.speculation(passKey, teamSegment);
       const { query } = context;
-      const ordinals = speculation && query.ok && event.headers?.['if-none-match'] === undefined
-        ? pageWindow(speculation.counts[resource], query.value.page, query.value.perPage).ordinals : null;
-      const [access, prefetched] = await Promise.all([read(false), ordinals ? reader.prefetchPage(speculation!, resource, ordinals, context) : undefined]);
+      const ordinals =
+        speculation && query.ok && event.headers?.['if-none-match'] === undefined
+          ? pageWindow(speculation.counts[resource], query.value.page, query.value.perPage).ordinals
+          : null;
+      const [access, prefetched] = await Promise.all([
+        read(false),
+        ordinals ? reader.prefetchPage(speculation!, resource, ordinals, context) : undefined,
+      ]);
       try {
         const { token, team } = await checked(bearer, ability, access, () => read(true));
         recent.passed(passKey, teamSegment, team);
@@ -46,11 +61,22 @@ MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
 }
 
 /** The same checks for finances, on the token and the team's finance item (one round trip). */
-export function authorizeFinances({ reader, ability }: { reader: TeamReader; ability: Ability }): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
+export function authorizeFinances({
+  reader,
+  ability,
+}: {
+  reader: TeamReader;
+  ability: Ability;
+}): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
   return {
     before: async function authorizeFinanceRequest({ event, context }) {
       const { bearer, teamSegment } = credentials(event);
-      const read = (consistent: boolean) => reader.readFinanceAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
+      const read = (consistent: boolean) =>
+        reader.readFinanceAccess(bearer.tokenHash, teamSegment, {
+          consistent,
+          signal: context.signal,
+          usage: context.usage,
+        });
       const { token, team } = await checked(bearer, ability, await read(false), () => read(true));
       context.access = { team, token, teamSegment };
     },
@@ -77,11 +103,23 @@ function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegme
  * not yet the team at all). Only a valid token with the ability gets that second read, so an
  * unknown token still costs exactly one.
  */
-async function checked<T extends TeamState>(bearer: Bearer, ability: Ability, access: Access<T>, rereadStrongly?: () => Promise<Access<T>>): Promise<Required<Access<T>>> {
+async function checked<T extends TeamState>(
+  bearer: Bearer,
+  ability: Ability,
+  access: Access<T>,
+  rereadStrongly?: () => Promise<Access<T>>,
+): Promise<Required<Access<T>>> {
   const { token } = access;
   // A token the bearer does not name (Sanctum's `<id>|` check), or one an unfinished import wrote,
   // answers as an unknown one.
-  if (!token || !bearerNames(bearer, token.sanctumId) || token.inactive || token.revokedAt !== null || isExpired(token.expiresAt, new Date())) throw unauthenticated();
+  if (
+    !token ||
+    !bearerNames(bearer, token.sanctumId) ||
+    token.inactive ||
+    token.revokedAt !== null ||
+    isExpired(token.expiresAt, new Date())
+  )
+    throw unauthenticated();
   if (!grants(token.abilities, ability)) throw missingAbility(ability);
   // An unknown team and a team the user is not in look the same to the caller. Membership is
   // of the generation the team item names, so the members switch with the team's data.

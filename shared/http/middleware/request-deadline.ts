@@ -21,7 +21,8 @@ export function requestDeadline(): MiddlewareObj<unknown, unknown, Error, Contex
       request.context.signal = controller.signal;
       request.context.usage = new DatabaseUsage();
       // A TimeoutError, as AbortSignal.timeout() gives: answered 503 (errors.ts).
-      const abort = () => controller.abort(new DOMException('the request waited on the database too long', 'TimeoutError'));
+      const abort = () =>
+        controller.abort(new DOMException('the request waited on the database too long', 'TimeoutError'));
       request.internal.deadline = setTimeout(abort, DATABASE_WAIT_MS).unref();
     },
     after: stopClock,

@@ -26,7 +26,14 @@ function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
 }
 
 const ACME: TeamHead = { teamId: 1, generation: 'g1', counts: { projects: 0, daemons: 0 } };
-const TOKEN: StoredToken = { userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g1']) };
+const TOKEN: StoredToken = {
+  userId: 10,
+  abilities: ['*'],
+  expiresAt: null,
+  revokedAt: null,
+  inactive: false,
+  memberships: new Set(['1#g1']),
+};
 
 /** A request that resolved team 1 through its slug and was answered `status`, started `elapsedMs` ago. */
 function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
@@ -49,27 +56,41 @@ describe('the access line', () => {
     expect(lines).toHaveLength(1);
   });
 
-  it('is an embedded metric format document: route and outcome as dimensions, the request\'s metrics as numbers', async () => {
+  it("is an embedded metric format document: route and outcome as dimensions, the request's metrics as numbers", async () => {
     const { lines, middleware } = setUp();
     await middleware.after!(servedRequest(200, 12.345_678));
     const [line] = lines;
     expect(emfProblems(JSON.stringify(line))).toEqual([]);
     expect(line).toMatchObject({
-      message: 'request', route: 'daemons', outcome: '2xx', status: 200, apiRequestId: 'api-request-1', team: 1,
-      Requests: 1, ColdStart: 1, DynamoDBRoundTrips: 2, DynamoDBReadCapacity: 1.5,
+      message: 'request',
+      route: 'daemons',
+      outcome: '2xx',
+      status: 200,
+      apiRequestId: 'api-request-1',
+      team: 1,
+      Requests: 1,
+      ColdStart: 1,
+      DynamoDBRoundTrips: 2,
+      DynamoDBReadCapacity: 1.5,
     });
     expect(line!.Latency).toBeGreaterThanOrEqual(12.34);
     expect(Math.round(line!.Latency * 100) / 100).toBe(line!.Latency);
-    expect(line!._aws.CloudWatchMetrics).toEqual(ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({ Namespace: METRICS_NAMESPACE, Dimensions: [dimensions], Metrics: metrics })));
+    expect(line!._aws.CloudWatchMetrics).toEqual(
+      ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [dimensions],
+        Metrics: metrics,
+      })),
+    );
   });
 
-  it('counts only the function\'s first request as its cold start', async () => {
+  it("counts only the function's first request as its cold start", async () => {
     const { lines, middleware } = setUp();
     for (let i = 0; i < 3; i++) await middleware.after!(servedRequest());
     expect(lines.map((line) => line.ColdStart)).toEqual([1, 0, 0]);
   });
 
-  it('leaves DynamoDB out of the OpenAPI document\'s line, which reads no table', async () => {
+  it("leaves DynamoDB out of the OpenAPI document's line, which reads no table", async () => {
     const { lines, middleware } = setUp(DOCUMENT_ROUTE);
     await middleware.after!(servedRequest());
     expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
@@ -77,19 +98,32 @@ describe('the access line', () => {
     expect(JSON.stringify(lines[0]!._aws)).not.toContain('DynamoDB');
   });
 
-  it.each([[200, '2xx'], [304, '304'], [401, '401'], [403, '403'], [404, '404'], [422, '422'], [500, '5xx'], [503, '5xx']])(
-    'gives status %i the outcome %s',
-    async (status, outcome) => {
-      const { lines, middleware } = setUp();
-      await middleware.after!(servedRequest(status));
-      expect(lines[0]).toMatchObject({ status, outcome });
-    },
-  );
+  it.each([
+    [200, '2xx'],
+    [304, '304'],
+    [401, '401'],
+    [403, '403'],
+    [404, '404'],
+    [422, '422'],
+    [500, '5xx'],
+    [503, '5xx'],
+  ])('gives status %i the outcome %s', async (status, outcome) => {
+    const { lines, middleware } = setUp();
+    await middleware.after!(servedRequest(status));
+    expect(lines[0]).toMatchObject({ status, outcome });
+  });
 
   it('logs the team of the finance item a finances request resolved to', async () => {
     const { lines, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
-    const request = apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances' }), response: jsonResponse(200, '{}') });
-    request.context.access = { team: { teamId: 7, generation: 'g1', fieldsJson: '' }, token: TOKEN, teamSegment: 'acme' };
+    const request = apiRequest<FinanceContext>({
+      event: apiEvent({ route: 'finances' }),
+      response: jsonResponse(200, '{}'),
+    });
+    request.context.access = {
+      team: { teamId: 7, generation: 'g1', fieldsJson: '' },
+      token: TOKEN,
+      teamSegment: 'acme',
+    };
     await middleware.after!(request);
     expect(lines[0]).toMatchObject({ route: 'finances', team: 7, status: 200 });
   });
@@ -98,7 +132,9 @@ describe('the access line', () => {
 describe('the access line on error', () => {
   it('carries the status of the error response, team null and none of the raw segment (a token pasted into the path)', async () => {
     const { lines, middleware } = setUp();
-    await middleware.onError!(apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: jsonResponse(401, '{}') }));
+    await middleware.onError!(
+      apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: jsonResponse(401, '{}') }),
+    );
     expect(lines[0]).toMatchObject({ outcome: '401', status: 401, team: null });
     expect(JSON.stringify(lines)).not.toContain(SECRET);
   });

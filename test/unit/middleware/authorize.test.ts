@@ -4,9 +4,24 @@ import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
 import { RecentAccess } from '../../../shared/store/recent-access.ts';
 import type { Ordinals } from '../../../shared/domain/pagination.ts';
-import type { Prefetched, ReadOptions, StoredToken, TeamFinance, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
+import type {
+  Prefetched,
+  ReadOptions,
+  StoredToken,
+  TeamFinance,
+  TeamHead,
+  TeamReader,
+  TeamState,
+} from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
-import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
+import {
+  apiContext,
+  apiEvent,
+  apiRequest,
+  thrownContractError,
+  type ApiRequest,
+  type FinanceContext,
+} from '../../support/middy-request.ts';
 
 /**
  * The authorize middlewares on their own: checks 1 to 3 of the contract's order (token 401,
@@ -22,11 +37,21 @@ afterEach(() => vi.useRealTimers());
 
 /** Team 1 (acme), whose current generation is g2. */
 const ACME: TeamHead = { teamId: 1, generation: 'g2', counts: { projects: 3, daemons: 1 } };
-const ACME_FINANCE: TeamFinance = { teamId: 1, generation: 'g2', fieldsJson: '"data":[],"totals":{},"grand_total":0,"results":0' };
+const ACME_FINANCE: TeamFinance = {
+  teamId: 1,
+  generation: 'g2',
+  fieldsJson: '"data":[],"totals":{},"grand_total":0,"results":0',
+};
 
 /** A valid token of user 10, a member of team 1 in its current generation. */
 const storedToken = (parts: Partial<StoredToken> = {}): StoredToken => ({
-  userId: 10, abilities: ['*'], expiresAt: null, revokedAt: null, inactive: false, memberships: new Set(['1#g2']), ...parts,
+  userId: 10,
+  abilities: ['*'],
+  expiresAt: null,
+  revokedAt: null,
+  inactive: false,
+  memberships: new Set(['1#g2']),
+  ...parts,
 });
 
 const TOKENS: Record<string, StoredToken> = {
@@ -43,7 +68,15 @@ const TOKENS: Record<string, StoredToken> = {
 };
 
 type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess' | 'prefetchPage'>;
-type Call = { method: string; tokenHash?: string; teamSegment?: string; signal?: AbortSignal; consistent?: boolean; generation?: string; ordinals?: Ordinals };
+type Call = {
+  method: string;
+  tokenHash?: string;
+  teamSegment?: string;
+  signal?: AbortSignal;
+  consistent?: boolean;
+  generation?: string;
+  ordinals?: Ordinals;
+};
 
 /** A stand-in for the reader's reads: the port the middlewares use, over a few tokens and one team. */
 class StandInReader implements AccessPort {
@@ -52,16 +85,33 @@ class StandInReader implements AccessPort {
   private readonly segments = new Set(['1', 'acme']);
 
   async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({ method: 'readAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
+    this.calls.push({
+      method: 'readAccess',
+      tokenHash,
+      teamSegment,
+      signal: options.signal,
+      consistent: options.consistent,
+    });
     return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME : undefined };
   }
 
   async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({ method: 'readFinanceAccess', tokenHash, teamSegment, signal: options.signal, consistent: options.consistent });
+    this.calls.push({
+      method: 'readFinanceAccess',
+      tokenHash,
+      teamSegment,
+      signal: options.signal,
+      consistent: options.consistent,
+    });
     return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
   }
 
-  async prefetchPage(team: TeamState, _resource: 'projects' | 'daemons', ordinals: Ordinals, options: ReadOptions = {}): Promise<Prefetched> {
+  async prefetchPage(
+    team: TeamState,
+    _resource: 'projects' | 'daemons',
+    ordinals: Ordinals,
+    options: ReadOptions = {},
+  ): Promise<Prefetched> {
     this.calls.push({ method: 'prefetchPage', generation: team.generation, ordinals, signal: options.signal });
     return { team, items: [] };
   }
@@ -69,7 +119,12 @@ class StandInReader implements AccessPort {
 
 function setUp(options: { ability?: Ability; reader?: Pick<TeamReader, 'readAccess'> } = {}) {
   const reader = options.reader ?? new StandInReader();
-  const middleware = authorize({ reader: reader as TeamReader, ability: options.ability ?? 'projects:read', resource: 'projects', recent: new RecentAccess() });
+  const middleware = authorize({
+    reader: reader as TeamReader,
+    ability: options.ability ?? 'projects:read',
+    resource: 'projects',
+    recent: new RecentAccess(),
+  });
   return { reader, middleware };
 }
 
@@ -78,14 +133,23 @@ function requestWith(authorization: string | undefined, team = 'acme'): ApiReque
 }
 
 /** The contract error `before` throws for this request, or a failed test. */
-const rejection = (middleware: ReturnType<typeof authorize>, request: ApiRequest) => thrownContractError(() => middleware.before!(request));
+const rejection = (middleware: ReturnType<typeof authorize>, request: ApiRequest) =>
+  thrownContractError(() => middleware.before!(request));
 
 describe('authorize, before the handler', () => {
   it('reads the token by the SHA-256 of its secret and the team by the path segment as written, in one call with the request signal', async () => {
     const { reader, middleware } = setUp();
     const request = requestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect((reader as StandInReader).calls).toEqual([{ method: 'readAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.signal, consistent: false }]);
+    expect((reader as StandInReader).calls).toEqual([
+      {
+        method: 'readAccess',
+        tokenHash: hashToken('all'),
+        teamSegment: 'acme',
+        signal: request.context.signal,
+        consistent: false,
+      },
+    ]);
   });
 
   it('puts the team head, the token and the segment on context.access when every check passes', async () => {
@@ -111,11 +175,14 @@ describe('authorize, before the handler', () => {
     expect((reader as StandInReader).calls).toEqual([]);
   });
 
-  it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])('throws 401, reading nothing, when the header is %j', async (authorization) => {
-    const { reader, middleware } = setUp();
-    expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
-    expect((reader as StandInReader).calls).toEqual([]);
-  });
+  it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])(
+    'throws 401, reading nothing, when the header is %j',
+    async (authorization) => {
+      const { reader, middleware } = setUp();
+      expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
+      expect((reader as StandInReader).calls).toEqual([]);
+    },
+  );
 
   it.each([
     ['unknown', 'acme', 401],
@@ -132,7 +199,11 @@ describe('authorize, before the handler', () => {
     const { middleware } = setUp();
     const error = await rejection(middleware, requestWith(`Bearer ${secret}`, team));
     expect(error.status).toBe(status);
-    if (status === 404) expect({ body: error.body, headers: error.headers }).toEqual({ body: { message: 'Not Found' }, headers: { 'Content-Type': JSON_CONTENT_TYPE } });
+    if (status === 404)
+      expect({ body: error.body, headers: error.headers }).toEqual({
+        body: { message: 'Not Found' },
+        headers: { 'Content-Type': JSON_CONTENT_TYPE },
+      });
   });
 
   it('accepts a token that expires a millisecond from now', async () => {
@@ -142,28 +213,33 @@ describe('authorize, before the handler', () => {
     expect(request.context.access?.token).toEqual(TOKENS.expiresLater);
   });
 
-  it('throws 403 naming the route\'s ability in the message and in missing_permissions when the token lacks it', async () => {
+  it("throws 403 naming the route's ability in the message and in missing_permissions when the token lacks it", async () => {
     const { middleware } = setUp({ ability: 'finances:read' });
     const error = await rejection(middleware, requestWith('Bearer projects'));
     expect(error.status).toBe(403);
     expect(error.body).toEqual({
-      message: 'This token does not have the finances:read ability.', code: 'insufficient_permission', missing_permissions: ['finances:read'],
+      message: 'This token does not have the finances:read ability.',
+      code: 'insufficient_permission',
+      missing_permissions: ['finances:read'],
     });
   });
 
-  it('lets a token with exactly the route\'s ability through', async () => {
+  it("lets a token with exactly the route's ability through", async () => {
     const { middleware } = setUp({ ability: 'projects:read' });
     const request = requestWith('Bearer projects');
     await middleware.before!(request);
     expect(request.context.access?.token).toEqual(TOKENS.projects);
   });
 
-  it.each(['finances:read', 'daemons:read', 'projects:read'] as const)('lets a * token through to %s', async (ability) => {
-    const { middleware } = setUp({ ability });
-    const request = requestWith('Bearer all');
-    await middleware.before!(request);
-    expect(request.context.access?.team).toEqual(ACME);
-  });
+  it.each(['finances:read', 'daemons:read', 'projects:read'] as const)(
+    'lets a * token through to %s',
+    async (ability) => {
+      const { middleware } = setUp({ ability });
+      const request = requestWith('Bearer all');
+      await middleware.before!(request);
+      expect(request.context.access?.team).toEqual(ACME);
+    },
+  );
 
   it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
     const { reader, middleware } = setUp();
@@ -174,7 +250,7 @@ describe('authorize, before the handler', () => {
     expect((reader as StandInReader).calls.map((c) => c.consistent)).toEqual([false]);
   });
 
-  it('sends the page\'s Query with the token read only for a token that passed for this team before, on the generation it saw', async () => {
+  it("sends the page's Query with the token read only for a token that passed for this team before, on the generation it saw", async () => {
     const { reader, middleware } = setUp();
     const calls = (reader as StandInReader).calls;
     await middleware.before!(requestWith('Bearer all', 'acme'));
@@ -183,20 +259,32 @@ describe('authorize, before the handler', () => {
     const warm = requestWith('Bearer all', 'acme');
     await middleware.before!(warm);
     expect(calls.map((c) => c.method).sort()).toEqual(['prefetchPage', 'readAccess']);
-    expect(calls.find((c) => c.method === 'prefetchPage')).toMatchObject({ generation: 'g2', ordinals: { first: 1, last: 3 } });
+    expect(calls.find((c) => c.method === 'prefetchPage')).toMatchObject({
+      generation: 'g2',
+      ordinals: { first: 1, last: 3 },
+    });
     expect(warm.context.access?.prefetched?.team.generation).toBe('g2');
     calls.length = 0;
     // Another team segment, an unknown token, a revalidation: no early Query.
     await middleware.before!(requestWith('Bearer all', '1'));
     await rejection(middleware, requestWith('Bearer unknown', 'acme'));
-    await middleware.before!(apiRequest({ event: apiEvent({ team: 'acme', headers: { authorization: 'Bearer all', 'if-none-match': '"x"' } }) }));
+    await middleware.before!(
+      apiRequest({
+        event: apiEvent({ team: 'acme', headers: { authorization: 'Bearer all', 'if-none-match': '"x"' } }),
+      }),
+    );
     expect(calls.map((c) => c.method)).toEqual(['readAccess', 'readAccess', 'readAccess']);
   });
 
   it('stops speculating for a token once it fails a check', async () => {
     const reader = new StandInReader();
     const recent = new RecentAccess();
-    const middleware = authorize({ reader: reader as AccessPort as TeamReader, ability: 'projects:read', resource: 'projects', recent });
+    const middleware = authorize({
+      reader: reader as AccessPort as TeamReader,
+      ability: 'projects:read',
+      resource: 'projects',
+      recent,
+    });
     await middleware.before!(requestWith('Bearer expiresLater', 'acme'));
     expect(recent.speculation(hashToken('expiresLater'), 'acme')).toEqual(ACME);
     vi.setSystemTime(new Date('2026-06-01T12:00:01Z'));
@@ -221,26 +309,39 @@ describe('authorizeFinances, before the handler', () => {
   const financeRequestWith = (authorization: string, team = 'acme') =>
     apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
 
-  it('reads the token and the team\'s finance item in one call, and puts the finance item on context.access', async () => {
+  it("reads the token and the team's finance item in one call, and puts the finance item on context.access", async () => {
     const { reader, middleware } = setUpFinances();
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect(reader.calls).toEqual([{ method: 'readFinanceAccess', tokenHash: hashToken('all'), teamSegment: 'acme', signal: request.context.signal, consistent: false }]);
+    expect(reader.calls).toEqual([
+      {
+        method: 'readFinanceAccess',
+        tokenHash: hashToken('all'),
+        teamSegment: 'acme',
+        signal: request.context.signal,
+        consistent: false,
+      },
+    ]);
     expect(request.context.access).toEqual({ team: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 
-  it('checks in the contract\'s order: 401 for an expired token, 403 without finances:read, 404 for a non-member', async () => {
+  it("checks in the contract's order: 401 for an expired token, 403 without finances:read, 404 for a non-member", async () => {
     const { middleware } = setUpFinances();
     const statuses = [];
     for (const secret of ['expiredWithoutAbility', 'projects', 'outsider']) {
-      statuses.push((await thrownContractError(() => middleware.before!(financeRequestWith(`Bearer ${secret}`)))).status);
+      statuses.push(
+        (await thrownContractError(() => middleware.before!(financeRequestWith(`Bearer ${secret}`)))).status,
+      );
     }
     expect(statuses).toEqual([401, 403, 404]);
   });
 
   it('names finances:read in its 403', async () => {
     const { middleware } = setUpFinances();
-    expect((await thrownContractError(() => middleware.before!(financeRequestWith('Bearer projects')))).body.missing_permissions).toEqual(['finances:read']);
+    expect(
+      (await thrownContractError(() => middleware.before!(financeRequestWith('Bearer projects')))).body
+        .missing_permissions,
+    ).toEqual(['finances:read']);
   });
 });
 
@@ -248,7 +349,10 @@ describe('authorize, on error', () => {
   it('lets a failure of the reader (DynamoDB unreachable) through unchanged, for the error handling to answer', async () => {
     const failure = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     const { middleware } = setUp({ reader: { readAccess: async () => Promise.reject(failure) } });
-    const request = apiRequest({ event: apiEvent({ headers: { authorization: 'Bearer all' } }), context: apiContext() });
+    const request = apiRequest({
+      event: apiEvent({ headers: { authorization: 'Bearer all' } }),
+      context: apiContext(),
+    });
     await expect(middleware.before!(request)).rejects.toBe(failure);
     expect(request.context.access).toBeUndefined();
   });

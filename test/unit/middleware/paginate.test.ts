@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { readPageQuery, requireValidPage } from '../../../shared/http/middleware/paginate.ts';
-import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type ThrownContractError } from '../../support/middy-request.ts';
+import {
+  apiEvent,
+  apiRequest,
+  thrownContractError,
+  type ApiRequest,
+  type ThrownContractError,
+} from '../../support/middy-request.ts';
 
 /**
  * The pagination middlewares on their own: readPageQuery parses `per_page` and `page` first of
@@ -78,7 +84,9 @@ describe('paginate, before the handler', () => {
   });
 
   it('throws 422 when page is past 9007199254740991', async () => {
-    expect((await validationError({ page: '9007199254740992' })).body.message).toBe('The page field must not be greater than 9007199254740991.');
+    expect((await validationError({ page: '9007199254740992' })).body.message).toBe(
+      'The page field must not be greater than 9007199254740991.',
+    );
   });
 
   it.each(['', '1.0', '-1', '1e3', ' 1', '1,2'])('throws 422 "must be an integer" when page is %j', async (page) => {

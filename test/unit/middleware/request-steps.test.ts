@@ -18,7 +18,11 @@ import { monotonicMs } from '../../../shared/clock.ts';
 
 function headEvent(): APIGatewayProxyEventV2 {
   const event = apiEvent();
-  return { ...event, routeKey: 'HEAD /api/{team}/projects', requestContext: { ...event.requestContext, http: { ...event.requestContext.http, method: 'HEAD' } } };
+  return {
+    ...event,
+    routeKey: 'HEAD /api/{team}/projects',
+    requestContext: { ...event.requestContext, http: { ...event.requestContext.http, method: 'HEAD' } },
+  };
 }
 
 const TAGGED = jsonResponse(200, '{"data":[]}', { ETag: '"abc"' });
@@ -29,14 +33,14 @@ describe('HEAD: the body dropped, nothing else', () => {
     expect(headWithoutBody().before).toBeUndefined();
   });
 
-  it('after the handler, drops a HEAD response\'s body and keeps its status and headers', async () => {
+  it("after the handler, drops a HEAD response's body and keeps its status and headers", async () => {
     const request = apiRequest({ event: headEvent(), response: TAGGED });
     await headWithoutBody().after!(request as never);
     expect(request.response).toEqual({ statusCode: 200, headers: TAGGED.headers });
     expect(request.response).not.toHaveProperty('body');
   });
 
-  it('on error, drops the body the error handler wrote, keeping the error\'s status and headers', async () => {
+  it("on error, drops the body the error handler wrote, keeping the error's status and headers", async () => {
     const request = apiRequest({ event: headEvent(), response: FORBIDDEN, error: new Error('forbidden') });
     await headWithoutBody().onError!(request as never);
     expect(request.response).toEqual({ statusCode: 403, headers: FORBIDDEN.headers });
@@ -58,7 +62,7 @@ describe('HEAD: the body dropped, nothing else', () => {
   });
 });
 
-describe('the request\'s clock and deadline', () => {
+describe("the request's clock and deadline", () => {
   function fresh() {
     const { startedAt: _s, signal: _d, ...context } = apiContext();
     return { ...apiRequest(), context, internal: {} } as never as { context: Timed; internal: object };
@@ -87,17 +91,20 @@ describe('the request\'s clock and deadline', () => {
     }
   });
 
-  it.each(['after', 'onError'] as const)('%s: stops the deadline, so the signal never fires once the request ended', async (hook) => {
-    vi.useFakeTimers();
-    try {
-      const request = fresh();
-      const middleware = requestDeadline();
-      await middleware.before!(request as never);
-      await middleware[hook]!(request as never);
-      vi.advanceTimersByTime(DATABASE_WAIT_MS * 2);
-      expect(request.context.signal.aborted).toBe(false);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+  it.each(['after', 'onError'] as const)(
+    '%s: stops the deadline, so the signal never fires once the request ended',
+    async (hook) => {
+      vi.useFakeTimers();
+      try {
+        const request = fresh();
+        const middleware = requestDeadline();
+        await middleware.before!(request as never);
+        await middleware[hook]!(request as never);
+        vi.advanceTimersByTime(DATABASE_WAIT_MS * 2);
+        expect(request.context.signal.aborted).toBe(false);
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
 });
