@@ -4,7 +4,7 @@ import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { verifyFile } from 'stream-json/file/verifier.js';
 import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from './snapshot.ts';
-import { jsonNumber } from './decimal.ts';
+import { jsonNumber } from '../../shared/domain/decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 
 /**

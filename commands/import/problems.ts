@@ -6,8 +6,8 @@
  */
 
 import { count, counted, escapeText } from '../cli/text.ts';
-import { WrittenNumber } from './decimal.ts';
-import { DYNAMODB_ITEM_BYTES } from '../store/item-size.ts';
+import { WrittenNumber } from '../../shared/domain/decimal.ts';
+import { DYNAMODB_ITEM_BYTES } from '../../shared/write/item-size.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;

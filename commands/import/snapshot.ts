@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
 import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
-import { isLargeInteger, parseAmount } from './decimal.ts';
+import { isLargeInteger, parseAmount } from '../../shared/domain/decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
-import { formatAmount } from './decimal.ts';
+import { formatAmount } from '../../shared/domain/decimal.ts';
 import {
   addCost,
   financeFieldsJson,
@@ -8,13 +8,16 @@ import {
   summarizeCosts,
   type Cost,
   type FinanceSummary,
-} from './finance.ts';
+} from '../../shared/domain/finance.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
-import { financeItem } from './stored-items.ts';
-import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
+import { type Daemon, daemonJson, type Project, projectJson } from '../../shared/domain/served-json.ts';
+import { ListFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
+import { financeItem } from '../../shared/write/items.ts';
+import { DYNAMODB_ITEM_BYTES, itemSize } from '../../shared/write/item-size.ts';
+import { toUtcTimestamp } from './timestamp.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read as a stream (once more when a record names
@@ -22,7 +25,9 @@ import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
  * and checked against every rule of docs/contract.md, section 7 before anything is written. What
  * it keeps is compact: the small collections (teams, users, tokens as hashes, environments,
  * servers, clients), each team's project and daemon ids in Float64Arrays (sorted at the end: pass 2
- * numbers each item by binary search), and cost sums as bigint. Never a whole project or daemon record.
+ * numbers each item by binary search), the fingerprint of each team's projects and daemons as served
+ * (shared/write/fingerprint.ts: what lets the import write only the lists that change), and cost
+ * sums as bigint. Never a whole project or daemon record.
  */
 
 export interface SnapshotTeam {
@@ -34,7 +39,13 @@ export interface SnapshotTeam {
   /** Sorted; a project's ordinal is its 1-based position here. */
   projectIds: Float64Array;
   daemonIds: Float64Array;
+  /** The fingerprints of the projects and daemons as they are served (every item's JSON). */
+  projectsFingerprint: string;
+  daemonsFingerprint: string;
   finance: FinanceSummary;
+  /** The finance response's fields as served, and their fingerprint. */
+  financeJson: string;
+  financeFingerprint: string;
   /** Users of the snapshot who list the team: its members, exactly. */
   memberIds: number[];
 }
@@ -118,9 +129,22 @@ function snapshotIndex(problems: Problems) {
     servers: new Set(),
     clients: new Set(),
   };
-  /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
-  const buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
-  const daemonsByEnvironment = new Map<number, number[]>();
+  /**
+   * What each team accumulates while the file is read (under any team id a record names): ids (a
+   * double array of V8, 8 bytes an id), the lists' fingerprints, and cost sums by label and currency.
+   */
+  const buckets = new Map<
+    number,
+    {
+      projectIds: number[];
+      daemonIds: number[];
+      projects: ListFingerprint;
+      daemons: ListFingerprint;
+      costs: Map<string, Cost>;
+    }
+  >();
+  /** Daemons by the environment they name (its team may come later in the file). */
+  const daemonsByEnvironment = new Map<number, { ids: number[]; fingerprint: ListFingerprint }>();
   let repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   const seen = { projects: new Set<number>(), daemons: new Set<number>() };
   /**
@@ -194,14 +218,23 @@ function snapshotIndex(problems: Problems) {
             units: record.monthly_cost!,
           });
         return;
-      case 'projects':
-        bucketOf(record.team_id!).projectIds.push(id);
+      case 'projects': {
+        const bucket = bucketOf(record.team_id!);
+        bucket.projectIds.push(id);
+        bucket.projects.add(servedItemJson('projects', record));
         // A client of another team (or not read yet) is named on the second reading.
         if (record.client_id !== null && kept.clients.get(record.client_id!) !== record.team_id) broken = true;
         return;
-      case 'daemons':
-        mapped(daemonsByEnvironment, record.environment_id!, () => []).push(id);
+      }
+      case 'daemons': {
+        const environment = mapped(daemonsByEnvironment, record.environment_id!, () => ({
+          ids: [],
+          fingerprint: new ListFingerprint(),
+        }));
+        environment.ids.push(id);
+        environment.fingerprint.add(servedItemJson('daemons', record));
         return;
+      }
       case 'costs':
         addCost(bucketOf(record.team_id!).costs, {
           label: record.label!,
@@ -212,7 +245,13 @@ function snapshotIndex(problems: Problems) {
   }
 
   function bucketOf(teamId: number) {
-    return mapped(buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
+    return mapped(buckets, teamId, () => ({
+      projectIds: [],
+      daemonIds: [],
+      projects: new ListFingerprint(),
+      daemons: new ListFingerprint(),
+      costs: new Map(),
+    }));
   }
 
   function has(kind: Kept, id: number): boolean {
@@ -222,7 +261,11 @@ function snapshotIndex(problems: Problems) {
   function finish() {
     const environmentTeams = kept.environments;
     for (const [environmentId, teamId] of environmentTeams) {
-      for (const id of daemonsByEnvironment.get(environmentId) ?? []) bucketOf(teamId).daemonIds.push(id);
+      const environment = daemonsByEnvironment.get(environmentId);
+      if (!environment) continue;
+      const bucket = bucketOf(teamId);
+      bucket.daemonIds.push(...environment.ids);
+      bucket.daemons.merge(environment.fingerprint);
     }
     const teams = [...kept.teams.values()].map((team) => finishTeam(team));
     const byId = new Map(teams.map((team) => [team.id, team]));
@@ -274,13 +317,19 @@ function snapshotIndex(problems: Problems) {
       problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
     // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
     // (both its copies, and the small heads, stay far within a transaction's 4 MB).
-    const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
+    const financeJson = financeFieldsJson(finance);
+    const financeFingerprint = textFingerprint(financeJson);
+    const financeBytes = itemSize(financeItem(team, financeJson, financeFingerprint));
     if (financeBytes > DYNAMODB_ITEM_BYTES) problems.add(say.financeTooLarge(where, financeBytes));
     return {
       ...team,
       projectIds: Float64Array.from(bucket.projectIds).sort(),
       daemonIds: Float64Array.from(bucket.daemonIds).sort(),
+      projectsFingerprint: bucket.projects.value(),
+      daemonsFingerprint: bucket.daemons.value(),
       finance,
+      financeJson,
+      financeFingerprint,
       memberIds: [],
     };
   }
@@ -323,4 +372,21 @@ function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = create()));
   return value;
+}
+
+/**
+ * A project or daemon record of the snapshot as the API serves it (shared/domain/served-json.ts):
+ * the time in UTC, a missing client as null. Pass 1 fingerprints it, pass 2 writes it: one text.
+ */
+export function servedItemJson(
+  collection: 'projects' | 'daemons',
+  fields: Record<string, unknown> | AnyRecord,
+): string {
+  if (collection === 'daemons') return daemonJson(fields as Daemon);
+  const createdAt = toUtcTimestamp(String(fields.created_at));
+  return projectJson({
+    ...(fields as Project),
+    client_id: (fields.client_id ?? null) as number | null,
+    created_at: createdAt!,
+  });
 }

@@ -1,7 +1,7 @@
 import { toJsonSchemaDefs } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
-import { Daemon, FinanceLineItem, Project } from '../store/resources.ts';
+import { Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
 import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/routes.ts';
 import * as bodies from './schemas.ts';
 import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';

@@ -241,6 +241,8 @@ describe('revalidation', () => {
     ];
     expect(new Set([base, ...others]).size).toBe(others.length + 1);
     await importDocument(own, data(100));
+    expect(await tag('/api/big/projects?page=2')).toBe(base); // the same projects again: the same generation
+    await importDocument(own, data(100, 5_000));
     expect(await tag('/api/big/projects?page=2')).not.toBe(base);
   });
 });

@@ -42,7 +42,7 @@ export function authorize({
       const { query } = context;
       const ordinals =
         speculation && query.ok && event.headers?.['if-none-match'] === undefined
-          ? pageWindow(speculation.counts[resource], query.value.page, query.value.perPage).ordinals
+          ? pageWindow(speculation.lists[resource].count, query.value.page, query.value.perPage).ordinals
           : null;
       const [access, prefetched] = await Promise.all([
         read(false),
