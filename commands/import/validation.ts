@@ -11,13 +11,13 @@ import {
 } from '../../shared/domain/finance.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
-import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
+import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from '../../shared/domain/records.ts';
 import { locate, Problems, say } from './problems.ts';
 import { type Daemon, daemonJson, type Project, projectJson } from '../../shared/domain/served-json.ts';
 import { ListFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
 import { financeItem } from '../../shared/write/items.ts';
 import { DYNAMODB_ITEM_BYTES, itemSize } from '../../shared/write/item-size.ts';
-import { toUtcTimestamp } from './timestamp.ts';
+import { toUtcTimestamp } from '../../shared/domain/timestamp.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read as a stream (once more when a record names

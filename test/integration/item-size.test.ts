@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { daemonJson, projectJson } from '../../shared/domain/served-json.ts';
-import { LIMITS } from '../../commands/import/snapshot.ts';
+import { LIMITS } from '../../shared/domain/records.ts';
 import { resourceItem } from '../../shared/write/items.ts';
 import { DYNAMODB_ITEM_BYTES, itemSize } from '../../shared/write/item-size.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';

@@ -1,7 +1,7 @@
 import { listFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { checkRecord, LIMITS } from '../../commands/import/snapshot.ts';
+import { checkRecord, LIMITS } from '../../shared/domain/records.ts';
 import { validateSnapshotFile, type SnapshotTeam, type ValidSnapshot } from '../../commands/import/validation.ts';
 import { snapshotFile, validateDocument } from '../support/validate.ts';
 import { hashToken } from '../../shared/auth/token.ts';

@@ -1,4 +1,3 @@
-import { count } from '../cli/text.ts';
 /**
  * The snapshot format's rule for strings (docs/contract.md, section 7), in one place for the snapshot's
  * fields and the names given on the command line (`token create --name`): well-formed Unicode
@@ -19,6 +18,19 @@ export function stringProblem(text: string, max: number): string | undefined {
   if (!text.isWellFormed()) return 'is not well-formed Unicode (it has a lone surrogate)';
   if (CONTROL.test(text)) return 'contains a control character';
   if (text.length === 0) return 'must not be empty';
-  if (codePoints(text) > max) return `must be at most ${count(max)} characters`;
+  if (codePoints(text) > max) return `must be at most ${max.toLocaleString('en')} characters`;
   return undefined;
+}
+
+const MAX_QUOTED_CHARACTERS = 60;
+
+/**
+ * Text from data, quoted for a message: in double quotes, at most 60 characters, a quote inside
+ * written `\"`. What prints a message escapes its control characters (commands/cli/text.ts).
+ */
+export function quote(text: string): string {
+  const characters = [...text];
+  const shown =
+    characters.length > MAX_QUOTED_CHARACTERS ? `${characters.slice(0, MAX_QUOTED_CHARACTERS).join('')}…` : text;
+  return `"${shown.replaceAll('"', '\\"')}"`;
 }

@@ -1,15 +1,16 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
-import { isLargeInteger, parseAmount } from '../../shared/domain/decimal.ts';
-import { quote } from './problems.ts';
-import { NAME_MAX, stringProblem } from './strings.ts';
+import { TOKEN_ABILITIES } from './abilities.ts';
+import { isLargeInteger, parseAmount } from './decimal.ts';
+import { NAME_MAX, quote, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
 
 /**
  * The snapshot format, record by record (docs/contract.md, section 7): the collections, the fields each
  * record may have, and the rules of each field. Rules between records (references, duplicates,
- * totals, sizes) are in validation.ts, which reads the file.
+ * totals, sizes) are the import's (commands/import/validation.ts, which reads the file) and the
+ * sync's (shared/sync/read-team.ts, which reads the source): a row of the source is judged by the
+ * same rules as a record of a snapshot.
  */
 
 /** Limits of the format. Strings count Unicode code points. */
