@@ -1,6 +1,17 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,9 +23,9 @@ import { freePort } from '../../commands/local/dynamodb-local.ts';
 import type { KeeperSpec } from './server-keeper.ts';
 
 /**
- * The source databases the sync's tests run against: a PostgreSQL and a MariaDB server, each in a
- * fresh temporary directory, on 127.0.0.1 and a free port, with throwaway settings (no fsync) that
- * make them start in well under a second. The suite starts one of each (global-setup.ts); a test
+ * The source databases the sync's tests run against: a PostgreSQL and a MariaDB server, each on a
+ * fresh copy of an initialised data directory in a temporary directory, on 127.0.0.1 and a free port,
+ * with throwaway settings (no fsync) that make them start in well under a second on an idle machine. The suite starts one of each (global-setup.ts); a test
  * that needs other settings (another wal_level, no binlog) starts its own with startPostgres or
  * startMariaDb. Each runs under a keeper (server-keeper.ts) that stops it and removes its directory
  * when the process that started it ends, however it ends.
@@ -69,29 +80,28 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
   const bin = postgresBinaries();
   // https://www.postgresql.org/docs/15/app-initdb.html: "initdb must be run as the user that will own
   // the server process […] Since the server cannot be run as root, you must not run initdb as root
-  // either. (It will in fact refuse to do so.)" As root, both run as the postgres user Debian's
-  // package creates; as anyone else, as that user.
+  // either. (It will in fact refuse to do so.)" Run by root, both run as the postgres user Debian's
+  // package creates; run by anyone else, as that user.
   const user = serviceUser('postgres', 'PostgreSQL');
+  // Messages in English (the log is read); no password yet: each copy gets its own below.
+  const initdb = '-U postgres --auth trust --no-locale --encoding UTF8 --no-sync --no-instructions'.split(' ');
   return startWithRetries(async (port) => {
     const dir = makeDir('source-pg-', user);
-    const password = randomBytes(16).toString('hex');
+    const data = join(dir, 'data');
     const env = serverEnv(dir);
     try {
-      const passwordFile = join(dir, 'password');
-      writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
-      if (user) chownSync(passwordFile, user.uid, user.gid);
-      await step(
-        'PostgreSQL',
-        bin.initdb,
-        [
-          ...['-D', join(dir, 'data'), '-U', 'postgres', '--pwfile', passwordFile],
-          // Passwords over TCP (a test may present wrong credentials); messages in English (the log is read).
-          ...['--auth', 'scram-sha-256', '--no-locale', '--encoding', 'UTF8', '--no-sync', '--no-instructions'],
-        ],
-        env,
-        user,
+      await initialisedData(['postgres', bin.postgres, bin.version, ...initdb], data, () =>
+        step('PostgreSQL', bin.initdb, ['-D', data, ...initdb], env, user),
       );
-      rmSync(passwordFile);
+      // Passwords over TCP (a test may present wrong credentials, and any local user can reach the
+      // port); the unix socket, in a directory only the server's user and root may enter, lets this
+      // process set the superuser's password once the server is up.
+      writeFileSync(
+        join(data, 'pg_hba.conf'),
+        'local all postgres trust\n' +
+          'host all all 127.0.0.1/32 scram-sha-256\n' +
+          'host replication all 127.0.0.1/32 scram-sha-256\n',
+      );
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -110,13 +120,18 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
       timezone: 'UTC',
       log_timezone: 'UTC',
     };
-    const args = ['-D', join(dir, 'data'), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+    const args = ['-D', data, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+    const password = randomBytes(16).toString('hex');
     return keep('postgres', {
       spec: { command: bin.postgres, args, env, ...user, stopSignal: 'SIGINT', removeDir: dir },
       ready: /database system is ready to accept connections/,
       adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-      version: async (url) => {
-        const client = new pg.Client({ connectionString: url });
+      afterReady: async (adminUrl) => {
+        const socket = new pg.Client({ host: dir, port, user: 'postgres', database: 'postgres' });
+        await socket.connect();
+        await socket.query(`ALTER ROLE postgres PASSWORD '${password}'`).finally(() => socket.end());
+        // Over TCP with that password, as the tests will connect.
+        const client = new pg.Client({ connectionString: adminUrl });
         await client.connect();
         try {
           const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
@@ -135,28 +150,27 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<Runnin
   // --user=root, and should not (any account with FILE could then write files as root). As root it
   // runs as the mysql user Debian's mariadb-server package creates, as PostgreSQL runs as postgres.
   const user = serviceUser('mysql', 'MariaDB');
+  // Small InnoDB files and no doublewrite or flush at commit: a start in a fraction of a second.
+  const innodb = [
+    '--innodb-buffer-pool-size=32M',
+    '--innodb-log-file-size=8M',
+    '--innodb-doublewrite=0',
+    '--innodb-flush-log-at-trx-commit=0',
+    // No Linux AIO contexts: servers of parallel runs would share the kernel's limit.
+    '--innodb-use-native-aio=0',
+  ];
+  const installDb = ['--no-defaults', '--skip-test-db', '--skip-name-resolve', ...innodb];
   return startWithRetries(async (port) => {
     const dir = makeDir('source-mysql-', user);
+    const data = join(dir, 'data');
     const password = randomBytes(16).toString('hex');
     const env = serverEnv(dir);
-    // Small InnoDB files and no doublewrite or flush at commit: a start in a fraction of a second.
-    const innodb = [
-      '--innodb-buffer-pool-size=32M',
-      '--innodb-log-file-size=8M',
-      '--innodb-doublewrite=0',
-      '--innodb-flush-log-at-trx-commit=0',
-      // No Linux AIO contexts: servers of parallel runs would share the kernel's limit.
-      '--innodb-use-native-aio=0',
-    ];
     try {
-      await step(
-        'MariaDB',
-        bin.installDb,
-        ['--no-defaults', `--datadir=${join(dir, 'data')}`, '--skip-test-db', '--skip-name-resolve', ...innodb],
-        env,
-        user,
+      await initialisedData(['mysql', bin.mariadbd, bin.version, ...installDb], data, () =>
+        step('MariaDB', bin.installDb, [`--datadir=${data}`, ...installDb], env, user),
       );
-      // The superuser for TCP connections: the installed root@localhost only accepts its unix socket.
+      // The superuser for TCP connections, with this run's password: the installed root@localhost
+      // only accepts its unix socket.
       const initFile = join(dir, 'init.sql');
       writeFileSync(
         initFile,
@@ -172,7 +186,7 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<Runnin
     const binlog = options.binlog ?? true;
     const args = [
       '--no-defaults', // never the machine's /etc/mysql
-      `--datadir=${join(dir, 'data')}`,
+      `--datadir=${data}`,
       `--socket=${join(dir, 'mysqld.sock')}`,
       `--pid-file=${join(dir, 'mysqld.pid')}`,
       `--init-file=${join(dir, 'init.sql')}`,
@@ -196,8 +210,8 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<Runnin
       spec: { command: bin.mariadbd, args, env, ...user, stopSignal: 'SIGTERM', removeDir: dir },
       ready: /ready for connections/,
       adminUrl: `mysql://root:${password}@127.0.0.1:${port}/`,
-      version: async (url) => {
-        const connection = await mysql.createConnection(url);
+      afterReady: async (adminUrl) => {
+        const connection = await mysql.createConnection(adminUrl);
         try {
           const [rows] = await connection.query<mysql.RowDataPacket[]>('SELECT VERSION() AS version');
           return `MariaDB ${String(rows[0]!.version).split('-')[0]}`;
@@ -261,6 +275,36 @@ function makeDir(prefix: string, user: ServiceUser | undefined): string {
   return dir;
 }
 
+/**
+ * Where initialised data directories are kept, one per server version and initialisation: copying one
+ * takes a fraction of what initdb and mariadb-install-db take on a loaded machine (on two cores busy
+ * with other tests, 2 to 5 s for initdb and 4 to 7 s for mariadb-install-db). npm ci starts it afresh.
+ */
+const TEMPLATES = fileURLToPath(new URL('../../node_modules/.cache/source-servers/', import.meta.url));
+
+/**
+ * Makes `data` an initialised data directory: a copy of the template for `key` (the server and how it
+ * is initialised), or else what `initialise` makes there, which then becomes that template. A template
+ * appears whole or not at all (renamed into place), whoever else is making the same one.
+ */
+async function initialisedData(key: string[], data: string, initialise: () => Promise<void>) {
+  const template = join(
+    TEMPLATES,
+    `${key[0]}-${createHash('sha256').update(key.join('\0')).digest('hex').slice(0, 16)}`,
+  );
+  // cp -a: the copy keeps the owner (the server's user) and the modes the server insists on.
+  if (existsSync(template)) return void (await run('cp', ['-a', template, data]));
+  await initialise();
+  mkdirSync(TEMPLATES, { recursive: true });
+  const staging = `${template}.${randomBytes(6).toString('hex')}`;
+  await run('cp', ['-a', data, staging]);
+  try {
+    renameSync(staging, template);
+  } catch {
+    rmSync(staging, { recursive: true, force: true }); // another start made it first
+  }
+}
+
 /** The servers' environment, not the suite's (no JAVA_TOOL_OPTIONS, no credentials, no locale surprises). */
 function serverEnv(dir: string): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C', LC_ALL: 'C', TZ: 'UTC' };
@@ -292,7 +336,13 @@ async function startWithRetries(start: (port: number) => Promise<RunningServer>)
 
 async function keep(
   engine: SourceEngine,
-  how: { spec: KeeperSpec; ready: RegExp; adminUrl: string; version: (adminUrl: string) => Promise<string> },
+  how: {
+    spec: KeeperSpec;
+    ready: RegExp;
+    adminUrl: string;
+    /** Once the server says it is ready: what remains to do, and the server's version. */
+    afterReady: (adminUrl: string) => Promise<string>;
+  },
 ): Promise<RunningServer> {
   const keeper = spawn(process.execPath, [KEEPER, JSON.stringify(how.spec)], { stdio: ['pipe', 'ignore', 'pipe'] });
   let output = '';
@@ -316,7 +366,7 @@ async function keep(
         throw new Error(`${name} was not ready within ${READY_LIMIT_MS / 1000} s: ${lastWords(output)}`);
       await sleep(20);
     }
-    const version = await how.version(how.adminUrl);
+    const version = await how.afterReady(how.adminUrl);
     return { engine, adminUrl: how.adminUrl, version, pid: keeper.pid!, dir: how.spec.removeDir, stop };
   } catch (error) {
     await stop();
@@ -362,7 +412,7 @@ const MARIADB_MISSING =
   'MariaDB is not installed: the sync tests on MySQL/MariaDB are skipped (apt-get install mariadb-server)';
 
 /** Debian keeps the server's programs off the PATH, one directory per major version: the newest (13 or later) wins. */
-function postgresBinaries(): { initdb: string; postgres: string } {
+function postgresBinaries(): { initdb: string; postgres: string; version: string } {
   let versions: number[] = [];
   try {
     versions = readdirSync('/usr/lib/postgresql')
@@ -376,16 +426,17 @@ function postgresBinaries(): { initdb: string; postgres: string } {
   for (const dir of dirs) {
     const initdb = findExecutable(['initdb'], [dir]);
     const postgres = findExecutable(['postgres'], [dir]);
-    if (initdb && postgres) return { initdb, postgres };
+    if (initdb && postgres)
+      return { initdb, postgres, version: execFileSync(postgres, ['--version'], { encoding: 'utf8' }) };
   }
   throw new ServerMissing(POSTGRES_MISSING);
 }
 
-function mariaDbBinaries(): { mariadbd: string; installDb: string } {
+function mariaDbBinaries(): { mariadbd: string; installDb: string; version: string } {
   const mariadbd = findExecutable(['mariadbd']) ?? mariaDbCalledMysqld();
   const installDb = findExecutable(['mariadb-install-db', 'mysql_install_db']);
   if (!mariadbd || !installDb) throw new ServerMissing(MARIADB_MISSING);
-  return { mariadbd, installDb };
+  return { mariadbd, installDb, version: execFileSync(mariadbd, ['--version'], { encoding: 'utf8' }) };
 }
 
 /** Older MariaDB packages call the server mysqld; Oracle's MySQL does too, and its set-up differs. */
