@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, processTree, waitUntilGone } from '../support/processes.ts';
 import { environment, projects, server, team, token, user } from '../support/snapshots.ts';
 import {
+  connectSource,
   createSourceDatabase,
   describeSources,
   sourceServer,
@@ -146,6 +147,14 @@ describeSources('a source database', (engine) => {
         `GRANT ALL PRIVILEGES ON \`${db.database}\`.* TO \`${db.user}\`@\`%\``,
       ]);
     }
+  });
+
+  it('refuses a wrong password over TCP', async () => {
+    const wrong = new URL(db.url);
+    wrong.password = 'not-the-password';
+    await expect(connectSource(engine, wrong.href)).rejects.toThrow(
+      engine === 'postgres' ? `password authentication failed for user "${db.user}"` : /Access denied for user/,
+    );
   });
 
   it('adds replication to the role only when asked', async () => {

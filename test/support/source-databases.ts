@@ -144,8 +144,8 @@ export async function createSourceDatabase(
     password,
     query: app.query,
     adminQuery: admin.query,
-    session: () => session(engine, url),
-    adminSession: () => session(engine, databaseAdminUrl),
+    session: () => connectSource(engine, url),
+    adminSession: () => connectSource(engine, databaseAdminUrl),
     drop: async () => {
       await Promise.all([app.end(), admin.end()]);
       await dropDatabase(engine, adminUrl, name);
@@ -251,7 +251,8 @@ function pool(engine: SourceEngine, url: string) {
   };
 }
 
-async function session(engine: SourceEngine, url: string): Promise<SourceSession> {
+/** A connection of its own to any URL of that engine (the conversions and `$1` parameters as above). */
+export async function connectSource(engine: SourceEngine, url: string): Promise<SourceSession> {
   if (engine === 'postgres') {
     const client = new pg.Client({ connectionString: url, types: pgTypes });
     client.on('error', () => {});
