@@ -189,6 +189,12 @@ describeSources('a source database', (engine) => {
     expect(await db.query('SELECT team_id, part FROM sync_changes')).toEqual([{ team_id: '1', part: 'projects' }]);
   });
 
+  // CREATE TRIGGER needs the TRIGGER privilege on the table: on PostgreSQL "the user must have the
+  // TRIGGER privilege on the table" and EXECUTE on the function (PostgreSQL 15's CREATE TRIGGER, Notes:
+  // https://www.postgresql.org/docs/15/sql-createtrigger.html, as in its manual page
+  // https://manpages.ubuntu.com/manpages/lunar/man7/CREATE_TRIGGER.7.html), which a table's owner has;
+  // on MariaDB "CREATE TRIGGER requires the TRIGGER privilege for the table associated with the
+  // trigger" (https://mariadb.com/kb/en/create-trigger/), which ALL PRIVILEGES on the database includes.
   it('refuses a trigger to a role without the TRIGGER privilege, as the sync must be told', async () => {
     const limited = await createSourceDatabase(engine, { privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] });
     try {
@@ -238,6 +244,9 @@ describe('servers a test starts with other settings', () => {
   });
 
   describe.skipIf(sourceServer('mysql').state === 'missing')('MariaDB', () => {
+    // "When binary logging is enabled, creating a stored function or a trigger needs the SUPER privilege,
+    // unless log_bin_trust_function_creators is set" (error 1419:
+    // https://mariadb.com/docs/server/reference/error-codes/mariadb-error-codes-1400-to-1499/e1419).
     it('without log_bin_trust_function_creators, refuses a trigger to a role without SUPER (binlog on)', async () => {
       const mariadb = await startMariaDb({ trustFunctionCreators: false });
       const processes = processTree(mariadb.pid);
