@@ -7,7 +7,8 @@ import type { Writer } from '../../shared/write/writer.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { locate, Problems, say } from './problems.ts';
-import { servedItemJson, type ValidSnapshot } from './validation.ts';
+import type { ValidSnapshot } from './validation.ts';
+import { servedJson } from '../../shared/domain/served-json.ts';
 
 /**
  * Pass 2 of an import (docs/contract.md, section 7): the snapshot, validated whole by pass 1
@@ -155,7 +156,7 @@ async function readItems(snapshot: ValidSnapshot, emit: EmitItem): Promise<void>
       const team = teamsById.get(teamId as number);
       const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
       if (!team || ordinal === 0) throw new SnapshotChanged(`one of its ${collection} was not validated`);
-      return emit(team.id, collection, ordinal, servedItemJson(collection, fields));
+      return emit(team.id, collection, ordinal, servedJson(collection, fields));
     },
     new Problems(),
   );

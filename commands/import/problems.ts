@@ -7,7 +7,6 @@
 
 import { count, counted, escapeText } from '../cli/text.ts';
 import { WrittenNumber } from '../../shared/domain/decimal.ts';
-import { DYNAMODB_ITEM_BYTES } from '../../shared/write/item-size.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 const MAX_ECHOED_CHARACTERS = 60;
@@ -70,12 +69,6 @@ export const say = {
     `${where}: ${field} ${id} is not ${what} of the snapshot`,
   clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
     `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,
-  teamTotalTooLarge: (where: string, currency: string, total: string, limit: string) =>
-    `${where}: the team's ${currency} costs add up to ${total}, not below ${limit}`,
-  teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
-    `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
-  financeTooLarge: (where: string, bytes: number) =>
-    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).

@@ -1,23 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/token.ts';
-import { formatAmount } from '../../shared/domain/decimal.ts';
-import {
-  addCost,
-  financeFieldsJson,
-  SERVERS_LABEL,
-  summarizeCosts,
-  type Cost,
-  type FinanceSummary,
-} from '../../shared/domain/finance.ts';
+import { addCost, type Cost, type FinanceSummary, SERVERS_LABEL } from '../../shared/domain/finance.ts';
+import { type AnyRecord, type Collection, checkRecord, type RecordOf } from '../../shared/domain/records.ts';
+import { servedJson } from '../../shared/domain/served-json.ts';
+import { ListFingerprint } from '../../shared/write/fingerprint.ts';
+import { financePart } from '../../shared/write/finance-part.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
-import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from '../../shared/domain/records.ts';
 import { locate, Problems, say } from './problems.ts';
-import { type Daemon, daemonJson, type Project, projectJson } from '../../shared/domain/served-json.ts';
-import { ListFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
-import { financeItem } from '../../shared/write/items.ts';
-import { DYNAMODB_ITEM_BYTES, itemSize } from '../../shared/write/item-size.ts';
-import { toUtcTimestamp } from '../../shared/domain/timestamp.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read as a stream (once more when a record names
@@ -221,7 +211,7 @@ function snapshotIndex(problems: Problems) {
       case 'projects': {
         const bucket = bucketOf(record.team_id!);
         bucket.projectIds.push(id);
-        bucket.projects.add(servedItemJson('projects', record));
+        bucket.projects.add(servedJson('projects', record));
         // A client of another team (or not read yet) is named on the second reading.
         if (record.client_id !== null && kept.clients.get(record.client_id!) !== record.team_id) broken = true;
         return;
@@ -232,7 +222,7 @@ function snapshotIndex(problems: Problems) {
           fingerprint: new ListFingerprint(),
         }));
         environment.ids.push(id);
-        environment.fingerprint.add(servedItemJson('daemons', record));
+        environment.fingerprint.add(servedJson('daemons', record));
         return;
       }
       case 'costs':
@@ -306,30 +296,18 @@ function snapshotIndex(problems: Problems) {
 
   function finishTeam(team: TeamHead): SnapshotTeam {
     const bucket = bucketOf(team.id);
-    const finance = summarizeCosts(bucket.costs.values());
+    const finance = financePart(team, bucket.costs.values());
     const where = locate('teams', team.index, team.id);
-    const limit = LIMITS.amountBelow.toLocaleString('en');
-    for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS)
-        problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
-    }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS)
-      problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
-    // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
-    // (both its copies, and the small heads, stay far within a transaction's 4 MB).
-    const financeJson = financeFieldsJson(finance);
-    const financeFingerprint = textFingerprint(financeJson);
-    const financeBytes = itemSize(financeItem(team, financeJson, financeFingerprint));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) problems.add(say.financeTooLarge(where, financeBytes));
+    for (const problem of finance.problems) problems.add(`${where}: ${problem}`);
     return {
       ...team,
       projectIds: Float64Array.from(bucket.projectIds).sort(),
       daemonIds: Float64Array.from(bucket.daemonIds).sort(),
       projectsFingerprint: bucket.projects.value(),
       daemonsFingerprint: bucket.daemons.value(),
-      finance,
-      financeJson,
-      financeFingerprint,
+      finance: finance.summary,
+      financeJson: finance.json,
+      financeFingerprint: finance.fingerprint,
       memberIds: [],
     };
   }
@@ -372,21 +350,4 @@ function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = create()));
   return value;
-}
-
-/**
- * A project or daemon record of the snapshot as the API serves it (shared/domain/served-json.ts):
- * the time in UTC, a missing client as null. Pass 1 fingerprints it, pass 2 writes it: one text.
- */
-export function servedItemJson(
-  collection: 'projects' | 'daemons',
-  fields: Record<string, unknown> | AnyRecord,
-): string {
-  if (collection === 'daemons') return daemonJson(fields as Daemon);
-  const createdAt = toUtcTimestamp(String(fields.created_at));
-  return projectJson({
-    ...(fields as Project),
-    client_id: (fields.client_id ?? null) as number | null,
-    created_at: createdAt!,
-  });
 }

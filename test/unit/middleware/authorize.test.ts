@@ -11,7 +11,6 @@ import type {
   TeamFinance,
   TeamHead,
   TeamReader,
-  TeamState,
 } from '../../../shared/store/team-reader.ts';
 import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
 import {
