@@ -210,10 +210,30 @@ export type AnyRecord = Partial<
 export function checkRecord(
   collection: Collection,
   record: Record<string, unknown>,
+  only?: readonly string[],
 ): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
-  const result = v.safeParse(COLLECTIONS[collection] as v.GenericSchema, record, { abortPipeEarly: true });
+  const schema = only ? pickedSchema(collection, only) : (COLLECTIONS[collection] as v.GenericSchema);
+  const result = v.safeParse(schema, record, { abortPipeEarly: true });
   if (result.success) return { ok: true, record: result.output as AnyRecord };
   return { ok: false, problems: result.issues.map(describe) };
+}
+
+const picked = new Map<string, v.GenericSchema>();
+
+/**
+ * A collection's rules for some of its fields only: the sync reads of an environment, a server or
+ * a client only what the API serves or refers to (no name), and judges just that.
+ */
+function pickedSchema(collection: Collection, fields: readonly string[]): v.GenericSchema {
+  const key = `${collection}:${fields.join(',')}`;
+  let schema = picked.get(key);
+  if (!schema) {
+    const whole = COLLECTIONS[collection];
+    const object = ('pipe' in whole ? whole.pipe[0] : whole) as v.ObjectSchema<v.ObjectEntries, undefined>;
+    schema = v.pick(object, fields as never) as unknown as v.GenericSchema;
+    picked.set(key, schema);
+  }
+  return schema;
 }
 
 function describe(issue: v.BaseIssue<unknown>): string {

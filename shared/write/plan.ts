@@ -8,7 +8,7 @@ import {
   tokenKey,
   userKey,
 } from '../store/keys.ts';
-import { membersFingerprint } from './fingerprint.ts';
+import { membersFingerprint, textFingerprint } from './fingerprint.ts';
 import { type HeadState, newGenerationId, readHead, type TeamIdentity } from './items.ts';
 import { getItems, queryAll } from './reads.ts';
 import type { TableRef } from './writer.ts';
@@ -125,6 +125,8 @@ export interface StoredToken {
 export interface TokenPlan {
   /** Tokens to write inactive, then activate after the last switch. */
   created: DesiredToken[];
+  /** Tokens whose Sanctum id's item must name them as they are now (new, changed, or not indexed yet). */
+  indexed: DesiredToken[];
   /** Tokens that stay, with what they hold now: narrowed first, widened last. */
   kept: { desired: DesiredToken; stored: StoredToken }[];
   /** Tokens to remove before any switch: gone from the source, or replaced by a token of the same Sanctum id. */
@@ -163,7 +165,8 @@ export const TEAMS_PER_USER = 1_000;
 /** Whether the plan writes nothing at all. */
 export function isEmpty(plan: Plan): boolean {
   const { teams, removedTeams, tokens, users } = plan;
-  const writesTokens = tokens.created.length + tokens.removed.length > 0 || tokens.kept.some(tokenChanges);
+  const writesTokens =
+    tokens.created.length + tokens.removed.length + tokens.indexed.length > 0 || tokens.kept.some(tokenChanges);
   const writesUsers = users.written.length + users.teamsAsSet.length + users.removed.length > 0;
   return teams.length === 0 && removedTeams.length === 0 && !writesTokens && !writesUsers;
 }
@@ -362,10 +365,14 @@ async function planTokens(
     ...desired.tokens.flatMap((token) => (token.sanctumId === undefined ? [] : [token.sanctumId])),
     ...(desired.removedTokens ?? []),
   ];
-  const holders = new Map(
-    (await get(sanctumIds.map(sanctumKey))).map((item) => [Number(item.sanctum_id), String(item.hash)]),
+  const indexItems = new Map(
+    (await get(sanctumIds.map(sanctumKey))).map((item) => [
+      Number(item.sanctum_id),
+      { hash: String(item.hash), fingerprint: String(item.fingerprint) },
+    ]),
   );
-  const plan: TokenPlan = { created: [], kept: [], removed: [] };
+  const holders = new Map([...indexItems].map(([id, item]) => [id, item.hash]));
+  const plan: TokenPlan = { created: [], indexed: [], kept: [], removed: [] };
   const remove = async (hash: string) => {
     const [item] = await get([tokenKey(hash)]);
     if (item) plan.removed.push({ hash, ...pick(storedToken(item)) });
@@ -389,6 +396,8 @@ async function planTokens(
     } else {
       plan.kept.push({ desired: token, stored });
     }
+    const index = token.sanctumId === undefined ? undefined : indexItems.get(token.sanctumId);
+    if (token.sanctumId !== undefined && index?.fingerprint !== tokenFingerprint(token)) plan.indexed.push(token);
   }
   for (const sanctumId of desired.removedTokens ?? []) {
     const hash = holders.get(sanctumId);
@@ -396,6 +405,13 @@ async function planTokens(
   }
   return plan;
 }
+
+/**
+ * What a token of the source says, as one text: the Sanctum id's item keeps it, so that a sync's full
+ * pass compares every token with one Query of that partition instead of a read of each token.
+ */
+export const tokenFingerprint = (token: DesiredToken): string =>
+  textFingerprint(JSON.stringify([token.hash, token.userId, token.name, token.abilities, token.expiresAt]));
 
 /** Whether a kept token is written at all: narrowed or widened. */
 export function tokenChanges({ desired, stored }: TokenPlan['kept'][number]): boolean {

@@ -24,6 +24,7 @@ import {
   type RemovedTeamPlan,
   type TeamPlan,
   tokenChanges,
+  tokenFingerprint,
 } from './plan.ts';
 import { clearDeadWriters, sweepRetired } from './retention.ts';
 import { deleteRequest, putRequest, requestWriter, sendChecked, type Writer, writeRequests } from './writer.ts';
@@ -95,12 +96,17 @@ export async function applyPlan(
 
 export async function narrowFirst(w: Writer, plan: Plan): Promise<void> {
   await clearDeadWriters(w);
-  const { removed, kept } = plan.tokens;
+  const { removed, kept, indexed } = plan.tokens;
+  const reindexed = new Set(indexed.map((token) => token.sanctumId));
   await writeRequests(
     w,
     removed.flatMap((token) => [
       deleteRequest(tokenKey(token.hash)),
       deleteRequest(userTokenKey(token.userId, token.hash)),
+      // Its Sanctum id's item goes with it, unless a token of this write takes the id over.
+      ...(token.sanctumId !== undefined && !reindexed.has(token.sanctumId)
+        ? [deleteRequest(sanctumKey(token.sanctumId))]
+        : []),
     ]),
   );
   await pMap(
@@ -340,10 +346,15 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
     ({ desired }) => updateToken(w, desired.hash, desired.userId, widened(desired)),
     { concurrency: CONCURRENCY },
   );
-  const sanctioned = [...created, ...kept.map((k) => k.desired)].filter((t) => t.sanctumId !== undefined);
   await writeRequests(w, [
-    ...sanctioned.map((token) =>
-      putRequest({ ...sanctumKey(token.sanctumId!), sanctum_id: token.sanctumId, hash: token.hash }),
+    ...plan.tokens.indexed.map((token) =>
+      putRequest({
+        ...sanctumKey(token.sanctumId!),
+        sanctum_id: token.sanctumId,
+        hash: token.hash,
+        user_id: token.userId,
+        fingerprint: tokenFingerprint(token),
+      }),
     ),
     ...created.map((token) => deleteRequest(pendingTokenKey(token.hash))),
   ]);

@@ -40,3 +40,62 @@ export const putRequest = (item: object): WriteRequest => ({ PutRequest: { Item:
 export const deleteRequest = ({ pk, sk }: { pk: string; sk: string }): WriteRequest => ({
   DeleteRequest: { Key: { pk, sk } },
 });
+
+type WriteInput = {
+  Item?: Record<string, unknown>;
+  Key?: Record<string, unknown>;
+  RequestItems?: Record<
+    string,
+    { PutRequest?: { Item: Record<string, unknown> }; DeleteRequest?: { Key: Record<string, unknown> } }[]
+  >;
+  TransactItems?: Record<string, { Item?: Record<string, unknown>; Key?: Record<string, unknown> }>[];
+};
+type WriteKey = { pk?: unknown; sk?: unknown };
+
+/**
+ * Calls `onWrite` with the key of every item a document client writes, counted at its own
+ * middleware stack once DynamoDB has accepted the call (a batch's unprocessed items when they are
+ * sent again and accepted): what the sync reports as items written, and what tests count.
+ */
+export function onEveryWrite(doc: DynamoDBDocumentClient, onWrite: (key: WriteKey) => void): void {
+  const keyOf = (request: { PutRequest?: { Item: WriteKey }; DeleteRequest?: { Key: WriteKey } }) =>
+    request.PutRequest?.Item ?? request.DeleteRequest!.Key;
+  const text = (key: WriteKey) => `${key.pk}\u0000${key.sk}`;
+  doc.middlewareStack.add(
+    (next, context) =>
+      async function countWrites(args) {
+        const result = await next(args);
+        const input = args.input as WriteInput;
+        switch (String(context.commandName)) {
+          case 'PutCommand':
+            onWrite(input.Item!);
+            break;
+          case 'UpdateCommand':
+          case 'DeleteCommand':
+            onWrite(input.Key!);
+            break;
+          case 'BatchWriteCommand': {
+            const output = result.output as { UnprocessedItems?: Record<string, Parameters<typeof keyOf>[0][]> };
+            const unprocessed = new Set(
+              Object.values(output.UnprocessedItems ?? {})
+                .flat()
+                .map(keyOf)
+                .map(text),
+            );
+            for (const request of Object.values(input.RequestItems ?? {}).flat()) {
+              if (!unprocessed.has(text(keyOf(request)))) onWrite(keyOf(request));
+            }
+            break;
+          }
+          case 'TransactWriteCommand':
+            for (const action of input.TransactItems ?? []) {
+              const write = action.Put ?? action.Update ?? action.Delete;
+              if (write) onWrite(write.Item ?? write.Key!);
+            }
+        }
+        return result;
+      },
+    // Before the document client marshals: keys as plain values.
+    { step: 'initialize', name: 'onEveryWrite' },
+  );
+}
