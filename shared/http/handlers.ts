@@ -4,7 +4,7 @@ import { pageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../domain/resources.ts';
 import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
 import { createLogger } from '../log.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../config.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize, authorizeFinances } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
