@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { formatAmount } from './decimal.ts';
 import {
   addCost,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { tokenKey } from '../../shared/store/keys.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freePort } from '../../commands/local/dynamodb-local.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT, runImportCli } from '../support/import-process.ts';

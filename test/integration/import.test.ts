@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
 import { LockHeld } from '../../commands/import/lock.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/auth/token.ts';
+import { hashToken } from '../../../shared/auth/bearer.ts';
 import type { Ability } from '../../../shared/domain/abilities.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
 import { RecentAccess } from '../../../shared/store/recent-access.ts';
