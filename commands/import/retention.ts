@@ -1,5 +1,5 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
+import { LIST_RESOURCES } from '../../shared/routes.ts';
 import {
   memberPartition,
   membershipEntry,

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
+import { TOKEN_ABILITIES } from '../../shared/routes.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';

@@ -1,8 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
-import type { ListResource } from '../domain/resources.ts';
-import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type ListResource, type Route, type ServedRoute } from '../routes.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../config.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';

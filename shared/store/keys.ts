@@ -1,4 +1,4 @@
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 
 /**
  * The keys the API functions read, which the commands that write those items must use too

@@ -6,7 +6,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 import { generationPartition, membershipEntry, ordinalKey, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
 import { untilProcessed } from './retry.ts';
 

@@ -1,8 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { grants, type Ability } from '../../domain/abilities.ts';
+import { grants, type Ability, type ListResource } from '../../routes.ts';
 import { pageWindow } from '../../domain/pagination.ts';
-import type { ListResource } from '../../domain/resources.ts';
 import { bearerNames, isExpired, readBearer, type Bearer } from '../../auth/bearer.ts';
 import type { RecentAccess } from '../../store/recent-access.ts';
 import { isMember, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';

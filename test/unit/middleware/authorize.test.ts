@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashToken } from '../../../shared/auth/bearer.ts';
-import type { Ability } from '../../../shared/domain/abilities.ts';
+import type { Ability } from '../../../shared/routes.ts';
 import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
 import { RecentAccess } from '../../../shared/store/recent-access.ts';
 import type { Ordinals } from '../../../shared/domain/pagination.ts';
