@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unauthenticated } from '../../../shared/http/errors.ts';
 import { accessLog, ACCESS_LINE_METRICS, METRICS_NAMESPACE } from '../../../shared/http/middleware/access-log.ts';
-import { jsonResponse } from '../../../shared/http/response.ts';
+import { jsonResponse } from '../../../shared/http/envelope.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/routes.ts';
 import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';

@@ -13,7 +13,7 @@ import type {
   TeamReader,
   TeamState,
 } from '../../../shared/store/team-reader.ts';
-import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
+import { JSON_CONTENT_TYPE } from '../../../shared/http/envelope.ts';
 import {
   apiContext,
   apiEvent,
