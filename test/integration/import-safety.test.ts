@@ -22,7 +22,7 @@ beforeEach(async () => {
 
 /** What the API would let this token read of a team: its project ids, or null (401/404). */
 async function projectIds(secret: string, teamRef: string): Promise<number[] | null> {
-  const { token: stored, team: head } = await reader.readAccess(hashToken(secret), teamRef);
+  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   if (head.counts.projects === 0) return [];
   return (await reader.readPage(head, 'projects', { first: 1, last: head.counts.projects })).map(

@@ -3,7 +3,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { elapsedMs } from '../../clock.ts';
 import type { Logger } from '../../log.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
-import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
+import type { TeamState } from '../../store/team-reader.ts';
+import type { Authorized, Context, Timed } from '../context.ts';
 
 /** The namespace of the metrics the API publishes itself: the access line's, and the stack's count of throttled requests. */
 export const METRICS_NAMESPACE = 'TeamResourcesApi';
@@ -30,7 +31,7 @@ export const ACCESS_LINE_METRICS = [
 /** The outcomes a function answers with: the values of the `outcome` dimension. */
 export const OUTCOMES = ['2xx', '304', '401', '403', '404', '422', '5xx'] as const;
 
-type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
+type LogContext = Context & Partial<Timed> & Partial<Authorized<TeamState>>;
 type Request = {
   event: APIGatewayProxyEventV2 | null | undefined;
   context: LogContext;
