@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
+import type { Logger } from '../log.ts';
 import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../store/team-reader.ts';
 
 /**
@@ -9,7 +10,16 @@ import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../store/t
  */
 
 /**
- * From requestDeadline, first of all: the request's clock, the signal that ends its DynamoDB
+ * From the logger's lambdaContext, first of all: the request's own logger (its lines carry its
+ * Lambda request id and cold start), and whether it is the function's cold start.
+ */
+export interface Logged {
+  log: Logger;
+  coldStart: boolean;
+}
+
+/**
+ * From requestDeadline, before the request's own work: the request's clock, the signal that ends its DynamoDB
  * calls, and what they cost.
  */
 export interface Timed {

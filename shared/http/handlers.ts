@@ -34,9 +34,9 @@ function apiFunction(route: ServedRoute) {
   return (
     middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
       .use(log.lambdaContext())
-      .use(accessLog(log, route))
+      .use(accessLog(route))
       .use(headWithoutBody())
-      .use(contractErrors(log))
+      .use(contractErrors())
       .use(requestDeadline())
       // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
       // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
