@@ -8,24 +8,32 @@ import { missingAbility, notFound, unauthenticated } from '../errors.ts';
 
 type Event = APIGatewayProxyEventV2;
 
-/** What a request says about its caller, before anything is read: its bearer (if any) and the team segment. */
+/** What a request says about its caller, before anything is read: its bearer and the team segment. */
 export interface Credentials {
-  bearer: Bearer | undefined;
+  bearer: Bearer;
   teamSegment: string;
 }
 
 /** What the middlewares of one request share on middy's `request.internal`. */
-export type CredentialsInternal = { credentials?: Credentials };
+export type CredentialsInternal = { credentials?: Credentials | undefined };
 
 /**
- * The request's credentials, read from its event once: speculativePage needs them before
- * authorize does, and the bearer's hash is worth computing once.
+ * The request's credentials, or undefined when it names no bearer (a 401), read from its event
+ * once: speculativePage needs them before authorize does, and the bearer's hash is worth
+ * computing once. The team segment is read only after a bearer, as a request without one is
+ * answered 401 whatever its path (a direct invoke may pass an event without one).
  */
-export function credentialsOf({ event, internal }: { event: Event; internal: CredentialsInternal }): Credentials {
-  internal.credentials ??= {
-    bearer: readBearer(event.headers?.authorization),
-    teamSegment: event.pathParameters!.team!,
-  };
+export function credentialsOf({
+  event,
+  internal,
+}: {
+  event: Event;
+  internal: CredentialsInternal;
+}): Credentials | undefined {
+  if (!('credentials' in internal)) {
+    const bearer = readBearer(event.headers?.authorization);
+    internal.credentials = bearer && { bearer, teamSegment: event.pathParameters!.team! };
+  }
   return internal.credentials;
 }
 
@@ -57,8 +65,9 @@ export function authorize<T extends TeamState>({
   return {
     before: async function authorizeRequest(request) {
       const { context } = request;
-      const { bearer, teamSegment } = credentialsOf(request);
-      if (bearer === undefined) throw unauthenticated();
+      const credentials = credentialsOf(request);
+      if (credentials === undefined) throw unauthenticated();
+      const { bearer, teamSegment } = credentials;
       const readAccess = (consistent: boolean) =>
         read(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
       const { token, team } = await grantedAccess(bearer, ability, await readAccess(false), () => readAccess(true));

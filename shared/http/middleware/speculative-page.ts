@@ -66,8 +66,9 @@ export function speculativePage({
   return {
     before: function sendPageQueryEarly(request) {
       const { event, context, internal } = request;
-      const { bearer, teamSegment } = credentialsOf(request);
-      if (bearer === undefined) return;
+      const credentials = credentialsOf(request);
+      if (credentials === undefined) return;
+      const { bearer, teamSegment } = credentials;
       // A hash is always 64 hex characters, so the bearer's key and the segment name one pair.
       const pair = `${bearer.sanctumId ?? ''}|${bearer.tokenHash}${teamSegment}`;
       internal.speculation = { pair };
