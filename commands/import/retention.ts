@@ -11,7 +11,7 @@ import {
   tokenKey,
   userTokenKey,
   type Key,
-} from '../store/keys.ts';
+} from '../../shared/store/keys.ts';
 import { batchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { changeUsersMemberships, ledgerEntries, queryAll, queryPages } from '../store/memberships.ts';

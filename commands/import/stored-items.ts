@@ -7,7 +7,7 @@ import {
   retiredKey,
   teamFinanceKey,
   teamHeadKey,
-} from '../store/keys.ts';
+} from '../../shared/store/keys.ts';
 import type { ListResource } from '../../shared/routes.ts';
 
 /**

@@ -16,7 +16,7 @@ import {
   userKey,
   userTokenKey,
   type Key,
-} from '../store/keys.ts';
+} from '../../shared/store/keys.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
