@@ -89,7 +89,8 @@ export async function validateSnapshotFile(
 }
 
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
-type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
+/** A team record as pass 1 keeps it: where it is in the file, its id, slug and name. */
+type KeptTeam = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -99,7 +100,7 @@ type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 function snapshotIndex(problems: Problems) {
   /** The small collections by id; of an environment, a server or a client, its team. */
   const kept = {
-    teams: new Map<number, TeamHead>(),
+    teams: new Map<number, KeptTeam>(),
     users: new Map<number, SnapshotUser>(),
     environments: new Map<number, number>(),
     servers: new Map<number, number>(),
@@ -261,7 +262,7 @@ function snapshotIndex(problems: Problems) {
     }
   }
 
-  function finishTeam(team: TeamHead): SnapshotTeam {
+  function finishTeam(team: KeptTeam): SnapshotTeam {
     const bucket = bucketOf(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
