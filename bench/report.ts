@@ -31,7 +31,7 @@ export interface Results {
   gigabyte?: ImportRun & { bytes: number; teams: number; items: number };
 }
 
-/** Issue 21: a cold start within 1.05× of the bare twin's (the median of per-round ratios). */
+/** The cold-start goal: within 1.05× of the bare twin's (the median of per-round ratios). */
 const COLD_TARGET = 1.05;
 const LOAD_AT_START = loadAverage();
 
