@@ -78,7 +78,9 @@ export function listEnvelopeJson({ items, window, path, perPageGiven, startedAt 
     total,
     path,
   };
-  return `{"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)},"results":${results},"served_in":"${elapsedMs(startedAt)}ms"}`;
+  // The items go in as stored (JSON text); `served_in` is measured last, once the rest is written.
+  const dataLinksMeta = `"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)}`;
+  return `{${dataLinksMeta},"results":${results},"served_in":"${elapsedMs(startedAt)}ms"}`;
 }
 
 /** The finance body: the stored fields, an empty `meta` array and `served_in`; no `links`. */

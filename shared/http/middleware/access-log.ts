@@ -5,7 +5,10 @@ import { readsTable, type ServedRoute } from '../../routes.ts';
 import type { TeamState } from '../../store/team-reader.ts';
 import type { Authorized, Context, Logged, Timed } from '../context.ts';
 
-/** The namespace of the metrics the API publishes itself: the access line's, and the stack's count of throttled requests. */
+/**
+ * The namespace of the metrics the API publishes itself: the access line's, and the stack's count
+ * of throttled requests.
+ */
 export const METRICS_NAMESPACE = 'TeamResourcesApi';
 
 /**
