@@ -12,7 +12,7 @@ import {
   userKey,
   userTokenKey,
   type Key,
-} from '../store/keys.ts';
+} from '../../shared/store/keys.ts';
 import { getItems } from '../store/batch-get.ts';
 import { batchWriter, writeAll, type WriteRequest } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { importLockKey } from '../store/keys.ts';
+import { importLockKey } from '../../shared/store/keys.ts';
 
 /**
  * The table's one import lock: two imports never run at once, so they can never interleave within

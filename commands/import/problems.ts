@@ -75,14 +75,18 @@ export const say = {
   teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
     `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
   financeTooLarge: (where: string, bytes: number) =>
-    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
+    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, ` +
+    `more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
-    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
+    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, ` +
+    `more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
   slugTaken: (where: string, slug: string, holder: number) =>
     `${where}: slug ${quote(slug)} is already used by team ${holder}`,
   slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
-    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
+    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; ` +
+    'rename in two imports',
   tokenOfAnotherUser: (where: string, owner: number) =>
-    `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
+    `${where}: this token already exists for user ${owner}; ` +
+    'a token cannot move to another user (revoke it and issue a new one)',
 } as const;

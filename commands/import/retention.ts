@@ -1,5 +1,5 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LIST_RESOURCES } from '../../shared/domain/resources.ts';
+import { LIST_RESOURCES } from '../../shared/routes.ts';
 import {
   memberPartition,
   membershipEntry,
@@ -11,7 +11,7 @@ import {
   tokenKey,
   userTokenKey,
   type Key,
-} from '../store/keys.ts';
+} from '../../shared/store/keys.ts';
 import { batchWriter, writeAll } from '../store/batch-write.ts';
 import { forEachConcurrently } from '../store/concurrently.ts';
 import { changeUsersMemberships, ledgerEntries, queryAll, queryPages } from '../store/memberships.ts';

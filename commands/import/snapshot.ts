@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from '../../shared/domain/abilities.ts';
+import { TOKEN_ABILITIES } from '../../shared/routes.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { quote } from './problems.ts';
 import { NAME_MAX, stringProblem } from './strings.ts';
@@ -86,7 +86,8 @@ const secret = v.pipe(
   v.string('must be a string'),
   v.regex(
     new RegExp(`^[\\x21-\\x7e]{${LIMITS.secretMin},${LIMITS.secretMax}}$`),
-    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces (it travels in a header)`,
+    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces ` +
+      '(it travels in a header)',
   ),
   // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/auth/bearer.ts).
   v.check((s) => !s.includes('|'), 'must not contain "|" (a bearer "<id>|<secret>" is split at it)'),
@@ -105,11 +106,11 @@ const abilities = v.array(name, 'must be an array of abilities');
 /** The abilities a hand-written `token` entry may name: the API's own. */
 const OwnAbilities = v.object({
   abilities: v.array(
-    v.picklist(
-      TOKEN_ABILITIES,
-      ({ input }) =>
-        `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`,
-    ),
+    v.picklist(TOKEN_ABILITIES, ({ input }) => {
+      const given = input as string;
+      const closest = closestKey(given, TOKEN_ABILITIES);
+      return `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(given)} (did you mean "${closest}"?)`;
+    }),
   ),
 });
 

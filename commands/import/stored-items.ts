@@ -7,8 +7,8 @@ import {
   retiredKey,
   teamFinanceKey,
   teamHeadKey,
-} from '../store/keys.ts';
-import type { ListResource } from '../../shared/domain/resources.ts';
+} from '../../shared/store/keys.ts';
+import type { ListResource } from '../../shared/routes.ts';
 
 /**
  * The items an import writes, shaped in one place: validation measures them (in bytes, as

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { formatAmount } from './decimal.ts';
 import {
   addCost,
@@ -68,7 +68,10 @@ export type ValidSnapshot = ReturnType<ReturnType<typeof snapshotIndex>['finish'
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
-/** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
+/**
+ * Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far
+ * (the progress display's "validating").
+ */
 export async function validateSnapshotFile(
   path: string,
   onBytes?: (bytes: number, total: number) => void,
@@ -89,7 +92,8 @@ export async function validateSnapshotFile(
 }
 
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
-type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
+/** A team record as pass 1 keeps it: where it is in the file, its id, slug and name. */
+type KeptTeam = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -99,7 +103,7 @@ type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 function snapshotIndex(problems: Problems) {
   /** The small collections by id; of an environment, a server or a client, its team. */
   const kept = {
-    teams: new Map<number, TeamHead>(),
+    teams: new Map<number, KeptTeam>(),
     users: new Map<number, SnapshotUser>(),
     environments: new Map<number, number>(),
     servers: new Map<number, number>(),
@@ -118,7 +122,10 @@ function snapshotIndex(problems: Problems) {
     servers: new Set(),
     clients: new Set(),
   };
-  /** What each team accumulates while the file is read (under any team id a record names): ids (a double array of V8, 8 bytes an id), and cost sums by label and currency. */
+  /**
+   * What each team accumulates while the file is read (under any team id a record names): ids (a
+   * double array of V8, 8 bytes an id), and cost sums by label and currency.
+   */
   const buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
   const daemonsByEnvironment = new Map<number, number[]>();
   let repeated = { projects: new Set<number>(), daemons: new Set<number>() };
@@ -261,7 +268,7 @@ function snapshotIndex(problems: Problems) {
     }
   }
 
-  function finishTeam(team: TeamHead): SnapshotTeam {
+  function finishTeam(team: KeptTeam): SnapshotTeam {
     const bucket = bucketOf(team.id);
     const finance = summarizeCosts(bucket.costs.values());
     const where = locate('teams', team.index, team.id);
@@ -295,7 +302,10 @@ function snapshotIndex(problems: Problems) {
   };
 }
 
-/** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
+/**
+ * The ids a valid record refers to, each with the field that names it (a project's client must
+ * also be of the project's team).
+ */
 function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
   if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));

@@ -1,6 +1,6 @@
 import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { forEachConcurrently } from './concurrently.ts';
-import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from './keys.ts';
+import { LEDGER_PARTITION, tokenKey, userTokenHashOf, userTokensQuery, type Key } from '../../shared/store/keys.ts';
 
 /**
  * Memberships live on the token items, as `<team id>#<generation>` entries in a string set

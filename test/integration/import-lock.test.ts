@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireImportLock, LockHeld, LockLost } from '../../commands/import/lock.ts';
-import { importLockKey } from '../../commands/store/keys.ts';
+import { importLockKey } from '../../shared/store/keys.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
-import { tokenKey, userTokenKey } from '../../commands/store/keys.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
+import { tokenKey, userTokenKey } from '../../shared/store/keys.ts';
 import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../commands/store/item-size.ts';
 import { createToken } from '../../commands/tokens/tokens.ts';
@@ -11,8 +11,8 @@ import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 import { validateDocument } from '../support/validate.ts';
 
 /**
- * Issue 22, case by case: imports that stay right however often they run, and wherever they are
- * killed (docs/contract.md, section 7). Kills and pauses happen at chosen DynamoDB calls of the
+ * Imports that stay right however often they run, and wherever they are killed (docs/contract.md,
+ * section 7; docs/storage.md), rule by rule. Kills and pauses happen at chosen DynamoDB calls of the
  * import (interceptedTable); readers are the real functions behind the local server.
  */
 let table: TestTable;
@@ -46,11 +46,11 @@ const killAtSwitch = (n: number) => (operation: string, count: number) => {
   if (operation === 'TransactWriteItems' && count === n) throw new Killed(operation);
 };
 
-describe('case 1: history never blocks, and never grows a token', () => {
+describe('history never blocks, and never grows a token', () => {
   // Each import replaces all 200 generations: entries of replaced generations kept on the token, for
-  // however few imports, make it larger after the second import than after the first (before
-  // issue 22, fifteen imports took it from 9 KB to 72 KB); the third and fourth show that it does
-  // not grow later either.
+  // however few imports, make it larger after the second import than after the first (a token
+  // that kept them grew from 9 KB to 72 KB over fifteen imports); the third and fourth show that it
+  // does not grow later either.
   const IMPORTS = 4;
   it('imports a user in 200 teams four times in a row, each succeeding, the token as large as after the first', async () => {
     const teams = Array.from({ length: 200 }, (_, i) => team(1_000 + i, `many-${i}`));
@@ -75,7 +75,7 @@ describe('case 1: history never blocks, and never grows a token', () => {
   }, 300_000);
 });
 
-describe('case 2: tokens narrowing first, widening last', () => {
+describe('tokens narrowing first, widening last', () => {
   const teams = [team(20, 'narrow-a'), team(21, 'narrow-b')];
   const users = [user(20, [20, 21])];
   const before = snapshot({
@@ -124,7 +124,7 @@ describe('case 2: tokens narrowing first, widening last', () => {
   });
 });
 
-describe('case 3: a token created while an import runs reads every team of its user', () => {
+describe('a token created while an import runs reads every team of its user', () => {
   const teams = Array.from({ length: 10 }, (_, i) => team(30 + i, `created-${i}`));
   const users = [
     user(
@@ -177,7 +177,7 @@ describe('case 3: a token created while an import runs reads every team of its u
   });
 });
 
-describe("case 4: a killed import's never-activated tokens", () => {
+describe("a killed import's never-activated tokens", () => {
   const base = snapshot({ teams: [team(40, 'lingering')], users: [user(40, [40]), user(41, [40])] });
   const withToken = (userId: number) => snapshot({ ...base, tokens: [token(userId, 'lingering-secret')] });
 
@@ -210,7 +210,7 @@ describe("case 4: a killed import's never-activated tokens", () => {
   });
 });
 
-describe('case 5: numbers are judged as written', () => {
+describe('numbers are judged as written', () => {
   it.each([
     [
       '{"teams":[{"id":800.0000000000000001,"slug":"a","name":"A"}]}',
@@ -248,7 +248,7 @@ describe('case 5: numbers are judged as written', () => {
   });
 });
 
-describe('case 6: the teams-per-user cap and slug swaps', () => {
+describe('the teams-per-user cap and slug swaps', () => {
   it('refuses a user listing 1,001 teams, in validation', async () => {
     const teams = Array.from({ length: 1_001 }, (_, i) => team(5_000 + i));
     const result = await validateDocument(
