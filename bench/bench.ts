@@ -71,9 +71,9 @@ let cold: Results['cold'] = [];
 try {
   // The cold starts read only the smallest team.
   const imported = COLD_ONLY ? [small] : [...teams, crowd];
-  step(
-    `importing teams of ${imported.map((t) => t.size).join(', ')} projects and as many daemons${COLD_ONLY ? '' : `, and one of ${crowd.members} members`}...`,
-  );
+  const sizes = imported.map((t) => t.size).join(', ');
+  const crowdPart = COLD_ONLY ? '' : `, and one of ${crowd.members} members`;
+  step(`importing teams of ${sizes} projects and as many daemons${crowdPart}...`);
   await writeSnapshot(join(work, 'teams.json'), imported);
   const setupImport = await importSnapshot(join(work, 'teams.json'), { endpoint: dynamo.endpoint, tableName: TABLE });
 

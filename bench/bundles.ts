@@ -140,7 +140,10 @@ export async function warmRun(
   })) as Pair;
 }
 
-/** A fresh `node` whose stdout (the functions' log lines) drains through a pipe, as on Lambda; its result comes as JSON on fd 3. */
+/**
+ * A fresh `node` whose stdout (the functions' log lines) drains through a pipe, as on Lambda; its
+ * result comes as JSON on fd 3.
+ */
 async function runChild(bundle: Bundle, args: string[], env: Record<string, string>): Promise<unknown> {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   let result = '';

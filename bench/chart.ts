@@ -11,8 +11,9 @@ export interface Series {
 
 const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [460, 340, 60, 70, 40, 50];
 
+const escapeXml = (content: string) => content.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const text = (x: number, y: number, content: string, attributes = '') =>
-  `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${content.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
+  `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attributes}>${escapeXml(content)}</text>`;
 const line = (x1: number, y1: number, x2: number, y2: number, style: string) =>
   `<line x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" ${style}/>`;
 const stroke = (color: string, dashed: boolean) =>
@@ -54,8 +55,9 @@ function panel(title: string, series: Series[], xLabel: string, offset: number):
     ...series.map((s) => {
       const points = s.points.map(([px, py]) => [x.at(px), y.at(py)] as const);
       const [lastX, lastY] = points.at(-1)!;
+      const pointList = points.map((p) => p.map((n) => n.toFixed(1)).join(',')).join(' ');
       return [
-        `<polyline points="${points.map((p) => p.map((n) => n.toFixed(1)).join(',')).join(' ')}" ${stroke(s.color, s.dashed)}/>`,
+        `<polyline points="${pointList}" ${stroke(s.color, s.dashed)}/>`,
         ...points.map(([px, py]) => `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3" fill="${s.color}"/>`),
         text(lastX + 6, lastY - 6, s.label, `fill="${s.color}"`),
       ].join('');
@@ -71,7 +73,8 @@ export function lineCharts(
 ): string {
   const [width, height] = [WIDTH * panels.length, HEIGHT + 30];
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
+      `viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     ...panels.map((p, i) => panel(p.title, p.series, xLabel, i * WIDTH)),
     ...legend.map(

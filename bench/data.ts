@@ -46,7 +46,8 @@ const two = (n: number) => String(n).padStart(2, '0');
 
 function project(team: BenchTeam, i: number) {
   const name = `${WORDS[i % 16]} ${WORDS[(i >> 4) % 16]} ${i + 1}`;
-  const createdAt = `2026-${two(1 + (i % 12))}-${two(1 + (i % 28))}T0${i % 10}:04:05.${String(i % 1000).padStart(3, '0')}+02:00`;
+  const [month, day, hour] = [two(1 + (i % 12)), two(1 + (i % 28)), two(i % 10)];
+  const createdAt = `2026-${month}-${day}T${hour}:04:05.${String(i % 1000).padStart(3, '0')}+02:00`;
   // Ids with gaps, as real ids have.
   return {
     id: team.id * 10_000_000 + 2 * i + 1,
@@ -156,7 +157,10 @@ export interface ImportRun {
 const IMPORT_COMMAND = fileURLToPath(new URL('../commands/import.ts', import.meta.url));
 const PEAK_RSS = fileURLToPath(new URL('./report-peak-rss.ts', import.meta.url));
 
-/** Runs `node commands/import.ts file` against the table, as `npm run import` does; its progress lines show as they come. */
+/**
+ * Runs `node commands/import.ts file` against the table, as `npm run import` does; its progress
+ * lines show as they come.
+ */
 export async function importSnapshot(file: string, table: { endpoint: string; tableName: string }): Promise<ImportRun> {
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', PEAK_RSS, IMPORT_COMMAND, file], {

@@ -31,7 +31,7 @@ export interface Results {
   gigabyte?: ImportRun & { bytes: number; teams: number; items: number };
 }
 
-/** Issue 21: a cold start within 1.05× of the bare twin's (the median of per-round ratios). */
+/** The cold-start goal: within 1.05× of the bare twin's (the median of per-round ratios). */
 const COLD_TARGET = 1.05;
 const LOAD_AT_START = loadAverage();
 
@@ -83,7 +83,8 @@ export function renderResults(r: Results, elapsedMs: number): string {
   return [
     '# Benchmark results',
     '',
-    'Written by `npm run bench` (bench/bench.ts); [docs/performance.md](../docs/performance.md) says what each part measures and how.',
+    'Written by `npm run bench` (bench/bench.ts); ' +
+      '[docs/performance.md](../docs/performance.md) says what each part measures and how.',
     '',
     table(
       ['', ''],
@@ -91,7 +92,8 @@ export function renderResults(r: Results, elapsedMs: number): string {
         ['date', new Date().toISOString().slice(0, 19) + 'Z'],
         [
           'machine',
-          `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, shared with other jobs; load average ${LOAD_AT_START} at the start, ${loadAverage()} at the end`,
+          `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
+            `shared with other jobs; load average ${LOAD_AT_START} at the start, ${loadAverage()} at the end`,
         ],
         ['code', commit()],
         ['versions', `Node ${process.version}, ${versions.join(', ')}`],
@@ -118,7 +120,9 @@ export function renderResults(r: Results, elapsedMs: number): string {
     '',
     '![Read capacity and latency by page depth: this API against the whole-team baseline](depth.svg)',
     '',
-    'Each figure: this API / the whole-team baseline. A baseline figure marked 503 is a request that outlasted the 8 s database deadline and answered `503` (its calls are counted up to the deadline); on the largest team a timed baseline request may answer either way, by the load on the machine.',
+    'Each figure: this API / the whole-team baseline. A baseline figure marked 503 is a request that ' +
+      'outlasted the 8 s database deadline and answered `503` (its calls are counted up to the deadline); ' +
+      'on the largest team a timed baseline request may answer either way, by the load on the machine.',
     '',
     table(
       ['projects', 'page', 'round trips', 'RCU', 'items read', 'p50 ms'],
@@ -130,10 +134,10 @@ export function renderResults(r: Results, elapsedMs: number): string {
           (a: Answer) => a.calls.rcu,
           items,
           (a: Answer & { p50: number }) => Number(ms(a.p50)),
-        ].map(
-          (of) =>
-            `${of(c.ours).toLocaleString('en')} / ${of(c.theirs).toLocaleString('en')}${c.theirs.status === 503 ? ' (503)' : ''}`,
-        ),
+        ].map((of) => {
+          const [ours, theirs] = [of(c.ours).toLocaleString('en'), of(c.theirs).toLocaleString('en')];
+          return `${ours} / ${theirs}${c.theirs.status === 503 ? ' (503)' : ''}`;
+        }),
       ]),
     ),
     '## Cold start against the bare twin',

@@ -87,13 +87,19 @@ export interface TeamResourcesStackProps extends StackProps {
    * `https://<domain>[/<path>]` unless publicBaseUrl says otherwise.
    */
   customDomain?: { domainName: string; certificateArn: string; basePath?: string };
-  /** CORS answered by API Gateway (propsFromContext gives the API's). Default: none; the API is for server-side clients. */
+  /**
+   * CORS answered by API Gateway (propsFromContext gives the API's). Default: none; the API is for
+   * server-side clients.
+   */
   cors?: CorsPreflightOptions;
   /** An SNS topic every alarm notifies, on ALARM and on OK. Default: alarms without actions. */
   alarmTopicArn?: string;
   /** Lambda active tracing (X-Ray) for the functions; no tracing SDK is bundled. Default: off. */
   tracing?: boolean;
-  /** For `sam local start-api` only: an empty DYNAMODB_ENDPOINT on each function for --env-vars to fill. Never deploy it. */
+  /**
+   * For `sam local start-api` only: an empty DYNAMODB_ENDPOINT on each function for --env-vars to
+   * fill. Never deploy it.
+   */
   samLocal?: boolean;
 }
 
@@ -231,8 +237,10 @@ export class TeamResourcesStack extends Stack {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason: readsTable(route)
-            ? "The function checks the bearer token itself: the contract's 401/403/404 bodies and check order are beyond an authorizer."
-            : 'The OpenAPI document is public by design: client generators fetch it without a token, and it reads no data.',
+            ? 'The function checks the bearer token itself: ' +
+              "the contract's 401/403/404 bodies and check order are beyond an authorizer."
+            : 'The OpenAPI document is public by design: ' +
+              'client generators fetch it without a token, and it reads no data.',
         });
       }
     }
@@ -252,9 +260,10 @@ export class TeamResourcesStack extends Stack {
       description: 'TABLE_NAME for npm run import and npm run token',
       value: this.table.tableName,
     });
+    const cloudWatchConsole = `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}`;
     new CfnOutput(this, 'DashboardUrl', {
       description: 'The CloudWatch dashboard',
-      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${dashboard.dashboardName}`,
+      value: `${cloudWatchConsole}#dashboards:name=${dashboard.dashboardName}`,
     });
     if (domainName)
       new CfnOutput(this, 'CustomDomainTarget', {
@@ -293,7 +302,8 @@ export class TeamResourcesStack extends Stack {
       5,
       3,
       2,
-      'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: 503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).',
+      'Over 5% of requests answered 5xx in 2 of 3 periods of 5 minutes: ' +
+        '503s are DynamoDB failing or slow (see its alarms), 500s a bug (see the function logs).',
     );
     this.alarm(
       'ApiLatencyP99Alarm',
@@ -301,7 +311,8 @@ export class TeamResourcesStack extends Stack {
       2_000,
       3,
       3,
-      'p99 latency above 2 s for 15 minutes: DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).',
+      'p99 latency above 2 s for 15 minutes: ' +
+        'DynamoDB calls are timing out and retrying (see DynamoDB latency on the dashboard).',
     );
 
     // Throttled requests are answered 429 by API Gateway and counted with every other 4xx; the
@@ -320,7 +331,8 @@ export class TeamResourcesStack extends Stack {
       10,
       1,
       1,
-      '10 or more 429s in 5 minutes from the stage throttle or the account limit: raise it, or find the caller in the access log.',
+      '10 or more 429s in 5 minutes from the stage throttle or the account limit: ' +
+        'raise it, or find the caller in the access log.',
     );
 
     this.alarm(
@@ -329,7 +341,8 @@ export class TeamResourcesStack extends Stack {
       10,
       2,
       2,
-      "DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: see consumed capacity on the dashboard, and whether one team's partition is hot.",
+      'DynamoDB throttled 10 or more reads in each of 10 minutes, answered 503: ' +
+        "see consumed capacity on the dashboard, and whether one team's partition is hot.",
     );
     this.alarm(
       'DynamoDBSystemErrorsAlarm',
@@ -337,7 +350,8 @@ export class TeamResourcesStack extends Stack {
       1,
       1,
       1,
-      'DynamoDB failed reads with its own 500s, answered 503: check the AWS Health Dashboard for DynamoDB in this region.',
+      'DynamoDB failed reads with its own 500s, answered 503: ' +
+        'check the AWS Health Dashboard for DynamoDB in this region.',
     );
     this.alarm(
       'Api401RiseAlarm',
@@ -345,7 +359,8 @@ export class TeamResourcesStack extends Stack {
       100,
       3,
       3,
-      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; find them in the access log (status 401, ip).',
+      '100 or more 401s in each of 15 minutes: someone guessing tokens, or a client that lost its own; ' +
+        'find them in the access log (status 401, ip).',
     );
   }
 
@@ -359,7 +374,10 @@ export class TeamResourcesStack extends Stack {
     });
   }
 
-  /** A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or the stack's count of 429s. */
+  /**
+   * A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or
+   * the stack's count of 429s.
+   */
   private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {
     return new Metric({
       namespace: METRICS_NAMESPACE,
@@ -407,7 +425,8 @@ export class TeamResourcesStack extends Stack {
             logGroupNames: functions.map((fn) => fn.logGroup.logGroupName),
             queryLines: [
               'filter @type = "REPORT" and ispresent(@initDuration)',
-              'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs by bin(5m)',
+              'stats count(*) as coldStarts, avg(@initDuration) as avgInitMs, max(@initDuration) as maxInitMs ' +
+                'by bin(5m)',
             ],
           }),
           graph('401 and 429 (% of requests)', [
@@ -485,7 +504,8 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     throw new Error('context value domainBasePath needs domainName (and certificateArn)');
   if (basePath !== undefined && !/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
     throw new Error(
-      `context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", such as v1, not "${basePathGiven}"`,
+      'context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", ' +
+        `such as v1, not "${basePathGiven}"`,
     );
   }
   const corsOrigins =

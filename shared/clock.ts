@@ -8,7 +8,10 @@ export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
-/** Milliseconds since `startedAt` (a monotonicMs() reading), to 2 decimals: `served_in` and the access line's Latency. */
+/**
+ * Milliseconds since `startedAt` (a monotonicMs() reading), to 2 decimals: `served_in` and the
+ * access line's Latency.
+ */
 export function elapsedMs(startedAt: number): number {
   return Math.round((monotonicMs() - startedAt) * 100) / 100;
 }

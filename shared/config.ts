@@ -1,3 +1,6 @@
+import { createDynamoDbClient } from './store/dynamodb-client.ts';
+import { TeamReader } from './store/team-reader.ts';
+
 /**
  * Configuration, read once at start-up and failing fast: a missing TABLE_NAME stops the
  * function at cold start instead of producing `undefined` in a key at request time.
@@ -18,4 +21,17 @@ export function readApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     throw new Error(`PUBLIC_BASE_URL is not an http(s) URL: ${publicBaseUrl}`);
   }
   return { tableName, publicBaseUrl, dynamodbEndpoint: env.DYNAMODB_ENDPOINT?.trim() || undefined };
+}
+
+/** What a function needs at run time, built once per container at module scope. */
+export interface Runtime {
+  config: ApiConfig;
+  reader: TeamReader;
+}
+
+/** Config read (and checked) once, and one DynamoDB client that warm invocations reuse. */
+export function runtime(): Runtime {
+  const config = readApiConfig();
+  const client = createDynamoDbClient({ endpoint: config.dynamodbEndpoint });
+  return { config, reader: new TeamReader(client, { tableName: config.tableName }) };
 }

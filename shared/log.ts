@@ -1,10 +1,14 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import type { Logged } from './http/context.ts';
 
 const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 type Level = (typeof LEVELS)[number];
 
-/** The configured level; an unknown one fails at start, naming the allowed values, rather than logging at a level nobody chose. */
+/**
+ * The configured level; an unknown one fails at start, naming the allowed values, rather than
+ * logging at a level nobody chose.
+ */
 export function readLogLevel(env: NodeJS.ProcessEnv = process.env): Level {
   const given = env.LOG_LEVEL || 'INFO';
   const wanted = given.toUpperCase();
@@ -25,37 +29,47 @@ export function readLogLevel(env: NodeJS.ProcessEnv = process.env): Level {
  * the bare twin's cold start (docs/performance.md). Callers pass only the fields they mean to log;
  * nothing logs the event.
  */
-export type Logger = ReturnType<typeof createLogger>;
+export interface Logger {
+  debug(message: string, fields?: object): void;
+  info(message: string, fields?: object): void;
+  error(message: string, fields?: object): void;
+}
 
+/**
+ * The function's logger, and the middleware that gives each request its own (`context.log`),
+ * whose lines carry that request's Lambda request id and cold start. The request's state stays on
+ * the request: one function may serve requests side by side (the local server does).
+ */
 export function createLogger(env: NodeJS.ProcessEnv = process.env) {
   const threshold = LEVELS.indexOf(readLogLevel(env));
-  let lambda = {};
-  // The stack provisions no concurrency: an instance's first request is the one that waited on init.
-  let coldStart = true;
-  const at = (level: Level) => (message: string, fields?: object) => {
+  const write = (level: Level, message: string, request: object | undefined, fields: object | undefined) => {
     if (LEVELS.indexOf(level) < threshold) return;
     const line = {
       level,
       message,
       timestamp: new Date().toISOString(),
       service: 'team-resources-api',
-      ...lambda,
+      ...request,
       ...fields,
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   };
+  /** A logger whose every line carries `request`'s fields. */
+  const logger = (request?: object): Logger => ({
+    debug: (message, fields) => write('DEBUG', message, request, fields),
+    info: (message, fields) => write('INFO', message, request, fields),
+    error: (message, fields) => write('ERROR', message, request, fields),
+  });
+  // The stack provisions no concurrency: an instance's first request is the one that waited on init.
+  let coldStart = true;
   return {
-    debug: at('DEBUG'),
-    info: at('INFO'),
-    error: at('ERROR'),
-    /** Middleware: the request's Lambda context (its request id, cold start) on every line until the next request. */
-    lambdaContext: (): MiddlewareObj<unknown, unknown, Error, Context> => ({
-      before: ({ context }) => {
-        lambda = {
-          cold_start: coldStart,
-          function_request_id: context.awsRequestId,
-        };
+    ...logger(),
+    /** Middleware, first of all: the request's logger and whether it is the function's cold start. */
+    lambdaContext: (): MiddlewareObj<unknown, unknown, Error, Context & Logged> => ({
+      before: function giveRequestItsLogger({ context }) {
+        context.coldStart = coldStart;
         coldStart = false;
+        context.log = logger({ cold_start: context.coldStart, function_request_id: context.awsRequestId });
       },
     }),
   };

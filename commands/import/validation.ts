@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { addCost, type Cost, type FinanceSummary, SERVERS_LABEL } from '../../shared/domain/finance.ts';
 import { type AnyRecord, type Collection, checkRecord, type RecordOf } from '../../shared/domain/records.ts';
 import { servedJson } from '../../shared/domain/served-json.ts';
@@ -69,7 +69,10 @@ export type ValidSnapshot = ReturnType<ReturnType<typeof snapshotIndex>['finish'
 /** A rejection lists at most 50 problems (then `… and N more problems`); `count` is all of them. */
 export type Validation = { ok: true; snapshot: ValidSnapshot } | { ok: false; problems: string[]; count: number };
 
-/** Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far (the progress display's "validating"). */
+/**
+ * Pass 1: validates the snapshot file at `path` whole; `onBytes` is told the bytes read so far
+ * (the progress display's "validating").
+ */
 export async function validateSnapshotFile(
   path: string,
   onBytes?: (bytes: number, total: number) => void,
@@ -90,7 +93,8 @@ export async function validateSnapshotFile(
 }
 
 type Kept = 'teams' | 'users' | 'environments' | 'servers' | 'clients';
-type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
+/** A team record as pass 1 keeps it: where it is in the file, its id, slug and name. */
+type KeptTeam = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 
 /**
  * The visitor of pass 1: checks each record, and keeps what the rules between records need: the
@@ -100,7 +104,7 @@ type TeamHead = Pick<SnapshotTeam, 'index' | 'id' | 'slug' | 'name'>;
 function snapshotIndex(problems: Problems) {
   /** The small collections by id; of an environment, a server or a client, its team. */
   const kept = {
-    teams: new Map<number, TeamHead>(),
+    teams: new Map<number, KeptTeam>(),
     users: new Map<number, SnapshotUser>(),
     environments: new Map<number, number>(),
     servers: new Map<number, number>(),
@@ -294,7 +298,7 @@ function snapshotIndex(problems: Problems) {
     }
   }
 
-  function finishTeam(team: TeamHead): SnapshotTeam {
+  function finishTeam(team: KeptTeam): SnapshotTeam {
     const bucket = bucketOf(team.id);
     const finance = financePart(team, bucket.costs.values());
     const where = locate('teams', team.index, team.id);
@@ -322,7 +326,10 @@ function snapshotIndex(problems: Problems) {
   };
 }
 
-/** The ids a valid record refers to, each with the field that names it (a project's client must also be of the project's team). */
+/**
+ * The ids a valid record refers to, each with the field that names it (a project's client must
+ * also be of the project's team).
+ */
 function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
   if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));

@@ -67,7 +67,10 @@ function response(description: string, body?: SchemaName | object, headers: stri
 
 const VALIDATED = ['ETag', 'Cache-Control'];
 
-/** AWS's guide for HTTP APIs, whose pages describe the answers API Gateway gives itself (docs/contract.md, section 1). */
+/**
+ * AWS's guide for HTTP APIs, whose pages describe the answers API Gateway gives itself
+ * (docs/contract.md, section 1).
+ */
 const AWS_GUIDE = 'https://docs.aws.amazon.com/apigateway/latest/developerguide';
 
 /**
@@ -77,14 +80,19 @@ const AWS_GUIDE = 'https://docs.aws.amazon.com/apigateway/latest/developerguide'
 const COMMON_RESPONSES = {
   304: response('Not Modified: If-None-Match named the current ETag; no body', undefined, VALIDATED),
   413: response(
-    `Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line or body of this refusal for HTTP APIs (${AWS_GUIDE}/http-api-quotas.html)`,
+    'Request too large: API Gateway refuses a request whose request line and headers exceed 10,240 bytes, ' +
+      'or whose payload exceeds 10 MB, before the function runs; AWS does not document the status line ' +
+      `or body of this refusal for HTTP APIs (${AWS_GUIDE}/http-api-quotas.html)`,
   ),
   429: response(
-    `Too Many Requests: API Gateway's throttle turned the request away before the function ran; retry at a lower rate (${AWS_GUIDE}/http-api-throttling.html)`,
+    "Too Many Requests: API Gateway's throttle turned the request away before the function ran; " +
+      `retry at a lower rate (${AWS_GUIDE}/http-api-throttling.html)`,
     'TooManyRequests',
   ),
   500: response(
-    `The function failed: {"message":"Server Error"} from the function itself; or API Gateway's own {"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be invoked (${AWS_GUIDE}/http-api-troubleshooting-lambda.html)`,
+    'The function failed: {"message":"Server Error"} from the function itself; or API Gateway\'s own ' +
+      '{"message":"Internal Server Error"} when the function crashed, ran past its timeout or could not be ' +
+      `invoked (${AWS_GUIDE}/http-api-troubleshooting-lambda.html)`,
     {
       oneOf: [ref('ServerError'), ref('GatewayError')],
     },
@@ -123,7 +131,9 @@ function operation(route: Route): Operation {
     summary: list
       ? `A page of the team's ${route.name}, ordered by id`
       : "The team's costs: line items, totals per currency and a grand total",
-    description: `Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`,
+    description:
+      `Requires a bearer token with the \`${route.ability}\` ability (or \`*\`) whose user is a member of the team. ` +
+      `Checks run in this order: token (401), ability (403), team (404)${list ? ', query (422)' : ''}.`,
     tags: [route.name],
     security: [{ bearerAuth: [route.ability] }],
     'x-required-ability': route.ability,
@@ -141,7 +151,9 @@ function operation(route: Route): Operation {
             name: p.name,
             in: 'query',
             required: false,
-            description: `${p.description}: decimal digits only (no sign, exponent or fraction), ${p.minimum} to ${p.maximum}`,
+            description:
+              `${p.description}: decimal digits only (no sign, exponent or fraction), ` +
+              `${p.minimum} to ${p.maximum}`,
             schema: {
               type: 'integer',
               minimum: p.minimum,
@@ -173,7 +185,8 @@ const DOCUMENT_OPERATION: Operation = {
   operationId: 'getOpenApiDocument',
   summary: 'This document',
   description:
-    'The OpenAPI 3.1 description of the API, as generated from its route table and schemas. No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.',
+    'The OpenAPI 3.1 description of the API, as generated from its route table and schemas. ' +
+    'No token needed (one sent along is ignored); it changes only with a new deployment, so revalidate with its ETag.',
   tags: ['document'],
   security: [],
   responses: {
@@ -201,8 +214,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       title: 'Team Resources API',
       version: '1.0.0',
       description: [
-        'Read-only access to a team\'s finances, daemons and projects. Laravel-compatible pagination envelope and error bodies. HEAD answers as GET without a body; any other path, and any other method, answers 404 {"message":"Not Found"}.',
-        `CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers, without a route or the function (${AWS_GUIDE}/http-api-cors.html); without CORS origins, OPTIONS is a 404 like any other method.`,
+        "Read-only access to a team's finances, daemons and projects.",
+        'Laravel-compatible pagination envelope and error bodies.',
+        'HEAD answers as GET without a body;',
+        'any other path, and any other method, answers 404 {"message":"Not Found"}.',
+        'CORS preflight: where the stack is deployed with CORS origins, API Gateway answers OPTIONS requests',
+        'with an Origin and Access-Control-Request-Method itself, with the configured Access-Control-Allow-* headers,',
+        `without a route or the function (${AWS_GUIDE}/http-api-cors.html);`,
+        'without CORS origins, OPTIONS is a 404 like any other method.',
       ].join(' '),
       // Who answers for the API, and its terms: set by the owners; the linters require both.
       contact: { name: 'Team Resources API maintainers (the platform team)' },
@@ -224,7 +243,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           type: 'http',
           scheme: 'bearer',
           description:
-            'A token issued by `npm run token -- create` (prefix tra_), or a Laravel Sanctum token migrated from the original service, sent as Sanctum accepts it: `<id>|<secret>` or the secret alone',
+            'A token issued by `npm run token -- create` (prefix tra_), or a Laravel Sanctum token migrated ' +
+            'from the original service, sent as Sanctum accepts it: `<id>|<secret>` or the secret alone',
         },
       },
     },

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ABILITIES } from '../../shared/domain/abilities.ts';
+import { ABILITIES } from '../../shared/routes.ts';
 import { PAGE_MAX, PER_PAGE_MAX } from '../../shared/domain/pagination.ts';
 import { Amount, Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
 

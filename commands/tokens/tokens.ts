@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { hashToken, isExpired } from '../../shared/auth/token.ts';
+import { hashToken, isExpired } from '../../shared/auth/bearer.ts';
 import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { fail } from '../cli/errors.ts';

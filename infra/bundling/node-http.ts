@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
  * Why: an ES import of a built-in builds an ES module facade over all of its exports, and one of
  * node:http's exports (WebSocket, since Node 22) is a getter that loads the whole of undici, the
  * fetch implementation, which nothing here uses, at every cold start (the benchmark measures it;
- * nodejs/node issues 57649 and 59686).
+ * https://github.com/nodejs/node/issues/57649 and https://github.com/nodejs/node/issues/59686).
  * require() reads no export it is not asked for; Lambda's own runtime interface client loads
  * node:http the same way.
  *

@@ -1,7 +1,11 @@
-import { bearerToken, hashToken } from './token.ts';
+import { hash } from 'node:crypto';
 
 /**
- * A bearer value read the way Laravel Sanctum's `PersonalAccessToken::findToken` reads it
+ * Bearer tokens as the functions check them. Only a token's SHA-256 is ever stored, and a lookup
+ * is by that hash, so nothing about which part of a wrong token was wrong can leak. (New tokens
+ * are made by commands/tokens/secret.ts.)
+ *
+ * A bearer value is read the way Laravel Sanctum's `PersonalAccessToken::findToken` reads it
  * (laravel/sanctum, src/PersonalAccessToken.php), so that the original service's clients keep
  * their tokens (docs/contract.md, section 6): a value without `|` is the secret alone, looked up
  * by its hash; `<id>|<secret>` is split at the first `|` and names the token found by the
@@ -13,6 +17,18 @@ export interface Bearer {
   tokenHash: string;
   /** The Sanctum id an `<id>|<secret>` value gives, as decimal digits without leading zeros. */
   sanctumId?: string;
+}
+
+export function hashToken(secret: string): string {
+  return hash('sha256', secret, 'hex');
+}
+
+const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header value (scheme case-insensitive). */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return BEARER.exec(header)?.[1];
 }
 
 /**
@@ -31,9 +47,18 @@ export function readBearer(header: string | undefined): Bearer | undefined {
   return { tokenHash: hashToken(value.slice(bar + 1)), sanctumId: id.replace(/^0+(?=.)/, '') };
 }
 
-/** Whether the token found by the bearer's hash is the one it names: any token for the secret alone, else only the token with that Sanctum id. */
+/**
+ * Whether the token found by the bearer's hash is the one it names: any token for the secret
+ * alone, else only the token with that Sanctum id.
+ */
 export function bearerNames(bearer: Bearer, tokenSanctumId: number | undefined): boolean {
-  return (
-    bearer.sanctumId === undefined || (tokenSanctumId !== undefined && String(tokenSanctumId) === bearer.sanctumId)
-  );
+  if (bearer.sanctumId === undefined) return true;
+  return tokenSanctumId !== undefined && String(tokenSanctumId) === bearer.sanctumId;
+}
+
+/** A token with an `expires_at` of now or earlier is expired; one that cannot be read counts as expired. */
+export function isExpired(expiresAt: string | null | undefined, now: Date): boolean {
+  if (expiresAt == null) return false;
+  const time = Date.parse(expiresAt);
+  return Number.isNaN(time) || time <= now.getTime();
 }

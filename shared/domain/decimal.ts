@@ -38,7 +38,10 @@ function exactValue(text: string): { negative: boolean; coefficient: bigint; exp
   };
 }
 
-/** A JSON number's text as the value to check: a number when the double holds it exactly as written, else a WrittenNumber. */
+/**
+ * A JSON number's text as the value to check: a number when the double holds it exactly as
+ * written, else a WrittenNumber.
+ */
 export function jsonNumber(text: string): number | WrittenNumber {
   const value = Number(text);
   const exactly = (t: string) => {

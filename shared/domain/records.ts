@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from './abilities.ts';
+import { TOKEN_ABILITIES } from '../routes.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { NAME_MAX, quote, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';

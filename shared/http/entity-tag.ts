@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { PageWindow } from '../domain/pagination.ts';
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 import type { TeamHead } from '../store/team-reader.ts';
-import { jsonResponse } from './response.ts';
+import { jsonResponse } from './envelope.ts';
 
 /**
  * Conditional GETs, decided before the data is read: every 200 carries a strong ETag and

@@ -1,6 +1,22 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { elapsedMs } from '../clock.ts';
 import type { PageWindow } from '../domain/pagination.ts';
+
+/**
+ * What a response is made of: JSON always, the list envelope (docs/contract.md, section 4) and
+ * the finance body (section 5), written as text in contract order.
+ */
+
+/** Every response is JSON, errors included, whatever the Accept header says. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export function jsonResponse(
+  statusCode: number,
+  body: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers }, body };
+}
 
 /**
  * The base of every link (docs/contract.md, section 4): PUBLIC_BASE_URL when configured; else the
@@ -62,7 +78,9 @@ export function listEnvelopeJson({ items, window, path, perPageGiven, startedAt 
     total,
     path,
   };
-  return `{"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)},"results":${results},"served_in":"${elapsedMs(startedAt)}ms"}`;
+  // The items go in as stored (JSON text); `served_in` is measured last, once the rest is written.
+  const dataLinksMeta = `"data":[${items.join(',')}],"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)}`;
+  return `{${dataLinksMeta},"results":${results},"served_in":"${elapsedMs(startedAt)}ms"}`;
 }
 
 /** The finance body: the stored fields, an empty `meta` array and `served_in`; no `links`. */

@@ -1,6 +1,6 @@
 import { createError, HttpError } from '@middy/util';
 import { isThrottlingError, isTransientError } from '@smithy/core/retry';
-import { JSON_CONTENT_TYPE } from './response.ts';
+import { JSON_CONTENT_TYPE } from './envelope.ts';
 
 /**
  * Every error the API answers with (docs/contract.md, section 2), in one place, as middy HTTP errors that

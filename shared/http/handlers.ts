@@ -1,19 +1,18 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { pageWindow } from '../domain/pagination.ts';
-import type { ListResource } from '../domain/resources.ts';
-import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type ListResource, type Route, type ServedRoute } from '../routes.ts';
 import { createLogger } from '../log.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../config.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
-import { authorize, authorizeFinances } from './middleware/authorize.ts';
+import { authorize } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { contractErrors } from './middleware/contract-errors.ts';
 import { headWithoutBody } from './middleware/head.ts';
 import { readPageQuery, requireValidPage } from './middleware/paginate.ts';
 import { requestDeadline } from './middleware/request-deadline.ts';
+import { speculativePage } from './middleware/speculative-page.ts';
 import { conditionalJson, entityTag, listEntityTag } from './entity-tag.ts';
-import { RecentAccess } from '../store/recent-access.ts';
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -35,9 +34,9 @@ function apiFunction(route: ServedRoute) {
   return (
     middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
       .use(log.lambdaContext())
-      .use(accessLog(log, route))
+      .use(accessLog(route))
       .use(headWithoutBody())
-      .use(contractErrors(log))
+      .use(contractErrors())
       .use(requestDeadline())
       // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
       // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
@@ -58,34 +57,38 @@ function apiFunction(route: ServedRoute) {
  * GET /api/{team}/projects and /daemons: one page of the team's current generation.
  *
  * The query is read first but judged after the token and the team (the contract's order), so
- * that a warm request can send the page's Query with the token's read (authorize.ts). The ETag
- * comes from the head: a revalidation that still matches is answered 304 without the Query.
+ * that a warm request can send the page's Query with the token's read (speculative-page.ts). The
+ * ETag comes from the head: a revalidation that still matches is answered 304 without the Query.
  */
 export function listHandler(resource: ListResource, { reader, config }: Runtime) {
   const route = routeNamed(resource);
   return apiFunction(route)
     .use(readPageQuery())
-    .use(authorize({ reader, ability: route.ability, resource, recent: new RecentAccess() }))
+    .use(speculativePage({ reader, resource }))
+    .use(authorize({ ability: route.ability, read: (...args) => reader.readTokenAndHead(...args) }))
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
-      const { team: head, teamSegment, prefetched } = context.access;
+      const { team: head, teamSegment } = context.access;
       const { page, perPage, perPageGiven } = context.page;
       const window = pageWindow(head.lists[resource].count, page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
         const items = window.ordinals
-          ? await reader.readPage(head, resource, window.ordinals, context, prefetched)
+          ? await reader.readPage(head, resource, window.ordinals, context, await context.earlyPage?.(head))
           : [];
         return listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt });
       });
     });
 }
 
-/** GET /api/{team}/finances: the summary the writers computed, stored in the team's finance item; its fingerprint is the tag. */
+/**
+ * GET /api/{team}/finances: the summary the writers computed, stored in the team's finance item;
+ * its fingerprint is the tag.
+ */
 export function financesHandler({ reader }: Runtime) {
   const route = routeNamed('finances');
   return apiFunction(route)
-    .use(authorizeFinances({ reader, ability: route.ability }))
+    .use(authorize({ ability: route.ability, read: (...args) => reader.readTokenAndFinance(...args) }))
     .handler(async function financeSummary(event, context) {
       const { team: finance } = context.access;
       const etag = entityTag('finances', finance.teamId, finance.tag);

@@ -1,4 +1,4 @@
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 
 /**
  * The table's one key layout: every item the functions read and the writers (import, sync, token)

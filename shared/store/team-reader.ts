@@ -6,7 +6,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from '../domain/pagination.ts';
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 import { generationPartition, membershipEntry, ordinalKey, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
 import { untilProcessed } from './retry.ts';
 
@@ -92,13 +92,6 @@ export class DatabaseUsage {
   }
 }
 
-/** A page Query sent before the request knew which generation of the list is current (authorize.ts), with its items. */
-export interface Prefetched {
-  teamId: number;
-  generation: string;
-  items: string[];
-}
-
 /**
  * The read side of the store: everything the three functions ask of DynamoDB. Only BatchGetItem
  * and Query: never Scan, never a write. It sends the plain commands and decodes the few
@@ -120,12 +113,13 @@ export class TeamReader {
   }
 
   /** A list's first read: the token and the team head together, in one BatchGetItem. */
-  async readAccess(
+  async readTokenAndHead(
     tokenHash: string,
     teamSegment: string,
     options: ReadOptions = {},
   ): Promise<{ token?: StoredToken; team?: TeamHead }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'HEAD'), options);
+    const teamKey = teamKeyForSegment(teamSegment, 'HEAD');
+    const { token, team } = await this.readTokenWithTeamItem(tokenHash, teamKey, options);
     return {
       token,
       team: team && {
@@ -136,58 +130,43 @@ export class TeamReader {
   }
 
   /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
-  async readFinanceAccess(
+  async readTokenAndFinance(
     tokenHash: string,
     teamSegment: string,
     options: ReadOptions = {},
   ): Promise<{ token?: StoredToken; team?: TeamFinance }> {
-    const { token, team } = await this.readTokenAnd(tokenHash, teamKeyForSegment(teamSegment, 'FINANCE'), options);
+    const teamKey = teamKeyForSegment(teamSegment, 'FINANCE');
+    const { token, team } = await this.readTokenWithTeamItem(tokenHash, teamKey, options);
     const tag = team && String((team.finance_fingerprint ?? team.generation)?.S);
     return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S), tag: tag! } };
   }
 
-  /** A page Query on a generation the caller only expects to be current: one that fails is simply not used. */
-  prefetchPage(
-    head: TeamHead,
-    resource: ListResource,
-    ordinals: Ordinals,
-    options: ReadOptions = {},
-  ): Promise<Prefetched | undefined> {
-    const { generation } = head.lists[resource];
-    return this.queryPage(head.teamId, generation, resource, ordinals, options).then(
-      (items) => ({ teamId: head.teamId, generation, items }),
-      () => undefined,
-    );
-  }
-
   /**
    * The page's items (each item's JSON), by ordinal range, in one eventually consistent Query,
-   * unless a prefetched Query already read this generation (whose counts, and so the page's
-   * ordinals, never change). The head promised every ordinal from `first` to `last`: a page that
-   * holds fewer (a replica behind the import that wrote the generation) is read again strongly
-   * consistent, once, and still short it is refused (ShortPage: a 503), never served.
+   * unless `readEarly` holds what such a Query already read of this generation (whose counts,
+   * and so the page's ordinals, never change). The head promised every ordinal from `first` to
+   * `last`: a page that holds fewer (a replica behind the import that wrote the generation) is
+   * read again strongly consistent, once, and still short it is refused (ShortPage: a 503), never
+   * served.
    */
   async readPage(
     head: TeamHead,
     resource: ListResource,
     ordinals: Ordinals,
     options: ReadOptions = {},
-    prefetched?: Prefetched,
+    readEarly?: string[],
   ): Promise<string[]> {
     const expected = ordinals.last - ordinals.first + 1;
-    const { generation } = head.lists[resource];
-    const reusable = prefetched?.teamId === head.teamId && prefetched.generation === generation;
-    const query = (consistent?: boolean) =>
-      this.queryPage(head.teamId, generation, resource, ordinals, { ...options, consistent });
-    let items = reusable ? prefetched.items : await query(options.consistent);
-    if (items.length !== expected) items = await query(true);
+    let items = readEarly ?? (await this.queryPage(head, resource, ordinals, options));
+    if (items.length !== expected)
+      items = await this.queryPage(head, resource, ordinals, { ...options, consistent: true });
     if (items.length !== expected) throw new ShortPage(`a page promised ${expected} items and held ${items.length}`);
     return items;
   }
 
-  private async queryPage(
-    teamId: number,
-    generation: string,
+  /** The items of a page of the list's generation the head names, by ordinal range, in one Query (eventually consistent unless asked). */
+  async queryPage(
+    team: TeamHead,
     resource: ListResource,
     { first, last }: Ordinals,
     { consistent, signal, usage }: ReadOptions,
@@ -200,7 +179,7 @@ export class TeamReader {
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
-            ':pk': { S: generationPartition(teamId, generation, resource) },
+            ':pk': { S: generationPartition(team.teamId, team.lists[resource].generation, resource) },
             ':first': { S: ordinalKey(first) },
             ':last': { S: ordinalKey(last) },
           },
@@ -218,7 +197,8 @@ export class TeamReader {
     return json;
   }
 
-  private async readTokenAnd(
+  /** The token by its hash and, in the same BatchGetItem, a team's item (when the segment can name one). */
+  private async readTokenWithTeamItem(
     tokenHash: string,
     teamKey: Key | undefined,
     { consistent, signal, usage }: ReadOptions,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ListResource } from '../domain/resources.ts';
+import type { ListResource } from '../routes.ts';
 import {
   type GenerationPart,
   generationPartition,

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import pMap from 'p-map';
+import { forEachConcurrently } from './concurrently.ts';
 import {
   memberKey,
   membershipEntry,
@@ -26,9 +26,6 @@ import { deleteRequest, putRequest, sendChecked, type TableRef, type Writer, wri
  * at, the next one finds the member still to join or still to leave. The entries are only ever added
  * to or deleted from the set, never written whole.
  */
-
-/** Calls to DynamoDB in flight at once for per-user and per-token work. */
-export const CONCURRENCY = 16;
 
 /** The hashes of a user's tokens, from the user's token index. */
 export async function listUserTokens({ doc, tableName }: TableRef, userId: number): Promise<string[]> {
@@ -75,35 +72,27 @@ function changeUserTeams(w: Writer, userId: number, change: 'ADD' | 'DELETE', te
 /** Users join a team's members: their user items, the team's member index, then every token of each. */
 export async function joinTeam(w: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
   const entry = [membershipEntry(teamId, membersGeneration)];
-  await pMap(
-    userIds,
-    async (userId) => {
-      await changeUserTeams(w, userId, 'ADD', teamId);
-      await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))]);
-      for (const hash of await listUserTokens(w, userId)) {
-        w.lock.assertHeld();
-        await changeMemberships(w, hash, 'ADD', entry);
-      }
-    },
-    { concurrency: CONCURRENCY },
-  );
+  await forEachConcurrently(userIds, async (userId) => {
+    await changeUserTeams(w, userId, 'ADD', teamId);
+    await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))]);
+    for (const hash of await listUserTokens(w, userId)) {
+      w.lock.assertHeld();
+      await changeMemberships(w, hash, 'ADD', entry);
+    }
+  });
 }
 
 /** Users leave a team's members: their user items, the team's member index, then every token of each. */
 export async function leaveTeam(w: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
   const entry = [membershipEntry(teamId, membersGeneration)];
-  await pMap(
-    userIds,
-    async (userId) => {
-      await changeUserTeams(w, userId, 'DELETE', teamId);
-      await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))]);
-      for (const hash of await listUserTokens(w, userId)) {
-        w.lock.assertHeld();
-        await changeMemberships(w, hash, 'DELETE', entry);
-      }
-    },
-    { concurrency: CONCURRENCY },
-  );
+  await forEachConcurrently(userIds, async (userId) => {
+    await changeUserTeams(w, userId, 'DELETE', teamId);
+    await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))]);
+    for (const hash of await listUserTokens(w, userId)) {
+      w.lock.assertHeld();
+      await changeMemberships(w, hash, 'DELETE', entry);
+    }
+  });
 }
 
 /**

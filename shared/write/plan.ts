@@ -1,4 +1,4 @@
-import { LIST_RESOURCES, type ListResource } from '../domain/resources.ts';
+import { LIST_RESOURCES, type ListResource } from '../routes.ts';
 import {
   memberPartition,
   memberUserIdOf,

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import pMap from 'p-map';
-import { LIST_RESOURCES } from '../domain/resources.ts';
+import { forEachConcurrently } from './concurrently.ts';
+import { LIST_RESOURCES } from '../routes.ts';
 import {
   type GenerationPart,
   generationPartition,
@@ -14,7 +14,7 @@ import {
   tokenKey,
   userTokenKey,
 } from '../store/keys.ts';
-import { CONCURRENCY, changeMemberships, listUserTokens } from './memberships.ts';
+import { changeMemberships, listUserTokens } from './memberships.ts';
 import { ledgerEntries, queryAll, queryPages } from './reads.ts';
 import { deleteRequest, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
@@ -66,16 +66,12 @@ async function clearLegacyEntries(w: Writer, entry: Entry): Promise<void> {
   const teamId = Number(entry.team_id);
   const generation = String(entry.generation);
   const members = await queryAll(w.doc, w.tableName, memberPartition(teamId, generation), { keysOnly: true });
-  await pMap(
-    members.map(memberUserIdOf),
-    async (userId) => {
-      for (const hash of await listUserTokens(w, userId)) {
-        w.lock.assertHeld();
-        await changeMemberships(w, hash, 'DELETE', [membershipEntry(teamId, generation)]);
-      }
-    },
-    { concurrency: CONCURRENCY },
-  );
+  await forEachConcurrently(members.map(memberUserIdOf), async (userId) => {
+    for (const hash of await listUserTokens(w, userId)) {
+      w.lock.assertHeld();
+      await changeMemberships(w, hash, 'DELETE', [membershipEntry(teamId, generation)]);
+    }
+  });
   await writeRequests(w, [putRequest({ ...entry, cleared: true })]);
 }
 

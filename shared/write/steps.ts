@@ -1,6 +1,6 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import pMap from 'p-map';
-import type { ListResource } from '../domain/resources.ts';
+import { forEachConcurrently } from './concurrently.ts';
+import type { ListResource } from '../routes.ts';
 import {
   type Key,
   pendingKey,
@@ -15,7 +15,7 @@ import {
 } from '../store/keys.ts';
 import { financeItem, headItem, pendingItem, resourceItem, retiredItem, teamListItem } from './items.ts';
 import { LockLost } from './lease.ts';
-import { CONCURRENCY, joinTeam, leaveTeam, tagTokenMemberships } from './memberships.ts';
+import { joinTeam, leaveTeam, tagTokenMemberships } from './memberships.ts';
 import { membersFingerprint } from './fingerprint.ts';
 import {
   type DesiredToken,
@@ -109,17 +109,13 @@ export async function narrowFirst(w: Writer, plan: Plan): Promise<void> {
         : []),
     ]),
   );
-  await pMap(
-    kept,
-    async ({ desired, stored }) => {
-      const abilities = commonAbilities(stored.abilities, desired.abilities);
-      const expires_at = earlierExpiry(stored.expiresAt, desired.expiresAt);
-      if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expiresAt) {
-        await updateToken(w, desired.hash, desired.userId, { abilities, expires_at });
-      }
-    },
-    { concurrency: CONCURRENCY },
-  );
+  await forEachConcurrently(kept, async ({ desired, stored }) => {
+    const abilities = commonAbilities(stored.abilities, desired.abilities);
+    const expires_at = earlierExpiry(stored.expiresAt, desired.expiresAt);
+    if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expiresAt) {
+      await updateToken(w, desired.hash, desired.userId, { abilities, expires_at });
+    }
+  });
 }
 
 // ---- 3. Beside what readers use --------------------------------------------------------------
@@ -154,10 +150,8 @@ async function writeBeside(
       putRequest(userTokenKey(token.userId, token.hash)),
     ]),
   ]);
-  await pMap(users.teamsAsSet, ({ id, teams }) => setUser(w, id, { teams: new Set(teams) }), {
-    concurrency: CONCURRENCY,
-  });
-  await pMap(users.written, ({ id, name }) => setUser(w, id, { name }), { concurrency: CONCURRENCY });
+  await forEachConcurrently(users.teamsAsSet, ({ id, teams }) => setUser(w, id, { teams: new Set(teams) }));
+  await forEachConcurrently(users.written, ({ id, name }) => setUser(w, id, { name }));
   return writeLists(w, plan, items, onProgress);
 }
 
@@ -332,19 +326,13 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
     plan.users.removed.map((id) => deleteRequest(userKey(id))),
   );
   // New tokens get their memberships while still inactive, then become valid.
-  await pMap(
-    created,
-    async (token) => {
-      w.lock.assertHeld();
-      await tagTokenMemberships(w, token.userId, token.hash);
-      await updateToken(w, token.hash, token.userId, widened(token));
-    },
-    { concurrency: CONCURRENCY },
-  );
-  await pMap(
-    kept.filter(tokenChanges),
-    ({ desired }) => updateToken(w, desired.hash, desired.userId, widened(desired)),
-    { concurrency: CONCURRENCY },
+  await forEachConcurrently(created, async (token) => {
+    w.lock.assertHeld();
+    await tagTokenMemberships(w, token.userId, token.hash);
+    await updateToken(w, token.hash, token.userId, widened(token));
+  });
+  await forEachConcurrently(kept.filter(tokenChanges), ({ desired }) =>
+    updateToken(w, desired.hash, desired.userId, widened(desired)),
   );
   await writeRequests(w, [
     ...plan.tokens.indexed.map((token) =>
@@ -403,14 +391,14 @@ async function updateToken(w: Writer, hash: string, userId: number, attributes: 
 }
 
 /** A user item's attributes, set (the rest of the item stays). */
-function setUser(w: Writer, userId: number, attributes: Record<string, unknown>) {
+async function setUser(w: Writer, userId: number, attributes: Record<string, unknown>): Promise<void> {
   const names = Object.keys(attributes).filter((name) => attributes[name] !== undefined);
   const removed = Object.keys(attributes).filter((name) => attributes[name] === undefined);
   const clauses = [
     ...(names.length > 0 ? [`SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
     ...(removed.length > 0 ? [`REMOVE ${removed.map((name) => `#${name}`).join(', ')}`] : []),
   ];
-  return sendChecked(
+  await sendChecked(
     w,
     new UpdateCommand({
       TableName: w.tableName,

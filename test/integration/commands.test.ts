@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { tokenKey } from '../../shared/store/keys.ts';
 import { TeamReader } from '../../shared/store/team-reader.ts';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
@@ -345,7 +345,7 @@ describe('npm run token', () => {
     const secret = stdout.trim();
     expect(secret).toMatch(/^tra_[A-Za-z0-9_-]{43}$/);
     expect(stderr).not.toContain(secret);
-    const stored = await reader().readAccess(hashToken(secret), 'tokens-team');
+    const stored = await reader().readTokenAndHead(hashToken(secret), 'tokens-team');
     expect(stored.token).toMatchObject({
       userId: 50,
       abilities: ['projects:read', 'daemons:read'],
@@ -358,7 +358,7 @@ describe('npm run token', () => {
   it('sets an expiry from --expires-in', async () => {
     const before = Date.now();
     const { stdout } = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', '90d']);
-    const { token: stored } = await reader().readAccess(hashToken(stdout.trim()), 'x');
+    const { token: stored } = await reader().readTokenAndHead(hashToken(stdout.trim()), 'x');
     const expires = Date.parse(stored!.expiresAt!);
     expect(expires - before).toBeGreaterThan(90 * 86_400_000 - 60_000);
     expect(expires - before).toBeLessThan(90 * 86_400_000 + 60_000);
@@ -453,7 +453,7 @@ describe('npm run token', () => {
     expect(run('commands/token.ts', ['revoke', a]).code).toBe(0);
     expect(run('commands/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
     for (const secret of [a, b])
-      expect((await reader().readAccess(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
+      expect((await reader().readTokenAndHead(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
     expect(run('commands/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
     // Revoking it again changes nothing, says since when, and is no failure (a script may repeat it).
     const again = run('commands/token.ts', ['revoke', a]);

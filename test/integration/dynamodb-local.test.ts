@@ -5,9 +5,9 @@ import { startDynamoDbLocal, type DynamoDbLocal } from '../../commands/local/dyn
 import { processTree } from '../support/processes.ts';
 
 /**
- * issue 23: the DynamoDB Local that npm start and invoke start. Java listens on every interface
- * (it has no option to bind one), so each run's data lives in a random region: DynamoDB Local keeps a
- * database per access key and region. Checked on this machine alone: whatever credentials another
+ * The DynamoDB Local that npm start and invoke start, kept to this machine. Java listens on every
+ * interface (it has no option to bind one), so each run's data lives in a random region: DynamoDB
+ * Local keeps a database per access key and region. Checked on this machine alone: whatever credentials another
  * host or a web page would try see no table, and no page may read an answer (CORS).
  */
 let dynamo: DynamoDbLocal;

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { tokenKey, userTokenKey } from '../../shared/store/keys.ts';
 import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../shared/write/item-size.ts';

@@ -6,7 +6,7 @@ import { snapshot, team, token, user } from '../support/snapshots.ts';
 import { snapshotFile } from '../support/validate.ts';
 
 /**
- * Issue 23, point 3: an import into a table on AWS (no DYNAMODB_ENDPOINT) refuses a snapshot that
+ * An import into a table on AWS (no DYNAMODB_ENDPOINT) refuses a snapshot that
  * holds plain-text tokens, naming them, unless --allow-plain-tokens, and before it contacts AWS.
  * No AWS here: fake credentials, and the SDK's own endpoint setting pointed at a local socket that
  * counts the connections it gets (the SDK honours AWS_ENDPOINT_URL_DYNAMODB).

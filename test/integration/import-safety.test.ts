@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT, runImportCli } from '../support/import-process.ts';
@@ -9,9 +9,10 @@ import { environment, projects, server, snapshot, team, token, user } from '../s
 import { snapshotFile } from '../support/validate.ts';
 
 /**
- * Issue 12, case by case: each numbered case of the issue, as the platform team met it, against
+ * What an import must never do to the data (docs/contract.md, section 7), rule by rule, against
  * DynamoDB Local through `npm run import` (or the import library where a failure is injected).
- * Case 3 (readers during many imports) and the killed imports are in test/robustness.
+ * Readers during many imports, and killed imports, are in test/robustness (import-readers.test.ts,
+ * import-kill.test.ts).
  */
 let table: TestTable;
 let reader: TeamReader;
@@ -22,7 +23,7 @@ beforeEach(async () => {
 
 /** What the API would let this token read of a team: its project ids, or null (401/404). */
 async function projectIds(secret: string, teamRef: string): Promise<number[] | null> {
-  const { token: stored, team: head } = await reader.readAccess(hashToken(secret), teamRef);
+  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   if (head.lists.projects.count === 0) return [];
   return (await reader.readPage(head, 'projects', { first: 1, last: head.lists.projects.count })).map(
@@ -48,7 +49,7 @@ const before = () =>
     projects: [...projects(1, 3), ...projects(2, 2)],
   });
 
-describe('case 1: a typo is never read as "no projects" or "no members"', () => {
+describe('a typo is never read as "no projects" or "no members"', () => {
   it('rejects "Projects" for "projects", with the hint, and writes nothing', async () => {
     await importDocument(table, before());
     const image = await tableImage();
@@ -82,7 +83,7 @@ describe('case 1: a typo is never read as "no projects" or "no members"', () => 
   });
 });
 
-describe('case 2: nothing is imported in part because a later team is too large', () => {
+describe('nothing is imported in part because a later team is too large', () => {
   it('rejects, before the first write, a later team whose finance item exceeds 400 KB in bytes, naming it', async () => {
     await importDocument(table, before());
     const image = await tableImage();
@@ -121,7 +122,7 @@ describe('case 2: nothing is imported in part because a later team is too large'
   });
 });
 
-describe('case 4: team slugs are path segments that need no escaping', () => {
+describe('team slugs are path segments that need no escaping', () => {
   it('rejects a slug with a lone surrogate, or anything but ASCII letters, digits, - and _', async () => {
     const result = await importFile({
       teams: [team(1, 'caf\ud800'), team(2, 'a.b'), team(3, '..'), team(4, 'x y'), team(5, 'ok_slug-1')],
@@ -156,7 +157,7 @@ describe('case 4: team slugs are path segments that need no escaping', () => {
   });
 });
 
-describe('case 5: a failed import activates nothing', () => {
+describe('a failed import activates nothing', () => {
   it('leaves every team whole with its own members and no new token valid; a rerun completes', async () => {
     await importDocument(table, before());
     const next = snapshot({
@@ -193,7 +194,7 @@ describe('case 5: a failed import activates nothing', () => {
   });
 });
 
-describe('case 6: members are exactly as the snapshot says', () => {
+describe('members are exactly as the snapshot says', () => {
   it('takes a replaced team away from a user who no longer lists it, and from a user absent from the snapshot', async () => {
     await importDocument(table, before());
     await importDocument(
@@ -220,7 +221,7 @@ describe('case 6: members are exactly as the snapshot says', () => {
   });
 });
 
-describe('case 7: a snapshot is streamed, never held whole', () => {
+describe('a snapshot is streamed, never held whole', () => {
   it('keeps no record after pass 1: only ids, sums and the small collections', async () => {
     // ~40 MB of projects in a file written as a stream; pass 1 in a child process that reports
     // what it still holds after a full garbage collection.
@@ -256,7 +257,7 @@ describe('case 7: a snapshot is streamed, never held whole', () => {
   }, 60_000);
 });
 
-describe('case 8: a short, safe report of what is wrong', () => {
+describe('a short, safe report of what is wrong', () => {
   it('lists at most 50 of 30,000 problems, then how many more', async () => {
     const document = {
       teams: [team(1, 'acme')],

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
 import { LeaseHeld } from '../../shared/write/lease.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';
@@ -18,9 +18,9 @@ beforeEach(async () => {
 
 /** What a reader with this token sees of a team: null when the API would answer 401/404. */
 async function view(secret: string, teamRef: string) {
-  const { token: stored, team: head } = await reader.readAccess(hashToken(secret), teamRef);
+  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
-  const { team: finance } = await reader.readFinanceAccess(hashToken(secret), teamRef);
+  const { team: finance } = await reader.readTokenAndFinance(hashToken(secret), teamRef);
   const ids = async (resource: 'projects' | 'daemons') => {
     const count = head.lists[resource].count;
     if (count === 0) return [];

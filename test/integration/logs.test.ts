@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
+import { readApiConfig } from '../../shared/config.ts';
+import { listHandler } from '../../shared/http/handlers.ts';
 import { createLogger } from '../../shared/log.ts';
+import { TeamReader } from '../../shared/store/team-reader.ts';
 import { emfProblems } from '../support/emf.ts';
 import { startApi, type TestApi } from '../support/api.ts';
-import { freshTable, importDocument } from '../support/dynamodb.ts';
+import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
@@ -11,11 +15,12 @@ import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
  * metric format document CloudWatch extracts the metrics from (test/support/emf.ts).
  */
 let api: TestApi;
+let table: TestTable;
 const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
-  const table = await freshTable();
+  table = await freshTable();
   await importDocument(
     table,
     snapshot({
@@ -133,5 +138,40 @@ describe('request logs', () => {
     const written = lines.slice(before).join('');
     expect(written).not.toContain('info when the level is ERROR');
     expect(written).toContain('debug when the level is DEBUG');
+  });
+});
+
+describe('requests served side by side by one function', () => {
+  it('gives each access line its own request id, and the cold start to the first request alone', async () => {
+    // A new function, as a cold container has it; the local server runs requests through one like this.
+    const { tableName } = table;
+    const reader = new TeamReader(table.client, { tableName });
+    const handler = listHandler('projects', { config: readApiConfig({ TABLE_NAME: tableName }), reader }) as (
+      event: unknown,
+      context: unknown,
+    ) => Promise<{ statusCode: number }>;
+    const rawHeaders = ['Host', 'api.example.com', 'Authorization', 'Bearer log-secret-token'];
+    const eventOf = (target: string, requestId: string) => {
+      const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1', requestId });
+      if (!routed.route) throw new Error(`no route for ${target}`);
+      return routed.event;
+    };
+    const before = requestLines().length;
+    // Every other request is a 422, which ends sooner: the lines come out in another order than the requests went in.
+    const requests = Array.from({ length: 8 }, (_, i) => {
+      const target = i % 2 === 0 ? '/api/acme/projects' : '/api/acme/projects?per_page=0';
+      return handler(eventOf(target, `api-${i}`), lambdaContext('projects', 10_000, `lambda-${i}`));
+    });
+    expect((await Promise.all(requests)).map((response) => response.statusCode)).toEqual([
+      200, 422, 200, 422, 200, 422, 200, 422,
+    ]);
+    const logged = requestLines().slice(before);
+    expect(logged).toHaveLength(8);
+    for (const line of logged) {
+      expect(line.function_request_id).toBe(String(line.apiRequestId).replace('api-', 'lambda-'));
+      expect(line.ColdStart).toBe(line.cold_start ? 1 : 0);
+    }
+    const cold = logged.filter((line) => line.cold_start).map((line) => line.function_request_id);
+    expect(cold).toEqual(['lambda-0']);
   });
 });

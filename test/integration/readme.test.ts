@@ -6,7 +6,7 @@ import { NODE, ROOT } from '../support/import-process.ts';
 import { startCommand, type CommandProcess } from '../support/processes.ts';
 
 /**
- * The README's examples, run as a reader pastes them, against `npm start` (issue 23). Every
+ * The README's examples, run as a reader pastes them, against `npm start`. Every
  * ```sh block runs in bash (`set -euo pipefail`) with the variables of the export line npm start
  * printed (API, TOKEN, DYNAMODB_ENDPOINT, TABLE_NAME, AWS_REGION) and the project's Node 24 first on
  * the PATH; every ```ts block is type-checked under `strict` and run with the same variables. A

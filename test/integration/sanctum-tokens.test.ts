@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { hashToken } from '../../shared/auth/token.ts';
+import { hashToken } from '../../shared/auth/bearer.ts';
 import { readApiConfig } from '../../shared/config.ts';
 import { financesHandler, listHandler } from '../../shared/http/handlers.ts';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';

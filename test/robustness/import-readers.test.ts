@@ -6,8 +6,9 @@ import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { team, token, user } from '../support/snapshots.ts';
 
 /**
- * Issue 12, case 3: readers got 200s with short or empty pages when imports finished while their
- * request was in flight (the generation the request read from the head was deleted under it).
+ * Readers never see a half-imported team (docs/storage.md, guarantee 2): a request in flight when
+ * an import finishes must never get a short or empty page because the generation it read from the
+ * head was deleted under it.
  *
  * Here every page Query of the API is slowed on purpose (a proxy holds each one 400 ms) while
  * imports run back to back, and every 200 is checked to describe one state of the team: its

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
+import pMap from 'p-map';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revoke } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
-import { mapLimit } from '../support/concurrency.ts';
 import { contractProblems } from '../support/contract-bodies.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { contractName } from '../support/contract-arbitraries.ts';
@@ -321,31 +321,35 @@ describe('isolation between teams, users and tokens (property-based, through HTT
             segments.flatMap((segment) => ROUTES.map((route) => ({ caller, segment, route }))),
           );
           const failures: string[] = [];
-          await mapLimit(cases, 12, async ({ caller, segment, route }) => {
-            const token = caller && 'secret' in caller ? caller : undefined;
-            const secret = caller === undefined ? undefined : 'secret' in caller ? caller.secret : caller.unknown;
-            const res = await api.get(`/api/${encodeURIComponent(segment)}/${route.resource}`, { token: secret });
-            requests++;
-            const expected = expectedAnswer(token, segment, route, api.server.url);
-            const label = `${secret ?? '(no token)'} [${token?.abilities.join(',') ?? ''}${token && !token.valid ? ' invalid' : ''}] GET /api/${segment}/${route.resource}`;
-            const problems = contractProblems({
-              status: res.status,
-              headers: Object.fromEntries(res.headers),
-              body: res.text,
-            });
-            if (res.status !== expected.status)
-              problems.push(`status ${res.status}, expected ${expected.status}: ${res.text.slice(0, 200)}`);
-            else if (expected.finance)
-              problems.push(...financeDifferences(res.text, expectedFinance(expected.finance)));
-            else if (expected.body) {
-              const { served_in: _servedIn, ...body } = res.body;
-              if (JSON.stringify(body) !== JSON.stringify(expected.body))
-                problems.push(
-                  `body ${res.text.slice(0, 300)}\n  expected ${JSON.stringify(expected.body).slice(0, 300)}`,
-                );
-            }
-            if (problems.length > 0) failures.push(`${label}: ${problems.join('; ')}`);
-          });
+          await pMap(
+            cases,
+            async ({ caller, segment, route }) => {
+              const token = caller && 'secret' in caller ? caller : undefined;
+              const secret = caller === undefined ? undefined : 'secret' in caller ? caller.secret : caller.unknown;
+              const res = await api.get(`/api/${encodeURIComponent(segment)}/${route.resource}`, { token: secret });
+              requests++;
+              const expected = expectedAnswer(token, segment, route, api.server.url);
+              const label = `${secret ?? '(no token)'} [${token?.abilities.join(',') ?? ''}${token && !token.valid ? ' invalid' : ''}] GET /api/${segment}/${route.resource}`;
+              const problems = contractProblems({
+                status: res.status,
+                headers: Object.fromEntries(res.headers),
+                body: res.text,
+              });
+              if (res.status !== expected.status)
+                problems.push(`status ${res.status}, expected ${expected.status}: ${res.text.slice(0, 200)}`);
+              else if (expected.finance)
+                problems.push(...financeDifferences(res.text, expectedFinance(expected.finance)));
+              else if (expected.body) {
+                const { served_in: _servedIn, ...body } = res.body;
+                if (JSON.stringify(body) !== JSON.stringify(expected.body))
+                  problems.push(
+                    `body ${res.text.slice(0, 300)}\n  expected ${JSON.stringify(expected.body).slice(0, 300)}`,
+                  );
+              }
+              if (problems.length > 0) failures.push(`${label}: ${problems.join('; ')}`);
+            },
+            { concurrency: 12 },
+          );
           model.teamList.push(...teams);
           model.tokens.push(...runTokens);
           expect(failures, failures.slice(0, 5).join('\n')).toEqual([]);

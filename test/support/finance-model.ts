@@ -1,4 +1,4 @@
-import { JsonNumber, parseLossless, textToUnits, type LosslessValue } from './lossless-json.ts';
+import { isLosslessNumber, parse } from 'lossless-json';
 
 /**
  * The finance response as the contract defines it, computed independently of the product with
@@ -41,25 +41,35 @@ export function unitsToText(units: bigint): string {
   return fraction ? `${whole}.${fraction}` : `${whole}`;
 }
 
-const isNumber = (value: LosslessValue | undefined): value is JsonNumber => value instanceof JsonNumber;
+/**
+ * A decimal number's text as an exact count of 1/10,000ths. Rejects what the API must never
+ * write for money: exponents, or more than 4 decimals.
+ */
+function textToUnits(text: string): bigint {
+  const match = /^(-?)([0-9]+)(?:\.([0-9]{1,4}))?$/.exec(text);
+  if (!match) throw new Error(`${text} is not a plain decimal with at most 4 decimals`);
+  const units = BigInt(match[2]!) * 10_000n + BigInt((match[3] ?? '').padEnd(4, '0'));
+  return match[1] ? -units : units;
+}
 
 /** What differs between a finances body and the expectation (empty when they agree exactly). */
 export function financeDifferences(bodyText: string, expected: FinanceExpectation): string[] {
   const problems: string[] = [];
-  const body = parseLossless(bodyText) as Record<string, LosslessValue>;
-  const exactAmount = (where: string, value: LosslessValue | undefined, units: bigint) => {
-    if (!isNumber(value)) return problems.push(`${where} is not a JSON number`);
+  // Every number as lossless-json parses it: a LosslessNumber holding its text as written.
+  const body = parse(bodyText) as Record<string, unknown>;
+  const exactAmount = (where: string, value: unknown, units: bigint) => {
+    if (!isLosslessNumber(value)) return problems.push(`${where} is not a JSON number`);
     let got: bigint;
     try {
-      got = textToUnits(value.text);
+      got = textToUnits(value.value);
     } catch (error) {
       return problems.push(`${where}: ${(error as Error).message}`);
     }
-    if (got !== units) problems.push(`${where} is ${value.text}, expected ${unitsToText(units)}`);
-    else if (value.text !== unitsToText(units))
-      problems.push(`${where} is written ${value.text}, not ${unitsToText(units)}`);
+    if (got !== units) problems.push(`${where} is ${value.value}, expected ${unitsToText(units)}`);
+    else if (value.value !== unitsToText(units))
+      problems.push(`${where} is written ${value.value}, not ${unitsToText(units)}`);
   };
-  const data = body.data as Record<string, LosslessValue>[];
+  const data = body.data as Record<string, unknown>[];
   if (!Array.isArray(data)) return ['data is not an array'];
   if (data.length !== expected.lines.length)
     problems.push(`${data.length} line items, expected ${expected.lines.length}`);
@@ -73,14 +83,14 @@ export function financeDifferences(bodyText: string, expected: FinanceExpectatio
     }
     exactAmount(`line ${i} (${line.label} ${line.currency}) amount`, got.amount, line.units);
   });
-  const totals = body.totals as Record<string, LosslessValue>;
+  const totals = body.totals as Record<string, unknown>;
   const keys = Object.keys(totals ?? {}).sort();
   const expectedKeys = [...expected.totals.keys()].sort();
   if (JSON.stringify(keys) !== JSON.stringify(expectedKeys))
     problems.push(`totals has ${keys.join(',')}, expected ${expectedKeys.join(',')}`);
   for (const [currency, units] of expected.totals) exactAmount(`totals.${currency}`, totals?.[currency], units);
   exactAmount('grand_total', body.grand_total, expected.grandTotal);
-  if (!isNumber(body.results) || body.results.text !== String(expected.lines.length))
+  if (!isLosslessNumber(body.results) || body.results.value !== String(expected.lines.length))
     problems.push('results is not the number of line items');
   if (!Array.isArray(body.meta) || body.meta.length !== 0) problems.push('meta is not []');
   if ('links' in body) problems.push('finances has links');

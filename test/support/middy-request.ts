@@ -1,9 +1,10 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Authorized, Context, FinanceAuthorized, Paged, QueryRead, Timed } from '../../shared/http/context.ts';
+import type { Authorized, Context, Logged, Paged, QueryRead, Speculated, Timed } from '../../shared/http/context.ts';
 import { isContractError } from '../../shared/http/errors.ts';
-import { DatabaseUsage } from '../../shared/store/team-reader.ts';
+import { DatabaseUsage, type TeamFinance } from '../../shared/store/team-reader.ts';
 import { monotonicMs } from '../../shared/clock.ts';
+import { createLogger } from '../../shared/log.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
@@ -11,14 +12,16 @@ import { monotonicMs } from '../../shared/clock.ts';
  * the response or error the later ones left.
  */
 /** The context of a list request once every middleware has run (each one adds its part). */
-export type ApiContext = Context & Timed & QueryRead & Authorized & Paged;
+export type ApiContext = Context & Logged & Timed & QueryRead & Speculated & Authorized & Paged;
 /** The context of a finances request once its middlewares have run. */
-export type FinanceContext = Context & Timed & FinanceAuthorized;
+export type FinanceContext = Context & Logged & Timed & Authorized<TeamFinance>;
 export type ApiRequest<C extends Context = ApiContext> = Request<
   APIGatewayProxyEventV2,
   APIGatewayProxyStructuredResultV2,
   Error,
-  C
+  C,
+  // What the middlewares share on middy's request.internal (each reads only its own part).
+  Record<string, any>
 >;
 
 export interface EventParts {
@@ -76,6 +79,9 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     done: () => {},
     fail: () => {},
     succeed: () => {},
+    // A logger that writes nothing, as with LOG_LEVEL=SILENT; the function's first request.
+    log: createLogger({ LOG_LEVEL: 'SILENT' }),
+    coldStart: true,
     startedAt: monotonicMs(),
     signal: new AbortController().signal,
     usage: new DatabaseUsage(),

@@ -13,6 +13,7 @@ import {
   unauthenticated,
   validationFailed,
 } from '../../shared/http/errors.ts';
+import type { Logged } from '../../shared/http/context.ts';
 import { contractErrors } from '../../shared/http/middleware/contract-errors.ts';
 import { createLogger } from '../../shared/log.ts';
 
@@ -21,12 +22,14 @@ import { createLogger } from '../../shared/log.ts';
  * @middy/http-error-handler), on its own: a handler that throws, and the response the chain
  * makes of it. The bodies are the contract's, byte for byte.
  */
-const log = createLogger({ LOG_LEVEL: 'SILENT' });
-const context = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+const context = {
+  getRemainingTimeInMillis: () => 10_000,
+  log: createLogger({ LOG_LEVEL: 'SILENT' }),
+} as unknown as Context & Logged;
 
 async function respond(thrown: unknown): Promise<APIGatewayProxyStructuredResultV2> {
   const handler = middy()
-    .use(contractErrors(log))
+    .use(contractErrors())
     .handler(async () => {
       throw thrown;
     });
@@ -169,7 +172,7 @@ describe('middy 7 traps the error handling avoids', () => {
 
   it('answers an error thrown after the handler answered with the error, not the half-made response', async () => {
     const handler = middy()
-      .use(contractErrors(log))
+      .use(contractErrors())
       .use({
         after: () => {
           throw new Error('after step failed');

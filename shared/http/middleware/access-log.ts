@@ -1,11 +1,14 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { elapsedMs } from '../../clock.ts';
-import type { Logger } from '../../log.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
-import type { Authorized, Context, FinanceAuthorized, Timed } from '../context.ts';
+import type { TeamState } from '../../store/team-reader.ts';
+import type { Authorized, Context, Logged, Timed } from '../context.ts';
 
-/** The namespace of the metrics the API publishes itself: the access line's, and the stack's count of throttled requests. */
+/**
+ * The namespace of the metrics the API publishes itself: the access line's, and the stack's count
+ * of throttled requests.
+ */
 export const METRICS_NAMESPACE = 'TeamResourcesApi';
 
 /**
@@ -30,7 +33,7 @@ export const ACCESS_LINE_METRICS = [
 /** The outcomes a function answers with: the values of the `outcome` dimension. */
 export const OUTCOMES = ['2xx', '304', '401', '403', '404', '422', '5xx'] as const;
 
-type LogContext = Context & Partial<Timed> & { access?: Authorized['access'] | FinanceAuthorized['access'] };
+type LogContext = Context & Logged & Partial<Timed> & Partial<Authorized<TeamState>>;
 type Request = {
   event: APIGatewayProxyEventV2 | null | undefined;
   context: LogContext;
@@ -44,11 +47,11 @@ const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2
  * document: CloudWatch Logs extracts its metrics from the line as it arrives, with no API call
  * and no extra line (docs/operations.md). Besides the metrics: the status, the API Gateway
  * request id and the team the request resolved to (never the raw path segment: a caller can put
- * anything there, a token pasted in the wrong place). The logger adds the Lambda request id and
- * cold start. It runs outermost, so it sees the status the client gets.
+ * anything there, a token pasted in the wrong place). The request's logger adds its Lambda request
+ * id and cold start, the same cold start as the ColdStart metric. It runs outermost, so it sees
+ * the status the client gets.
  */
 export function accessLog(
-  log: Logger,
   route: ServedRoute,
 ): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
   const directives = ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({
@@ -56,10 +59,9 @@ export function accessLog(
     Dimensions: [dimensions],
     Metrics: metrics.filter((metric) => readsTable(route) || !metric.Name.startsWith('DynamoDB')),
   }));
-  let coldStart = true;
   const logRequest = ({ event, context, response }: Request) => {
     const status = response?.statusCode ?? 500;
-    log.info('request', {
+    context.log.info('request', {
       _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
       route: route.name,
       outcome: outcomeOf(status),
@@ -69,13 +71,12 @@ export function accessLog(
       team: context.access?.team.teamId ?? null,
       Requests: 1,
       Latency: context.startedAt === undefined ? 0 : elapsedMs(context.startedAt),
-      ColdStart: coldStart ? 1 : 0,
+      ColdStart: context.coldStart ? 1 : 0,
       ...(readsTable(route) && {
         DynamoDBRoundTrips: context.usage?.roundTrips ?? 0,
         DynamoDBReadCapacity: context.usage?.readCapacity ?? 0,
       }),
     });
-    coldStart = false;
   };
   return { after: logRequest, onError: logRequest };
 }

@@ -1,101 +1,105 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { grants, type Ability } from '../../domain/abilities.ts';
-import { pageWindow } from '../../domain/pagination.ts';
-import type { ListResource } from '../../domain/resources.ts';
-import { bearerNames, readBearer, type Bearer } from '../../auth/bearer.ts';
-import { isExpired } from '../../auth/token.ts';
-import type { RecentAccess } from '../../store/recent-access.ts';
-import { isMember, type StoredToken, type TeamReader, type TeamState } from '../../store/team-reader.ts';
-import type { Authorized, Context, FinanceAuthorized, QueryRead, Timed } from '../context.ts';
+import { bearerNames, isExpired, readBearer, type Bearer } from '../../auth/bearer.ts';
+import { grants, type Ability } from '../../routes.ts';
+import { isMember, type ReadOptions, type StoredToken, type TeamState } from '../../store/team-reader.ts';
+import type { Authorized, Context, Timed } from '../context.ts';
 import { missingAbility, notFound, unauthenticated } from '../errors.ts';
 
 type Event = APIGatewayProxyEventV2;
+
+/** What a request says about its caller, before anything is read: its bearer and the team segment. */
+export interface Credentials {
+  bearer: Bearer;
+  teamSegment: string;
+}
+
+/** What the middlewares of one request share on middy's `request.internal`. */
+export type CredentialsInternal = { credentials?: Credentials | undefined };
+
+/**
+ * The request's credentials, or undefined when it names no bearer (a 401), read from its event
+ * once: speculativePage needs them before authorize does, and the bearer's hash is worth
+ * computing once. The team segment is read only after a bearer, as a request without one is
+ * answered 401 whatever its path (a direct invoke may pass an event without one).
+ */
+export function credentialsOf({
+  event,
+  internal,
+}: {
+  event: Event;
+  internal: CredentialsInternal;
+}): Credentials | undefined {
+  if (!('credentials' in internal)) {
+    const bearer = readBearer(event.headers?.authorization);
+    internal.credentials = bearer && { bearer, teamSegment: event.pathParameters!.team! };
+  }
+  return internal.credentials;
+}
+
 type Access<T> = { token?: StoredToken; team?: T };
 
 /**
- * Checks 1 to 3 of the contract's order for a list: token (401), ability (403), team and
- * membership (404), on the token and the team head read together in one BatchGetItem.
- *
- * For a token that recently passed for this team (RecentAccess), the page's Query on the
- * generation last seen goes out at the same time, so a warm request waits on one round trip
- * (docs/storage.md); the handler uses it only if the head still names that generation. Never for
- * an unknown token, and never with If-None-Match, whose answer may need no Query at all.
+ * The one read authorize makes: the token by its hash and the route's team item by the path
+ * segment, together in one BatchGetItem (TeamReader.readTokenAndHead for a list,
+ * readTokenAndFinance for finances).
  */
-export function authorize({
-  reader,
-  ability,
-  resource,
-  recent,
-}: {
-  reader: TeamReader;
-  ability: Ability;
-  resource: ListResource;
-  recent: RecentAccess;
-}): MiddlewareObj<Event, unknown, Error, Context & Timed & QueryRead & Authorized> {
-  return {
-    before: async function authorizeRequest({ event, context }) {
-      const { bearer, passKey, teamSegment } = credentials(event);
-      const read = (consistent: boolean) =>
-        reader.readAccess(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
-      const speculation = recent.speculation(passKey, teamSegment);
-      const { query } = context;
-      const ordinals =
-        speculation && query.ok && event.headers?.['if-none-match'] === undefined
-          ? pageWindow(speculation.lists[resource].count, query.value.page, query.value.perPage).ordinals
-          : null;
-      const [access, prefetched] = await Promise.all([
-        read(false),
-        ordinals ? reader.prefetchPage(speculation!, resource, ordinals, context) : undefined,
-      ]);
-      try {
-        const { token, team } = await checked(bearer, ability, access, () => read(true));
-        recent.passed(passKey, teamSegment, team);
-        context.access = { team, token, teamSegment, prefetched };
-      } catch (error) {
-        recent.failed(passKey, teamSegment);
-        throw error;
-      }
-    },
-  };
-}
+export type AccessRead<T extends TeamState> = (
+  tokenHash: string,
+  teamSegment: string,
+  options: ReadOptions,
+) => Promise<Access<T>>;
 
-/** The same checks for finances, on the token and the team's finance item (one round trip). */
-export function authorizeFinances({
-  reader,
+/**
+ * Checks 1 to 3 of the contract's order (docs/contract.md, section 2): token (401), ability
+ * (403), team and membership (404), on what `read` returns. Once they pass, the token and the
+ * team are on `context.access`.
+ */
+export function authorize<T extends TeamState>({
   ability,
+  read,
 }: {
-  reader: TeamReader;
   ability: Ability;
-}): MiddlewareObj<Event, unknown, Error, Context & Timed & FinanceAuthorized> {
+  read: AccessRead<T>;
+}): MiddlewareObj<Event, unknown, Error, Context & Timed & Authorized<T>, CredentialsInternal> {
   return {
-    before: async function authorizeFinanceRequest({ event, context }) {
-      const { bearer, teamSegment } = credentials(event);
-      const read = (consistent: boolean) =>
-        reader.readFinanceAccess(bearer.tokenHash, teamSegment, {
-          consistent,
-          signal: context.signal,
-          usage: context.usage,
-        });
-      const { token, team } = await checked(bearer, ability, await read(false), () => read(true));
+    before: async function authorizeRequest(request) {
+      const { context } = request;
+      const credentials = credentialsOf(request);
+      if (credentials === undefined) throw unauthenticated();
+      const { bearer, teamSegment } = credentials;
+      const readAccess = (consistent: boolean) =>
+        read(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
+      const { token, team } = await grantedAccess(bearer, ability, await readAccess(false), () => readAccess(true));
       context.access = { team, token, teamSegment };
     },
   };
 }
 
 /**
- * The bearer and the team segment. `passKey` keys what the function remembers of passes: the
- * bearer as sent, its Sanctum id included, so a wrong id never speculates on a right one's pass.
+ * Check 1 (docs/contract.md, sections 2 and 6): the token the bearer's hash found is accepted
+ * only when all of these hold. Any other answers 401, exactly as a token that does not exist.
  */
-function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegment: string } {
-  const bearer = readBearer(event.headers?.authorization);
-  if (bearer === undefined) throw unauthenticated();
-  const passKey = bearer.sanctumId === undefined ? bearer.tokenHash : `${bearer.sanctumId}|${bearer.tokenHash}`;
-  return { bearer, passKey, teamSegment: event.pathParameters!.team! };
-}
+const TOKEN_CONDITIONS: readonly ((token: StoredToken, bearer: Bearer) => boolean)[] = [
+  // Sanctum's `<id>|<secret>`: the token has the id the bearer names (any token, for the secret alone).
+  function namedByTheBearer(token, bearer) {
+    return bearerNames(bearer, token.sanctumId);
+  },
+  // Not written by an import that has not finished (it writes new tokens inactive until its end).
+  function active(token) {
+    return !token.inactive;
+  },
+  function notRevoked(token) {
+    return token.revokedAt === null;
+  },
+  function notExpired(token) {
+    return !isExpired(token.expiresAt, new Date());
+  },
+];
 
 /**
- * The checks in the contract's order; returns the token and team once they all pass.
+ * The access the checks grant, in the contract's order: the token and the team once they all
+ * pass, else the contract error of the first that fails.
  *
  * A 404 for a valid token is confirmed on one strongly consistent read before it is answered:
  * on AWS an eventually consistent read may come from a replica that has the new head of a team
@@ -103,27 +107,17 @@ function credentials(event: Event): { bearer: Bearer; passKey: string; teamSegme
  * not yet the team at all). Only a valid token with the ability gets that second read, so an
  * unknown token still costs exactly one.
  */
-async function checked<T extends TeamState>(
+async function grantedAccess<T extends TeamState>(
   bearer: Bearer,
   ability: Ability,
-  access: Access<T>,
+  { token, team }: Access<T>,
   rereadStrongly?: () => Promise<Access<T>>,
 ): Promise<Required<Access<T>>> {
-  const { token } = access;
-  // A token the bearer does not name (Sanctum's `<id>|` check), or one an unfinished import wrote,
-  // answers as an unknown one.
-  if (
-    !token ||
-    !bearerNames(bearer, token.sanctumId) ||
-    token.inactive ||
-    token.revokedAt !== null ||
-    isExpired(token.expiresAt, new Date())
-  )
-    throw unauthenticated();
+  if (token === undefined || !TOKEN_CONDITIONS.every((holds) => holds(token, bearer))) throw unauthenticated();
   if (!grants(token.abilities, ability)) throw missingAbility(ability);
   // An unknown team and a team the user is not in look the same to the caller. Membership is
   // of the generation the team item names, so the members switch with the team's data.
-  if (access.team && isMember(token, access.team)) return access as Required<Access<T>>;
+  if (team !== undefined && isMember(token, team)) return { token, team };
   if (!rereadStrongly) throw notFound();
-  return checked(bearer, ability, await rereadStrongly());
+  return grantedAccess(bearer, ability, await rereadStrongly());
 }

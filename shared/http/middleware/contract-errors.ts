@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
-import type { Logger } from '../../log.ts';
+import type { Context, Logged } from '../context.ts';
 import { isContractError, toContractError } from '../errors.ts';
 
 /**
@@ -13,18 +13,18 @@ import { isContractError, toContractError } from '../errors.ts';
  * - @middy/http-error-handler then turns the contract error into the response: status, body,
  *   headers. Its own logging is off: the access log records every request.
  */
-export function contractErrors(log: Logger): MiddlewareObj[] {
-  return [httpErrorHandler({ logger: false }), classifyErrors(log)];
+export function contractErrors(): MiddlewareObj<unknown, unknown, Error, Context & Logged>[] {
+  return [httpErrorHandler({ logger: false }), classifyErrors()];
 }
 
-function classifyErrors(log: Logger): MiddlewareObj {
+function classifyErrors(): MiddlewareObj<unknown, unknown, Error, Context & Logged> {
   return {
     onError: function classifyError(request) {
       const { error } = request;
       // An `after` step that failed leaves the handler's response behind: the error answers instead.
       request.response = undefined;
       if (isContractError(error) && error.statusCode < 500) return;
-      log.error('request failed', { error: error?.name, detail: error?.message });
+      request.context.log.error('request failed', { error: error?.name, detail: error?.message });
       request.error = toContractError(error);
     },
   };

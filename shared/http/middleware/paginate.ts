@@ -6,7 +6,7 @@ import { validationFailed } from '../errors.ts';
 
 /**
  * Reads `per_page` and `page` before the token is checked, without judging them yet: a warm
- * request needs the page to send its Query alongside the token's read (authorize.ts). A 422 is
+ * request needs the page to send its Query alongside the token's read (speculative-page.ts). A 422 is
  * check 4 and comes after 401, 403 and 404 (requireValidPage).
  */
 export function readPageQuery(): MiddlewareObj<APIGatewayProxyEventV2, unknown, Error, Context & QueryRead> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unauthenticated } from '../../../shared/http/errors.ts';
 import { accessLog, ACCESS_LINE_METRICS, METRICS_NAMESPACE } from '../../../shared/http/middleware/access-log.ts';
-import { jsonResponse } from '../../../shared/http/response.ts';
+import { jsonResponse } from '../../../shared/http/envelope.ts';
 import type { Logger } from '../../../shared/log.ts';
 import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/routes.ts';
 import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';
@@ -22,7 +22,12 @@ const DAEMONS = ROUTES.find((route) => route.name === 'daemons')!;
 function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
   const lines: Record<string, any>[] = [];
   const log = { info: (message: string, fields: object) => void lines.push({ message, ...fields }) };
-  return { lines, middleware: accessLog(log as unknown as Logger, route) };
+  /** The request, with the stand-in as its own logger (as lambdaContext gives each request one). */
+  const logged = <R extends { context: { log: Logger } }>(request: R): R => {
+    request.context.log = log as unknown as Logger;
+    return request;
+  };
+  return { lines, logged, middleware: accessLog(route) };
 }
 
 const ACME: TeamHead = {
@@ -54,15 +59,15 @@ function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
 
 describe('the access line', () => {
   it('is written after the handler, never before it', async () => {
-    const { lines, middleware } = setUp();
+    const { lines, logged, middleware } = setUp();
     expect(middleware.before).toBeUndefined();
-    await middleware.after!(servedRequest());
+    await middleware.after!(logged(servedRequest()));
     expect(lines).toHaveLength(1);
   });
 
   it("is an embedded metric format document: route and outcome as dimensions, the request's metrics as numbers", async () => {
-    const { lines, middleware } = setUp();
-    await middleware.after!(servedRequest(200, 12.345_678));
+    const { lines, logged, middleware } = setUp();
+    await middleware.after!(logged(servedRequest(200, 12.345_678)));
     const [line] = lines;
     expect(emfProblems(JSON.stringify(line))).toEqual([]);
     expect(line).toMatchObject({
@@ -88,15 +93,19 @@ describe('the access line', () => {
     );
   });
 
-  it("counts only the function's first request as its cold start", async () => {
-    const { lines, middleware } = setUp();
-    for (let i = 0; i < 3; i++) await middleware.after!(servedRequest());
-    expect(lines.map((line) => line.ColdStart)).toEqual([1, 0, 0]);
+  it("counts the request's own cold start, as its logger's lines say it (cold_start)", async () => {
+    const { lines, logged, middleware } = setUp();
+    for (const coldStart of [true, false]) {
+      const request = servedRequest();
+      request.context.coldStart = coldStart;
+      await middleware.after!(logged(request));
+    }
+    expect(lines.map((line) => line.ColdStart)).toEqual([1, 0]);
   });
 
   it("leaves DynamoDB out of the OpenAPI document's line, which reads no table", async () => {
-    const { lines, middleware } = setUp(DOCUMENT_ROUTE);
-    await middleware.after!(servedRequest());
+    const { lines, logged, middleware } = setUp(DOCUMENT_ROUTE);
+    await middleware.after!(logged(servedRequest()));
     expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
     expect(lines[0]).not.toHaveProperty('DynamoDBRoundTrips');
     expect(JSON.stringify(lines[0]!._aws)).not.toContain('DynamoDB');
@@ -112,13 +121,13 @@ describe('the access line', () => {
     [500, '5xx'],
     [503, '5xx'],
   ])('gives status %i the outcome %s', async (status, outcome) => {
-    const { lines, middleware } = setUp();
-    await middleware.after!(servedRequest(status));
+    const { lines, logged, middleware } = setUp();
+    await middleware.after!(logged(servedRequest(status)));
     expect(lines[0]).toMatchObject({ status, outcome });
   });
 
   it('logs the team of the finance item a finances request resolved to', async () => {
-    const { lines, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
+    const { lines, logged, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
     const request = apiRequest<FinanceContext>({
       event: apiEvent({ route: 'finances' }),
       response: jsonResponse(200, '{}'),
@@ -128,40 +137,42 @@ describe('the access line', () => {
       token: TOKEN,
       teamSegment: 'acme',
     };
-    await middleware.after!(request);
+    await middleware.after!(logged(request));
     expect(lines[0]).toMatchObject({ route: 'finances', team: 7, status: 200 });
   });
 });
 
 describe('the access line on error', () => {
   it('carries the status of the error response, team null and none of the raw segment (a token pasted into the path)', async () => {
-    const { lines, middleware } = setUp();
+    const { lines, logged, middleware } = setUp();
     await middleware.onError!(
-      apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: jsonResponse(401, '{}') }),
+      logged(
+        apiRequest({ event: apiEvent({ team: SECRET }), error: unauthenticated(), response: jsonResponse(401, '{}') }),
+      ),
     );
     expect(lines[0]).toMatchObject({ outcome: '401', status: 401, team: null });
     expect(JSON.stringify(lines)).not.toContain(SECRET);
   });
 
   it('says 500 when the error left no response, and nothing about the error itself', async () => {
-    const { lines, middleware } = setUp();
-    await middleware.onError!(apiRequest({ error: new Error('internal detail'), response: null }));
+    const { lines, logged, middleware } = setUp();
+    await middleware.onError!(logged(apiRequest({ error: new Error('internal detail'), response: null })));
     expect(lines[0]).toMatchObject({ outcome: '5xx', status: 500 });
     expect(JSON.stringify(lines)).not.toContain('internal detail');
   });
 
   it('is still a valid document when a direct invoke passed no API Gateway event at all', async () => {
-    const { lines, middleware } = setUp();
+    const { lines, logged, middleware } = setUp();
     const request = apiRequest({ error: new Error('not an event'), response: jsonResponse(500, '{}') });
     request.event = null as unknown as ApiRequest['event'];
     delete (request.context as Partial<ApiRequest['context']>).startedAt;
-    await middleware.onError!(request);
+    await middleware.onError!(logged(request));
     expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
   });
 
   it('never carries the Authorization header, the token or the host', async () => {
-    const { lines, middleware } = setUp();
-    await middleware.after!(servedRequest());
+    const { lines, logged, middleware } = setUp();
+    await middleware.after!(logged(servedRequest()));
     const text = JSON.stringify(lines).toLowerCase();
     for (const secret of [SECRET.toLowerCase(), 'bearer', 'api.example.com']) expect(text).not.toContain(secret);
   });

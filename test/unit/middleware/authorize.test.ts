@@ -1,18 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/auth/token.ts';
-import type { Ability } from '../../../shared/domain/abilities.ts';
-import { authorize, authorizeFinances } from '../../../shared/http/middleware/authorize.ts';
-import { RecentAccess } from '../../../shared/store/recent-access.ts';
-import type { Ordinals } from '../../../shared/domain/pagination.ts';
-import type {
-  Prefetched,
-  ReadOptions,
-  StoredToken,
-  TeamFinance,
-  TeamHead,
-  TeamReader,
-} from '../../../shared/store/team-reader.ts';
-import { JSON_CONTENT_TYPE } from '../../../shared/http/response.ts';
+import { hashToken } from '../../../shared/auth/bearer.ts';
+import { JSON_CONTENT_TYPE } from '../../../shared/http/envelope.ts';
+import { authorize, type AccessRead } from '../../../shared/http/middleware/authorize.ts';
+import type { Ability } from '../../../shared/routes.ts';
+import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../../shared/store/team-reader.ts';
 import {
   apiContext,
   apiEvent,
@@ -23,12 +14,11 @@ import {
 } from '../../support/middy-request.ts';
 
 /**
- * The authorize middlewares on their own: checks 1 to 3 of the contract's order (token 401,
- * ability 403, team and membership 404) before the handler runs, on the team's head for a list
- * (authorize) or its finance item (authorizeFinances). Their reader is a stand-in for the
- * methods they call (readAccess, readFinanceAccess, prefetchPage), holding a few tokens and one
- * team; the real reader, and what each request costs, are tested against DynamoDB Local
- * (read-cost.test.ts).
+ * authorize on its own: checks 1 to 3 of the contract's order (token 401, ability 403, team and
+ * membership 404) before the handler runs, on what its one read returns: the team's head for a
+ * list, its finance item for finances. The read is a stand-in over a few tokens and one team
+ * that records its calls; the real reads, and what each request costs, are tested against
+ * DynamoDB Local (read-cost.test.ts).
  */
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
@@ -69,68 +59,26 @@ const TOKENS: Record<string, StoredToken> = {
   expiredWithoutAbility: storedToken({ abilities: [], expiresAt: '2020-01-01T00:00:00+00:00' }),
   outsider: storedToken({ userId: 99, memberships: new Set() }),
   formerMember: storedToken({ userId: 98, memberships: new Set(['1#g1']) }),
+  sanctum: storedToken({ sanctumId: 5 }),
 };
 
-type AccessPort = Pick<TeamReader, 'readAccess' | 'readFinanceAccess' | 'prefetchPage'>;
-type Call = {
-  method: string;
-  tokenHash?: string;
-  teamSegment?: string;
-  signal?: AbortSignal;
-  consistent?: boolean;
-  generation?: string;
-  ordinals?: Ordinals;
-};
+type Call = { tokenHash: string; teamSegment: string; signal?: AbortSignal; consistent?: boolean };
 
-/** A stand-in for the reader's reads: the port the middlewares use, over a few tokens and one team. */
-class StandInReader implements AccessPort {
-  readonly calls: Call[] = [];
-  private readonly tokens = new Map(Object.entries(TOKENS).map(([secret, token]) => [hashToken(secret), token]));
-  private readonly segments = new Set(['1', 'acme']);
-
-  async readAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({
-      method: 'readAccess',
-      tokenHash,
-      teamSegment,
-      signal: options.signal,
-      consistent: options.consistent,
-    });
-    return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME : undefined };
-  }
-
-  async readFinanceAccess(tokenHash: string, teamSegment: string, options: ReadOptions = {}) {
-    this.calls.push({
-      method: 'readFinanceAccess',
-      tokenHash,
-      teamSegment,
-      signal: options.signal,
-      consistent: options.consistent,
-    });
-    return { token: this.tokens.get(tokenHash), team: this.segments.has(teamSegment) ? ACME_FINANCE : undefined };
-  }
-
-  async prefetchPage(
-    team: TeamHead,
-    resource: 'projects' | 'daemons',
-    ordinals: Ordinals,
-    options: ReadOptions = {},
-  ): Promise<Prefetched> {
-    const { generation } = team.lists[resource];
-    this.calls.push({ method: 'prefetchPage', generation, ordinals, signal: options.signal });
-    return { teamId: team.teamId, generation, items: [] };
-  }
+/** A stand-in for the one read, over the tokens above and team 1 (as `acme` or `1`), recording each call. */
+function standInRead<T extends TeamState>(team: T): AccessRead<T> & { calls: Call[] } {
+  const tokens = new Map(Object.entries(TOKENS).map(([secret, token]) => [hashToken(secret), token]));
+  const calls: Call[] = [];
+  const read = async (tokenHash: string, teamSegment: string, { signal, consistent }: ReadOptions) => {
+    calls.push({ tokenHash, teamSegment, signal, consistent });
+    return { token: tokens.get(tokenHash), team: ['1', 'acme'].includes(teamSegment) ? team : undefined };
+  };
+  return Object.assign(read, { calls });
 }
 
-function setUp(options: { ability?: Ability; reader?: Pick<TeamReader, 'readAccess'> } = {}) {
-  const reader = options.reader ?? new StandInReader();
-  const middleware = authorize({
-    reader: reader as TeamReader,
-    ability: options.ability ?? 'projects:read',
-    resource: 'projects',
-    recent: new RecentAccess(),
-  });
-  return { reader, middleware };
+function setUp(options: { ability?: Ability; read?: AccessRead<TeamHead> } = {}) {
+  const read = standInRead(ACME);
+  const middleware = authorize({ ability: options.ability ?? 'projects:read', read: options.read ?? read });
+  return { calls: read.calls, middleware };
 }
 
 function requestWith(authorization: string | undefined, team = 'acme'): ApiRequest {
@@ -138,17 +86,16 @@ function requestWith(authorization: string | undefined, team = 'acme'): ApiReque
 }
 
 /** The contract error `before` throws for this request, or a failed test. */
-const rejection = (middleware: ReturnType<typeof authorize>, request: ApiRequest) =>
+const rejection = (middleware: ReturnType<typeof authorize<TeamHead>>, request: ApiRequest) =>
   thrownContractError(() => middleware.before!(request));
 
 describe('authorize, before the handler', () => {
   it('reads the token by the SHA-256 of its secret and the team by the path segment as written, in one call with the request signal', async () => {
-    const { reader, middleware } = setUp();
+    const { calls, middleware } = setUp();
     const request = requestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect((reader as StandInReader).calls).toEqual([
+    expect(calls).toEqual([
       {
-        method: 'readAccess',
         tokenHash: hashToken('all'),
         teamSegment: 'acme',
         signal: request.context.signal,
@@ -172,20 +119,20 @@ describe('authorize, before the handler', () => {
   });
 
   it('throws 401 Unauthenticated with WWW-Authenticate: Bearer, reading nothing, when there is no Authorization header', async () => {
-    const { reader, middleware } = setUp();
+    const { calls, middleware } = setUp();
     const error = await rejection(middleware, requestWith(undefined));
     expect(error.status).toBe(401);
     expect(error.body).toEqual({ message: 'Unauthenticated.' });
     expect(error.headers).toEqual({ 'Content-Type': JSON_CONTENT_TYPE, 'WWW-Authenticate': 'Bearer' });
-    expect((reader as StandInReader).calls).toEqual([]);
+    expect(calls).toEqual([]);
   });
 
   it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])(
     'throws 401, reading nothing, when the header is %j',
     async (authorization) => {
-      const { reader, middleware } = setUp();
+      const { calls, middleware } = setUp();
       expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
-      expect((reader as StandInReader).calls).toEqual([]);
+      expect(calls).toEqual([]);
     },
   );
 
@@ -200,9 +147,16 @@ describe('authorize, before the handler', () => {
     ['outsider', 'acme', 404], // the same 404 as for an unknown team
     ['formerMember', 'acme', 404], // a member of an earlier generation only: members switch with the data
     ['all', '01', 404], // an all-digit segment is compared as written: 01 is not team 1
-  ])('throws %s for team %s: %i', async (secret, team, status) => {
+    ['5|sanctum', 'acme', 200], // Sanctum's <id>|<secret>, naming the token's id
+    ['05|sanctum', 'acme', 200], // the id compared as a number
+    ['6|sanctum', 'acme', 401], // another token's id: as an unknown token
+    ['5|all', 'acme', 401], // an id given for a token imported without one
+    ['x|all', 'acme', 401], // an id that is not digits names no token
+  ])('answers %s for team %s: %i', async (secret, team, status) => {
     const { middleware } = setUp();
-    const error = await rejection(middleware, requestWith(`Bearer ${secret}`, team));
+    const request = requestWith(`Bearer ${secret}`, team);
+    if (status === 200) return expect(middleware.before!(request)).resolves.toBeUndefined();
+    const error = await rejection(middleware, request);
     expect(error.status).toBe(status);
     if (status === 404)
       expect({ body: error.body, headers: error.headers }).toEqual({
@@ -247,54 +201,12 @@ describe('authorize, before the handler', () => {
   );
 
   it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
-    const { reader, middleware } = setUp();
+    const { calls, middleware } = setUp();
     await rejection(middleware, requestWith('Bearer outsider', 'acme'));
-    expect((reader as StandInReader).calls.map((c) => c.consistent)).toEqual([false, true]);
-    (reader as StandInReader).calls.length = 0;
-    await rejection(middleware, requestWith('Bearer unknown', 'acme'));
-    expect((reader as StandInReader).calls.map((c) => c.consistent)).toEqual([false]);
-  });
-
-  it("sends the page's Query with the token read only for a token that passed for this team before, on the generation it saw", async () => {
-    const { reader, middleware } = setUp();
-    const calls = (reader as StandInReader).calls;
-    await middleware.before!(requestWith('Bearer all', 'acme'));
-    expect(calls.map((c) => c.method)).toEqual(['readAccess']);
+    expect(calls.map((c) => c.consistent)).toEqual([false, true]);
     calls.length = 0;
-    const warm = requestWith('Bearer all', 'acme');
-    await middleware.before!(warm);
-    expect(calls.map((c) => c.method).sort()).toEqual(['prefetchPage', 'readAccess']);
-    expect(calls.find((c) => c.method === 'prefetchPage')).toMatchObject({
-      generation: 'g2',
-      ordinals: { first: 1, last: 3 },
-    });
-    expect(warm.context.access?.prefetched?.generation).toBe('g2');
-    calls.length = 0;
-    // Another team segment, an unknown token, a revalidation: no early Query.
-    await middleware.before!(requestWith('Bearer all', '1'));
     await rejection(middleware, requestWith('Bearer unknown', 'acme'));
-    await middleware.before!(
-      apiRequest({
-        event: apiEvent({ team: 'acme', headers: { authorization: 'Bearer all', 'if-none-match': '"x"' } }),
-      }),
-    );
-    expect(calls.map((c) => c.method)).toEqual(['readAccess', 'readAccess', 'readAccess']);
-  });
-
-  it('stops speculating for a token once it fails a check', async () => {
-    const reader = new StandInReader();
-    const recent = new RecentAccess();
-    const middleware = authorize({
-      reader: reader as AccessPort as TeamReader,
-      ability: 'projects:read',
-      resource: 'projects',
-      recent,
-    });
-    await middleware.before!(requestWith('Bearer expiresLater', 'acme'));
-    expect(recent.speculation(hashToken('expiresLater'), 'acme')).toEqual(ACME);
-    vi.setSystemTime(new Date('2026-06-01T12:00:01Z'));
-    await thrownContractError(() => middleware.before!(requestWith('Bearer expiresLater', 'acme')));
-    expect(recent.speculation(hashToken('expiresLater'), 'acme')).toBeUndefined();
+    expect(calls.map((c) => c.consistent)).toEqual([false]);
   });
 
   it('leaves context.access unset when it throws', async () => {
@@ -305,22 +217,21 @@ describe('authorize, before the handler', () => {
   });
 });
 
-describe('authorizeFinances, before the handler', () => {
+describe('authorize for finances: the same checks on the finance item', () => {
   const setUpFinances = (ability: Ability = 'finances:read') => {
-    const reader = new StandInReader();
-    return { reader, middleware: authorizeFinances({ reader: reader as AccessPort as TeamReader, ability }) };
+    const read = standInRead(ACME_FINANCE);
+    return { calls: read.calls, middleware: authorize({ ability, read }) };
   };
 
   const financeRequestWith = (authorization: string, team = 'acme') =>
     apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
 
   it("reads the token and the team's finance item in one call, and puts the finance item on context.access", async () => {
-    const { reader, middleware } = setUpFinances();
+    const { calls, middleware } = setUpFinances();
     const request = financeRequestWith('Bearer all', 'acme');
     await middleware.before!(request);
-    expect(reader.calls).toEqual([
+    expect(calls).toEqual([
       {
-        method: 'readFinanceAccess',
         tokenHash: hashToken('all'),
         teamSegment: 'acme',
         signal: request.context.signal,
@@ -353,7 +264,7 @@ describe('authorizeFinances, before the handler', () => {
 describe('authorize, on error', () => {
   it('lets a failure of the reader (DynamoDB unreachable) through unchanged, for the error handling to answer', async () => {
     const failure = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const { middleware } = setUp({ reader: { readAccess: async () => Promise.reject(failure) } });
+    const { middleware } = setUp({ read: async () => Promise.reject(failure) });
     const request = apiRequest({
       event: apiEvent({ headers: { authorization: 'Bearer all' } }),
       context: apiContext(),

@@ -4,7 +4,7 @@ import { headWithoutBody } from '../../../shared/http/middleware/head.ts';
 import { requestDeadline } from '../../../shared/http/middleware/request-deadline.ts';
 import { DATABASE_WAIT_MS } from '../../../shared/function-settings.ts';
 import { toContractError } from '../../../shared/http/errors.ts';
-import { jsonResponse } from '../../../shared/http/response.ts';
+import { jsonResponse } from '../../../shared/http/envelope.ts';
 import type { Timed } from '../../../shared/http/context.ts';
 import { apiContext, apiEvent, apiRequest } from '../../support/middy-request.ts';
 import { monotonicMs } from '../../../shared/clock.ts';

@@ -1,0 +1,152 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { hashToken } from '../../../shared/auth/bearer.ts';
+import type { PaginationResult } from '../../../shared/domain/pagination.ts';
+import { authorize } from '../../../shared/http/middleware/authorize.ts';
+import { speculativePage } from '../../../shared/http/middleware/speculative-page.ts';
+import type { StoredToken, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
+import { apiContext, apiEvent, thrownContractError, type ApiContext } from '../../support/middy-request.ts';
+
+/**
+ * The warm request's early page Query (speculative-page.ts), in front of authorize as the list
+ * functions use them, with stand-ins for the two reads that record the order they are sent in.
+ * What it costs against DynamoDB Local, warm and cold, is in read-cost.test.ts.
+ */
+const NOW = new Date('2026-06-01T12:00:00.000Z');
+beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
+afterEach(() => vi.useRealTimers());
+
+const member = (parts: Partial<StoredToken> = {}): StoredToken => ({
+  userId: 10,
+  abilities: ['*'],
+  expiresAt: null,
+  revokedAt: null,
+  inactive: false,
+  memberships: new Set(['1#g2', '1#g3']),
+  ...parts,
+});
+const TOKENS = new Map(
+  Object.entries({
+    all: member(),
+    expiresLater: member({ expiresAt: '2026-06-01T12:00:00.001+00:00' }),
+    sanctum: member({ sanctumId: 5 }),
+  }).map(([secret, token]) => [hashToken(secret), token]),
+);
+
+/** A list function's two steps over stand-in reads; its handler returns what the early Query gives it. */
+function listFunction() {
+  // The projects' generation moves; the members' (g2) and the daemons' stay.
+  const headAt = (generation: string): TeamHead => ({
+    teamId: 1,
+    membersGeneration: 'g2',
+    lists: { projects: { generation, count: 3 }, daemons: { generation: 'd1', count: 1 } },
+  });
+  let head = headAt('g2');
+  const sent: string[] = [];
+  let pageQuery: (team: TeamHead) => Promise<string[]> = async () => ['{"id":1}', '{"id":2}', '{"id":3}'];
+  const reader = {
+    async queryPage(team: TeamHead, resource: 'projects', ordinals: { first: number; last: number }) {
+      sent.push(`Query ${team.lists[resource].generation} ${ordinals.first}-${ordinals.last}`);
+      return pageQuery(team);
+    },
+  };
+  const read = async (tokenHash: string, teamSegment: string) => {
+    sent.push('BatchGetItem');
+    return { token: TOKENS.get(tokenHash), team: ['1', 'acme'].includes(teamSegment) ? head : undefined };
+  };
+  const handler = middy<APIGatewayProxyEventV2, unknown, Error, ApiContext>({ timeoutEarlyInMillis: 0 })
+    .use(speculativePage({ reader: reader as unknown as TeamReader, resource: 'projects' }))
+    .use(authorize({ ability: 'projects:read', read }))
+    .handler(async (_event, context) => ({ early: await context.earlyPage?.(context.access.team) }));
+  const request = (
+    options: { token?: string; team?: string; headers?: Record<string, string>; query?: PaginationResult } = {},
+  ) => {
+    const headers = { authorization: `Bearer ${options.token ?? 'all'}`, ...options.headers };
+    const context = apiContext(options.query && { query: options.query });
+    return handler(apiEvent({ team: options.team ?? 'acme', headers }), context) as Promise<{ early?: string[] }>;
+  };
+  return {
+    request,
+    sent,
+    moveTo: (generation: string) => void (head = headAt(generation)),
+    answerQueriesWith: (query: typeof pageQuery) => void (pageQuery = query),
+  };
+}
+
+describe('the early page Query', () => {
+  it("is not sent at a token's first request; after its pass, it goes out before the token's read", async () => {
+    const fn = listFunction();
+    expect(await fn.request()).toEqual({ early: undefined });
+    expect(fn.sent).toEqual(['BatchGetItem']);
+    fn.sent.length = 0;
+    expect(await fn.request()).toEqual({ early: ['{"id":1}', '{"id":2}', '{"id":3}'] });
+    expect(fn.sent).toEqual(['Query g2 1-3', 'BatchGetItem']);
+  });
+
+  it('aims at the page the query asks for, on the counts it saw', async () => {
+    const fn = listFunction();
+    await fn.request();
+    fn.sent.length = 0;
+    await fn.request({ query: { ok: true, value: { page: 2, perPage: 2, perPageGiven: true } } });
+    expect(fn.sent).toEqual(['Query g2 3-3', 'BatchGetItem']);
+  });
+
+  it('gives the handler nothing when the head names another generation by now, or when the Query failed', async () => {
+    const fn = listFunction();
+    await fn.request();
+    fn.moveTo('g3');
+    expect(await fn.request()).toEqual({ early: undefined });
+    // The head it read then is remembered: the next one aims at g3.
+    fn.sent.length = 0;
+    fn.answerQueriesWith(async () => Promise.reject(new Error('throttled')));
+    expect(await fn.request()).toEqual({ early: undefined });
+    expect(fn.sent).toEqual(['Query g3 1-3', 'BatchGetItem']);
+  });
+
+  it('is never sent for an unknown token, another team segment, a revalidation, or a query that will answer 422', async () => {
+    const fn = listFunction();
+    await fn.request();
+    fn.sent.length = 0;
+    await thrownContractError(() => fn.request({ token: 'unknown' }));
+    await fn.request({ team: '1' });
+    await fn.request({ headers: { 'if-none-match': '"x"' } });
+    await fn.request({ query: { ok: false, errors: { page: ['The page field must be an integer.'] } } });
+    expect(fn.sent).toEqual(['BatchGetItem', 'BatchGetItem', 'BatchGetItem', 'BatchGetItem']);
+  });
+
+  it('keys a Sanctum bearer with its id: a wrong id never rides on the right one', async () => {
+    const fn = listFunction();
+    await fn.request({ token: '5|sanctum' });
+    fn.sent.length = 0;
+    expect((await thrownContractError(() => fn.request({ token: '6|sanctum' }))).status).toBe(401);
+    expect(fn.sent).toEqual(['BatchGetItem']);
+  });
+
+  it('stops for a pair that fails a check, from the next request on', async () => {
+    const fn = listFunction();
+    await fn.request({ token: 'expiresLater' });
+    vi.setSystemTime(new Date('2026-06-01T12:00:01Z'));
+    fn.sent.length = 0;
+    expect((await thrownContractError(() => fn.request({ token: 'expiresLater' }))).status).toBe(401);
+    // Sent with the token's read, before the token was judged: wasted, not used.
+    expect(fn.sent).toEqual(['Query g2 1-3', 'BatchGetItem']);
+    fn.sent.length = 0;
+    await thrownContractError(() => fn.request({ token: 'expiresLater' }));
+    expect(fn.sent).toEqual(['BatchGetItem']);
+  });
+
+  it('ends a request only once its Query has settled, even one refused before the handler', async () => {
+    const fn = listFunction();
+    await fn.request({ token: 'expiresLater' });
+    vi.setSystemTime(new Date('2026-06-01T12:00:01Z'));
+    let answer = () => {};
+    fn.answerQueriesWith(() => new Promise((resolve) => (answer = () => resolve([]))));
+    let settled = false;
+    const refused = thrownContractError(() => fn.request({ token: 'expiresLater' })).finally(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    answer();
+    expect((await refused).status).toBe(401);
+  });
+});
