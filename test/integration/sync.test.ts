@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freshTable, type TestTable } from '../support/dynamodb.ts';
+import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
+import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
+import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
+import { tableApi } from '../support/table-api.ts';
+
+/**
+ * The sync (docs/contract.md, section 9) against real PostgreSQL and MariaDB servers the suite
+ * started: each kind of change committed in the source is answered by the API (the real handlers,
+ * over the synced table) within 10 seconds of its commit, deletes and raw SQL included.
+ */
+const SECRET = 'ada-secret-token-0001';
+const BOB = 'bob-secret-token-0002';
+
+function laravelData(): SourceSnapshot {
+  return {
+    teams: [
+      { id: 1, slug: 'acme', name: 'Acme', user_id: 10 },
+      { id: 2, slug: 'globex', name: 'Globex', user_id: 11 },
+    ],
+    users: [
+      { id: 10, name: 'Ada', teams: [1] },
+      { id: 11, name: 'Bob', teams: [1, 2] },
+    ],
+    tokens: [
+      { id: 70, user_id: 10, token: SECRET, name: 'cli', abilities: ['*'] },
+      { id: 71, user_id: 11, token: BOB, name: 'bob', abilities: ['projects:read', 'finances:read'] },
+    ],
+    environments: [{ id: 5, team_id: 1, name: 'production' }],
+    servers: [{ id: 7, team_id: 1, name: 'web-1', monthly_cost: '24.15', currency: 'EUR' }],
+    clients: [{ id: 3, team_id: 1, name: 'Client A' }],
+    projects: [
+      { id: 100, team_id: 1, client_id: 3, name: 'Site', slug: 'site', created_at: '2026-01-02T05:04:05+02:00' },
+      { id: 101, team_id: 1, name: 'Shop', slug: 'shop', created_at: '2026-01-03T00:00:00Z' },
+      { id: 200, team_id: 2, name: 'Globex site', slug: 'globex-site', created_at: '2026-01-03T00:00:00Z' },
+    ],
+    daemons: [
+      {
+        id: 1,
+        environment_id: 5,
+        server_id: 7,
+        name: 'queue',
+        command: 'php artisan queue:work',
+        username: 'forge',
+        directory: '/home/forge/site',
+        processes: 2,
+      },
+    ],
+    costs: [{ team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
+  };
+}
+
+describeSources('the sync', (engine) => {
+  let db: SourceDatabase;
+  let table: TestTable;
+  let api: ReturnType<typeof tableApi>;
+  let sync: RunningSync;
+  const now = engine === 'postgres' ? 'now()' : 'NOW()';
+
+  beforeAll(async () => {
+    db = await createSourceDatabase(engine);
+    await seedSource(db, laravelData());
+    await setUp(db);
+    table = await freshTable();
+    api = tableApi(table);
+    sync = startSync(db, table);
+    await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
+  }, 60_000);
+  afterAll(async () => {
+    await sync?.stop();
+    await db?.drop();
+  });
+
+  const projectNames = async (team = 'acme', token = SECRET) => {
+    const answer = await api.get(`/api/${team}/projects?per_page=50`, { token });
+    return answer.status === 200 ? (answer.body.data as { name: string }[]).map((p) => p.name) : answer.status;
+  };
+
+  it('serves the source after its first full pass, as the API answers for Laravel', async () => {
+    const page = await api.get('/api/acme/projects', { token: SECRET });
+    expect(page.body.data).toEqual([
+      { id: 100, name: 'Site', slug: 'site', client_id: 3, created_at: '2026-01-02T03:04:05+00:00' },
+      { id: 101, name: 'Shop', slug: 'shop', client_id: null, created_at: '2026-01-03T00:00:00+00:00' },
+    ]);
+    const finances = await api.get('/api/acme/finances', { token: SECRET });
+    expect(finances.body.totals).toEqual({ EUR: 29.15 });
+    const daemons = await api.get('/api/1/daemons', { token: SECRET });
+    expect(daemons.body.data[0]).toMatchObject({ id: 1, name: 'queue', processes: 2, environment_id: 5, server_id: 7 });
+    // The owner is a member; Ada is not a member of Globex.
+    expect((await api.get('/api/globex/projects', { token: SECRET })).status).toBe(404);
+    expect((await api.get('/api/globex/projects', { token: BOB })).status).toBe(200);
+  });
+
+  it('serves a project inserted by Eloquent within 10 s', async () => {
+    await db.query(
+      `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (102, 1, 'Blog', 'blog', ${now}, ${now})`,
+    );
+    const ms = await servedWithin(
+      async () => (await projectNames()) instanceof Array && ((await projectNames()) as string[]).includes('Blog'),
+    );
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('serves a raw UPDATE that leaves updated_at alone', async () => {
+    await db.query(`UPDATE projects SET name = 'Site renamed' WHERE id = 100`);
+    await servedWithin(async () => ((await projectNames()) as string[]).includes('Site renamed'));
+  });
+
+  it('serves a hard delete', async () => {
+    await db.query('DELETE FROM projects WHERE id = 101');
+    await servedWithin(async () => !((await projectNames()) as string[]).includes('Shop'));
+  });
+
+  it('serves two transactions that commit in another order than they began', async () => {
+    const first = await db.session();
+    const second = await db.session();
+    try {
+      await first.query(engine === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
+      await first.query(
+        `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (110, 1, 'Early', 'early', ${now}, ${now})`,
+      );
+      await second.query(
+        `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (111, 1, 'Late', 'late', ${now}, ${now})`,
+      );
+      await servedWithin(async () => ((await projectNames()) as string[]).includes('Late'));
+      await first.query('COMMIT');
+      await servedWithin(async () => ((await projectNames()) as string[]).includes('Early'));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it("serves a cost line's change, and a project page revalidated meanwhile still answers 304", async () => {
+    const page = await api.get('/api/acme/projects', { token: SECRET });
+    await db.query(`UPDATE costs SET amount = '6.00' WHERE team_id = 1`);
+    await servedWithin(async () => (await api.get('/api/acme/finances', { token: SECRET })).body.totals.EUR === 30.15);
+    const again = await api.get('/api/acme/projects', { token: SECRET, ifNoneMatch: page.headers.ETag });
+    expect(again.status).toBe(304);
+  });
+
+  it('answers 401 within 10 s for a token Sanctum revoked (deleted), and for one expired in the source', async () => {
+    await db.query(`INSERT INTO personal_access_tokens (id, tokenable_type, tokenable_id, name, token, abilities, created_at, updated_at)
+      SELECT 72, tokenable_type, tokenable_id, 'second', '${'b'.repeat(64)}', '["*"]', ${now}, ${now} FROM personal_access_tokens WHERE id = 71`);
+    await db.query('DELETE FROM personal_access_tokens WHERE id = 71');
+    await servedWithin(async () => (await api.get('/api/acme/projects', { token: BOB })).status === 401);
+    await db.query(`UPDATE personal_access_tokens SET expires_at = '2020-01-01 00:00:00' WHERE id = 70`);
+    await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 401);
+    await db.query('UPDATE personal_access_tokens SET expires_at = NULL WHERE id = 70');
+    await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200);
+  });
+
+  it("does not count Sanctum's last_used_at as a change", async () => {
+    const before = sync.passes;
+    await db.query(`UPDATE personal_access_tokens SET last_used_at = ${now}, updated_at = ${now} WHERE id = 70`);
+    const [row] = await db.query<{ n: string }>('SELECT COUNT(*) AS n FROM team_resources_changes');
+    expect(Number(row?.n)).toBe(0);
+    expect(sync.passes).toBe(before);
+  });
+
+  it('answers 404 within 10 s to a member removed from the team, and to a deleted team', async () => {
+    await db.query('INSERT INTO team_user (team_id, user_id, role) VALUES (2, 10, ?)'.replace('?', "'editor'"));
+    await servedWithin(async () => (await api.get('/api/globex/projects', { token: SECRET })).status === 200);
+    await db.query('DELETE FROM team_user WHERE team_id = 2 AND user_id = 10');
+    await servedWithin(async () => (await api.get('/api/globex/projects', { token: SECRET })).status === 404);
+    await db.query('DELETE FROM projects WHERE team_id = 2');
+    await db.query('DELETE FROM team_user WHERE team_id = 2');
+    await db.query('DELETE FROM teams WHERE id = 2');
+    await servedWithin(async () => (await api.get('/api/2/finances', { token: SECRET })).status === 404);
+  });
+});
