@@ -413,6 +413,39 @@ async function planTokens(
 export const tokenFingerprint = (token: DesiredToken): string =>
   textFingerprint(JSON.stringify([token.hash, token.userId, token.name, token.abilities, token.expiresAt]));
 
+/** What a kept token holds once narrowed: the abilities both grant, the earlier expiry. */
+export function narrowedToken({ desired, stored }: TokenPlan['kept'][number]) {
+  return {
+    abilities: commonAbilities(stored.abilities, desired.abilities),
+    expiresAt: earlierExpiry(stored.expiresAt, desired.expiresAt),
+  };
+}
+
+/** Whether the write widens a kept token (after narrowing it): what it grants, its name or its Sanctum id. */
+export function widensToken(kept: TokenPlan['kept'][number]): boolean {
+  const narrowed = narrowedToken(kept);
+  const { desired, stored } = kept;
+  return (
+    String(desired.abilities) !== String(narrowed.abilities) ||
+    desired.expiresAt !== narrowed.expiresAt ||
+    desired.name !== stored.name ||
+    desired.sanctumId !== stored.sanctumId
+  );
+}
+
+/** The abilities both lists grant (`*` grants every one). */
+function commonAbilities(stored: string[], given: string[]): string[] {
+  if (stored.includes('*')) return given;
+  if (given.includes('*')) return stored;
+  return stored.filter((ability) => given.includes(ability));
+}
+
+/** The earlier of two expiries (null: never). */
+function earlierExpiry(stored: string | null, given: string | null): string | null {
+  if (stored === null || given === null) return stored ?? given;
+  return Date.parse(given) < Date.parse(stored) ? given : stored;
+}
+
 /** Whether a kept token is written at all: narrowed or widened. */
 export function tokenChanges({ desired, stored }: TokenPlan['kept'][number]): boolean {
   return (

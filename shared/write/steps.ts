@@ -23,8 +23,9 @@ import {
   type Plan,
   type RemovedTeamPlan,
   type TeamPlan,
-  tokenChanges,
+  narrowedToken,
   tokenFingerprint,
+  widensToken,
 } from './plan.ts';
 import { clearDeadWriters, sweepRetired } from './retention.ts';
 import { deleteRequest, putRequest, requestWriter, sendChecked, type Writer, writeRequests } from './writer.ts';
@@ -110,10 +111,9 @@ export async function narrowFirst(w: Writer, plan: Plan): Promise<void> {
     ]),
   );
   await forEachConcurrently(kept, async ({ desired, stored }) => {
-    const abilities = commonAbilities(stored.abilities, desired.abilities);
-    const expires_at = earlierExpiry(stored.expiresAt, desired.expiresAt);
-    if (String(abilities) !== String(stored.abilities) || expires_at !== stored.expiresAt) {
-      await updateToken(w, desired.hash, desired.userId, { abilities, expires_at });
+    const { abilities, expiresAt } = narrowedToken({ desired, stored });
+    if (String(abilities) !== String(stored.abilities) || expiresAt !== stored.expiresAt) {
+      await updateToken(w, desired.hash, desired.userId, { abilities, expires_at: expiresAt });
     }
   });
 }
@@ -331,7 +331,7 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
     await tagTokenMemberships(w, token.userId, token.hash);
     await updateToken(w, token.hash, token.userId, widened(token));
   });
-  await forEachConcurrently(kept.filter(tokenChanges), ({ desired }) =>
+  await forEachConcurrently(kept.filter(widensToken), ({ desired }) =>
     updateToken(w, desired.hash, desired.userId, widened(desired)),
   );
   await writeRequests(w, [
@@ -410,17 +410,4 @@ async function setUser(w: Writer, userId: number, attributes: Record<string, unk
       }),
     }),
   );
-}
-
-/** The abilities both lists grant (`*` grants every one). */
-function commonAbilities(stored: string[], given: string[]): string[] {
-  if (stored.includes('*')) return given;
-  if (given.includes('*')) return stored;
-  return stored.filter((ability) => given.includes(ability));
-}
-
-/** The earlier of two expiries (null: never). */
-function earlierExpiry(stored: string | null, given: string | null): string | null {
-  if (stored === null || given === null) return stored ?? given;
-  return Date.parse(given) < Date.parse(stored) ? given : stored;
 }

@@ -51,6 +51,7 @@ type WriteInput = {
   TransactItems?: Record<string, { Item?: Record<string, unknown>; Key?: Record<string, unknown> }>[];
 };
 type WriteKey = { pk?: unknown; sk?: unknown };
+let counters = 0;
 
 /**
  * Calls `onWrite` with the key of every item a document client writes, counted at its own
@@ -66,15 +67,16 @@ export function onEveryWrite(doc: DynamoDBDocumentClient, onWrite: (key: WriteKe
       async function countWrites(args) {
         const result = await next(args);
         const input = args.input as WriteInput;
+        // The document client's commands run as the plain client's (PutItemCommand, …).
         switch (String(context.commandName)) {
-          case 'PutCommand':
+          case 'PutItemCommand':
             onWrite(input.Item!);
             break;
-          case 'UpdateCommand':
-          case 'DeleteCommand':
+          case 'UpdateItemCommand':
+          case 'DeleteItemCommand':
             onWrite(input.Key!);
             break;
-          case 'BatchWriteCommand': {
+          case 'BatchWriteItemCommand': {
             const output = result.output as { UnprocessedItems?: Record<string, Parameters<typeof keyOf>[0][]> };
             const unprocessed = new Set(
               Object.values(output.UnprocessedItems ?? {})
@@ -87,7 +89,7 @@ export function onEveryWrite(doc: DynamoDBDocumentClient, onWrite: (key: WriteKe
             }
             break;
           }
-          case 'TransactWriteCommand':
+          case 'TransactWriteItemsCommand':
             for (const action of input.TransactItems ?? []) {
               const write = action.Put ?? action.Update ?? action.Delete;
               if (write) onWrite(write.Item ?? write.Key!);
@@ -95,7 +97,7 @@ export function onEveryWrite(doc: DynamoDBDocumentClient, onWrite: (key: WriteKe
         }
         return result;
       },
-    // Before the document client marshals: keys as plain values.
-    { step: 'initialize', name: 'onEveryWrite' },
+    // Before the document client marshals: keys as plain values. Each counter its own name.
+    { step: 'initialize', name: `onEveryWrite${++counters}` },
   );
 }

@@ -1,5 +1,6 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
+import { onEveryWrite } from '../../shared/write/writer.ts';
 import type { TestTable } from './dynamodb.ts';
 
 /** What an item written is, by its key (shared/store/keys.ts). */
@@ -60,74 +61,27 @@ export class WriteCount {
   }
 }
 
-type WriteRequest = {
-  PutRequest?: { Item: Record<string, unknown> };
-  DeleteRequest?: { Key: Record<string, unknown> };
-};
-type Input = {
-  Item?: Record<string, unknown>;
-  Key?: Record<string, unknown>;
-  RequestItems?: Record<string, WriteRequest[]>;
-  TransactItems?: Record<string, { Item?: Record<string, unknown>; Key?: Record<string, unknown> }>[];
-};
-
 /**
- * The table through a document client that counts every item written, at its own middleware
- * stack (as test/support/calls.ts counts reads): a write the code makes is a write counted. Only
- * what DynamoDB accepted counts: a failed call writes nothing (a BatchWriteItem's unprocessed
- * items are counted when they are sent again and accepted).
+ * The table through a document client that counts every item written, at its own middleware stack
+ * (shared/write/writer.ts, onEveryWrite: what the sync reports as items written), as
+ * test/support/calls.ts counts reads: a write the code makes is a write counted.
  */
 export function countedTable(table: TestTable) {
   const client = createDynamoDbClient({ endpoint: table.endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   let count = new WriteCount();
-  doc.middlewareStack.add(
-    (next, context) => async (args) => {
-      const operation = String(context.commandName).replace(/Command$/, '');
-      const input = args.input as Input;
-      const result = await next(args);
-      const output = result.output as { UnprocessedItems?: Record<string, WriteRequest[]> };
-      switch (operation) {
-        case 'PutItem':
-          count.add(input.Item!);
-          break;
-        case 'UpdateItem':
-        case 'DeleteItem':
-          count.add(input.Key!);
-          break;
-        case 'BatchWriteItem': {
-          const keyOf = (request: WriteRequest) => {
-            const { pk, sk } = request.PutRequest?.Item ?? request.DeleteRequest!.Key;
-            return `${pk}\u0000${sk}`;
-          };
-          const unprocessed = new Set(
-            Object.values(output.UnprocessedItems ?? {})
-              .flat()
-              .map(keyOf),
-          );
-          for (const request of Object.values(input.RequestItems ?? {}).flat()) {
-            if (!unprocessed.has(keyOf(request))) count.add(request.PutRequest?.Item ?? request.DeleteRequest!.Key);
-          }
-          break;
-        }
-        case 'TransactWriteItems':
-          for (const action of input.TransactItems ?? []) {
-            if (action.ConditionCheck) continue;
-            const write = (action.Put ?? action.Update ?? action.Delete)!;
-            count.add(write.Item ?? write.Key!);
-          }
-      }
-      return result;
-    },
-    // Before marshalling: keys as plain values.
-    { step: 'initialize', name: 'testWriteCounter' },
-  );
+  onEveryWrite(doc, (key) => count.add(key));
   return {
     table: { ...table, client, doc } as TestTable,
     /** Counts the items `write` writes through this table. */
     async count(write: () => Promise<unknown>): Promise<WriteCount> {
       count = new WriteCount();
       await write();
+      return count;
+    },
+    /** Counts from now on; the count returned grows as writes come. */
+    restart(): WriteCount {
+      count = new WriteCount();
       return count;
     },
   };
