@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,9 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import {
+  processInfo,
   processTree,
+  signalIfStillRunning,
   startCommand,
   waitUntilGone,
   type CommandProcess,
@@ -45,12 +48,8 @@ const env = {
 let running: { command: CommandProcess; tree: ProcessInfo[] } | undefined;
 afterEach(async () => {
   // A failed case must not leave its processes to the next one.
-  for (const p of running?.tree ?? [])
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
+  // Only processes still its own: a pid noted then may be another's by now.
+  for (const p of running?.tree ?? []) signalIfStillRunning(p, 'SIGKILL');
   running = undefined;
 });
 
@@ -113,13 +112,13 @@ describe('npm start stops everything it started', () => {
 
   it('on SIGHUP sent to the node process npm started', async () => {
     const { tree, node, url } = await start('npm', 'endpoint');
-    process.kill(node.pid, 'SIGHUP');
+    expect(signalIfStillRunning(node, 'SIGHUP')).toBe(true);
     await expectAllGone(tree, url);
   }, 120_000);
 
   it('on SIGTERM sent to node run without npm, exiting 0', async () => {
     const { command, tree, node, url } = await start('node');
-    process.kill(node.pid, 'SIGTERM');
+    expect(signalIfStillRunning(node, 'SIGTERM')).toBe(true);
     expect((await command.exited).code).toBe(0);
     await expectAllGone(tree, url);
   }, 120_000);
@@ -133,8 +132,23 @@ describe('npm start stops everything it started', () => {
 
   it('stops DynamoDB Local by itself when node is killed outright (SIGKILL)', async () => {
     const { command, tree, node, url } = await start('node');
-    process.kill(node.pid, 'SIGKILL');
+    expect(signalIfStillRunning(node, 'SIGKILL')).toBe(true);
     expect((await command.exited).signal).toBe('SIGKILL');
     await expectAllGone(tree, url);
   }, 120_000);
+});
+
+describe("the cleanup signals only the processes it noted, never a pid that is another's now", () => {
+  it('leaves alone a process whose pid matches but whose start time does not (a reused pid)', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => sleeper.once('exit', (_, signal) => resolve(signal)));
+    const noted = processInfo(sleeper.pid!)!;
+    // As the pid would read once reused by another process: the same number, started at another time.
+    const reused = { ...noted, startTime: String(Number(noted.startTime) - 1) };
+    expect(signalIfStillRunning(reused, 'SIGKILL')).toBe(false);
+    expect(processInfo(sleeper.pid!)?.startTime).toBe(noted.startTime);
+    expect(signalIfStillRunning(noted, 'SIGKILL')).toBe(true);
+    expect(await exited).toBe('SIGKILL');
+    expect(signalIfStillRunning(noted, 'SIGKILL')).toBe(false);
+  });
 });
