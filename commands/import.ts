@@ -1,4 +1,4 @@
-import { describeDatabaseError, fail } from './cli/errors.ts';
+import { describeDatabaseError, fail, placeText } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { command, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
@@ -6,10 +6,13 @@ import { counted, escapeText, reportLine } from './cli/text.ts';
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT = {
   name: 'npm run import',
-  usage: ['npm run import -- <snapshot.json>'],
+  usage: ['npm run import -- <snapshot.json> [--allow-plain-tokens]'],
   about: `
 Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
-An invalid snapshot is rejected whole, each problem named, and nothing is written.`,
+An invalid snapshot is rejected whole, each problem named, and nothing is written. The endpoint is
+DYNAMODB_ENDPOINT, else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL, else AWS's in AWS_REGION;
+a local one's table is created when missing. A table on AWS (no endpoint set, or one of AWS's
+hosts) refuses plain-text tokens unless --allow-plain-tokens.`,
   options: {
     'allow-plain-tokens': {
       type: 'boolean',
@@ -18,8 +21,8 @@ An invalid snapshot is rejected whole, each problem named, and nothing is writte
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
   },
   positionals: ['<snapshot.json>'],
 } as const;
@@ -30,12 +33,12 @@ const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; ru
 export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
-  const { commandTable } = await import('./cli/table.ts');
+  const { databaseClient } = await import('./cli/database.ts');
   const { ensureTable } = await import('./store/table.ts');
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
   const { progressDisplay } = await import('./import/progress.ts');
-  const { tableName, endpoint, doc } = commandTable();
+  const { tableName, place, doc, resolvedPlace } = databaseClient();
 
   // The import library: pass 1 streams and validates the file (it reports the problems it finds),
   // pass 2 streams it again and imports it; one progress display for both.
@@ -54,10 +57,12 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
-  if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {
+  if (place.onAws && plain.length > 0 && !values['allow-plain-tokens']) {
+    const held = `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file`;
+    const refused = `an import into a table on AWS (${placeText(await resolvedPlace())}) refuses them`;
     fail(
       [
-        `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file; an import into a table on AWS refuses them`,
+        escapeText(`${held}; ${refused}`),
         ...plain.slice(0, 50).map((token) => `  tokens[${token.index}] (user ${token.userId})`),
         ...(plain.length > 50 ? [`  … and ${counted(plain.length - 50, 'more')}`] : []),
         'pass --allow-plain-tokens to import them all the same',
@@ -66,7 +71,8 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   }
   writing = true;
   try {
-    if (endpoint) await ensureTable(doc, tableName);
+    // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
+    if (!place.onAws) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
     process.stdout.write(

@@ -63,7 +63,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
     // Loaded only now, so --help and usage errors answer at once.
     const { readSnapshotFile } = await import('./import/snapshot-file.ts');
     const { prepareLocalData } = await import('./local/local-data.ts');
-    const { DEFAULT_TABLE } = await import('./cli/table.ts');
+    const { DEFAULT_TABLE } = await import('./cli/database.ts');
     if (!endpoint) await prepareLocalData((await readSnapshotFile(dataFile)) ?? fail());
     process.env.TABLE_NAME ||= DEFAULT_TABLE;
 

@@ -47,8 +47,8 @@ commands:
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
   },
   positionals: ['[<command>]', '[<token>]'],
 } as const;
@@ -64,7 +64,7 @@ const COMMANDS: Record<string, (keyof Values)[]> = {
 /** The token code and the table (with the SDK), loaded once the command line has been found right (so --help answers at once). */
 const load = async () => ({
   ...(await import('./tokens/tokens.ts')),
-  ...(await import('./cli/table.ts')).commandTable(),
+  ...(await import('./cli/database.ts')).databaseClient(),
 });
 
 export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {

@@ -20,29 +20,39 @@ export function fail(message = ''): never {
   throw new Failure(message);
 }
 
-/** Where a command's DynamoDB is, as its messages name it. */
+/** Where a command's DynamoDB is, as its messages name it (commands/cli/database.ts). */
 export interface DatabasePlace {
   tableName: string;
-  /** DYNAMODB_ENDPOINT, or the DynamoDB Local this command started (startedHere). */
+  /** The endpoint called; for AWS's regional endpoint, known once the SDK has resolved the region. */
   endpoint?: string;
+  /** The setting that names the endpoint; none for AWS's regional endpoint. */
+  setting?: 'DYNAMODB_ENDPOINT' | 'AWS_ENDPOINT_URL_DYNAMODB' | 'AWS_ENDPOINT_URL';
+  /** The endpoint is AWS's own (docs/contract.md, section 7). */
+  onAws: boolean;
+  /** The endpoint is a DynamoDB Local this command started. */
   startedHere?: boolean;
-  /** The AWS region the client resolved (AWS only). */
+  /** The AWS region the client resolved (AWS's regional endpoint only). */
   region?: string;
 }
 
 /** How long a command waits for DynamoDB to send anything before it says so. */
 export const NO_RESPONSE_MS = 10_000;
 
-function placeText(place: DatabasePlace): string {
-  if (place.endpoint)
-    return `${place.startedHere ? 'DynamoDB Local at ' : 'DYNAMODB_ENDPOINT='}${place.endpoint}, table ${place.tableName}`;
-  return `AWS region ${place.region ?? '(none set)'}, table ${place.tableName}`;
+/** The endpoint and table, as every message names them. */
+export function placeText(place: DatabasePlace): string {
+  const table = `table ${place.tableName}`;
+  if (place.startedHere) return `DynamoDB Local at ${place.endpoint}, ${table}`;
+  if (place.setting) return `${place.setting}=${place.endpoint}, ${table}`;
+  if (!place.endpoint) return `AWS, no region set, ${table}`;
+  return `AWS at ${place.endpoint} (region ${place.region}), ${table}`;
 }
 
 function checkHint(place: DatabasePlace): string {
-  return place.endpoint
-    ? 'check that DYNAMODB_ENDPOINT points at a running DynamoDB-compatible endpoint'
-    : 'check AWS_REGION, the network and the AWS credentials (or set DYNAMODB_ENDPOINT for a local endpoint)';
+  if (!place.setting) {
+    return 'check AWS_REGION, the network and the AWS credentials (or set DYNAMODB_ENDPOINT for a local endpoint)';
+  }
+  if (place.onAws) return `check ${place.setting}, the network and the AWS credentials`;
+  return `check that ${place.setting} points at a running DynamoDB-compatible endpoint`;
 }
 
 /** DynamoDB sent nothing for NO_RESPONSE_MS: not retried, reported at once. */
@@ -78,7 +88,7 @@ export function describeDatabaseError(error: unknown): string | undefined {
     $metadata?: { httpStatusCode?: number };
   };
   const where = placeText(place);
-  if (!place.endpoint && !place.region)
+  if (!place.endpoint || message === 'Region is missing')
     return 'no AWS region is set: set AWS_REGION (or DYNAMODB_ENDPOINT for a local endpoint)';
   if (code && UNREACHABLE.has(code)) return `cannot reach DynamoDB (${where}): ${code}: ${checkHint(place)}`;
   // OpenSSL's own text (its source file and line) says nothing an operator can act on.
@@ -93,7 +103,7 @@ export function describeDatabaseError(error: unknown): string | undefined {
     return `the endpoint did not answer as DynamoDB does (${where}${status ? `; HTTP ${status}` : ''}): ${checkHint(place)}`;
   }
   if (name === 'ResourceNotFoundException') return `the table does not exist (${where}): check TABLE_NAME`;
-  if (name === 'CredentialsProviderError' || (/credential/i.test(message) && !place.endpoint)) {
+  if (name === 'CredentialsProviderError' || (/credential/i.test(message) && place.onAws)) {
     return `no usable AWS credentials (${where}): ${message} (configure the AWS default credential chain, or set DYNAMODB_ENDPOINT for a local endpoint)`;
   }
   return `DynamoDB failed (${where}): ${name}: ${message.replace(SDK_NOTE, '')}`;

@@ -26,15 +26,18 @@ export function nameValue(option: string, text: string): string {
   return text;
 }
 
-/** DYNAMODB_ENDPOINT, trimmed, or undefined when unset; anything but an http(s) URL is a malformed setting. */
-export function endpointSetting(): string | undefined {
-  const value = process.env.DYNAMODB_ENDPOINT?.trim() || undefined;
+/** A setting that holds a URL, trimmed, or undefined when unset; anything but an http(s) URL is malformed. */
+export function urlSetting(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[name]?.trim() || undefined;
   if (value !== undefined && !/^https?:$/.test(URL.parse(value)?.protocol ?? '')) {
-    throw new SettingError(
-      `DYNAMODB_ENDPOINT is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`,
-    );
+    throw new SettingError(`${name} is not an http(s) URL: "${escapeText(value)}" (e.g. http://127.0.0.1:8000)`);
   }
   return value;
+}
+
+/** DYNAMODB_ENDPOINT: the running endpoint `npm start` and `invoke` use instead of starting DynamoDB Local. */
+export function endpointSetting(): string | undefined {
+  return urlSetting('DYNAMODB_ENDPOINT');
 }
 
 /** The functions' LOG_LEVEL, checked before anything starts (they would refuse it at their start). */

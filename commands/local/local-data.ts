@@ -1,6 +1,6 @@
 import type { ValidSnapshot } from '../import/validation.ts';
 import { onExit } from '../cli/run.ts';
-import { commandTable } from '../cli/table.ts';
+import { databaseClient } from '../cli/database.ts';
 import { endpointSetting } from '../cli/values.ts';
 import { importSnapshot } from '../import/importer.ts';
 import { progressDisplay } from '../import/progress.ts';
@@ -24,7 +24,7 @@ export async function prepareLocalData(snapshot: ValidSnapshot) {
     process.env.AWS_REGION = dynamo.region;
   }
   process.env.DYNAMODB_ENDPOINT = endpoint;
-  const { tableName, doc } = commandTable(dynamo !== undefined);
+  const { tableName, doc } = databaseClient(dynamo !== undefined);
   process.env.TABLE_NAME = tableName;
   await ensureTable(doc, tableName);
   const progress = progressDisplay();
