@@ -38,7 +38,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
   const { progressDisplay } = await import('./import/progress.ts');
-  const { tableName, place, doc, resolvedPlace } = databaseClient();
+  const { tableName, place, doc, resolvedPlace, writesSent } = databaseClient();
 
   // The import library: pass 1 streams and validates the file (it reports the problems it finds),
   // pass 2 streams it again and imports it; one progress display for both.
@@ -47,13 +47,14 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
     progress.stop();
     reportLine(line); // escaped there
   };
-  // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
-  let writing = false;
-  whileInterruptible((signal) =>
-    writing
-      ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
-      : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`,
-  );
+  // What a stop leaves (contract, section 7): before its first write request, an import has written nothing.
+  let validating = true;
+  const leaves = () => (writesSent() > 0 ? LEFT_WHOLE : `nothing was written to ${tableName}`);
+  // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves.
+  whileInterruptible((signal) => {
+    if (writesSent() > 0) return `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`;
+    return `import interrupted (${signal}) ${validating ? 'while validating the snapshot' : 'before it wrote'}: ${leaves()}`;
+  });
   const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
@@ -69,15 +70,16 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
       ].join('\n'),
     );
   }
-  writing = true;
+  validating = false;
   try {
     // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
     if (!place.onAws) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
-    process.stdout.write(
-      `imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`,
-    );
+    const items = counted(summary.items, 'project or daemon', 'projects and daemons');
+    const people = `${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')}`;
+    const teams = `${counted(summary.teams, 'team')} (${items})`;
+    process.stdout.write(`imported ${teams}, ${people} into ${escapeText(tableName)}\n`);
   } catch (error) {
     progress.stop();
     if (error instanceof ImportRejected) {
@@ -90,7 +92,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
     }
     // The database failed under the import: say what that leaves, as an interruption does.
     const database = describeDatabaseError(error);
-    if (database) fail(`${escapeText(database)}\n${LEFT_WHOLE}`);
+    if (database) fail(`${escapeText(database)}\n${escapeText(leaves())}`);
     throw error;
   }
 });

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { databaseErrors, NO_RESPONSE_MS, NoResponse, type DatabasePlace } from './errors.ts';
+import { databaseErrors, isSilence, NO_RESPONSE_MS, NoResponse, type DatabasePlace } from './errors.ts';
 import { urlSetting } from './values.ts';
 
 /** The table every command uses unless TABLE_NAME names another (docs/contract.md, section 8). */
@@ -9,6 +9,14 @@ export const DEFAULT_TABLE = 'team-resources';
 
 /** The settings that name an endpoint, in the order they count: ours, then the SDK's own two. */
 const ENDPOINT_SETTINGS = ['DYNAMODB_ENDPOINT', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'] as const;
+/** The requests that write items (creating a table writes none). */
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+]);
 /** Hosts of AWS's own endpoints: commercial regions, China, and the dual-stack names. */
 const AWS_HOST = /\.(amazonaws\.com|amazonaws\.com\.cn|api\.aws)$/;
 
@@ -70,10 +78,13 @@ export function databaseClient(startedHere = false) {
     return place;
   }
 
+  /** Write requests sent so far: an import that sent none wrote nothing. */
+  let writesSent = 0;
   client.middlewareStack.add(
-    (next) =>
+    (next, context) =>
       async function nameThePlace(args) {
         await resolvedPlace();
+        if (WRITES.has(context.commandName ?? '')) writesSent++;
         try {
           return await next(args);
         } catch (error) {
@@ -90,11 +101,11 @@ export function databaseClient(startedHere = false) {
         try {
           return await next(args);
         } catch (error) {
-          throw (error as Error).name === 'TimeoutError' ? new NoResponse(place) : error;
+          throw isSilence(error) ? new NoResponse(place) : error;
         }
       },
     { step: 'deserialize', priority: 'high', name: 'databaseSilence' },
   );
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  return { doc, tableName, place, resolvedPlace };
+  return { doc, tableName, place, resolvedPlace, writesSent: () => writesSent };
 }

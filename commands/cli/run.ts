@@ -81,6 +81,14 @@ export function whileInterruptible(note: (signal: StopSignal) => string): void {
 }
 
 /**
+ * Ends the command now, from outside its work (something it depends on died): says `message` in
+ * one line, runs the cleanups, exits 1. Once serving too.
+ */
+export function failNow(message: string): void {
+  void exit(1, escapeText(message));
+}
+
+/**
  * The command run with `args`, without touching the process: its help, a usage error, or its work.
  * Says the exit code, what goes to stdout (the help) and the message for stderr.
  */

@@ -138,6 +138,43 @@ describe('npm start stops everything it started', () => {
   }, 120_000);
 });
 
+/** The Java process running DynamoDB Local under this command's keeper, as it runs now (or undefined). */
+function javaOf(tree: ProcessInfo[]): ProcessInfo | undefined {
+  return tree.find((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar'));
+}
+
+describe('npm start says in one line that DynamoDB Local stopped, and stops', () => {
+  it('when its Java is killed while serving: one line naming the signal, exit 1, nothing left', async () => {
+    const { command, tree, url } = await start('node');
+    const served = command.output().length;
+    expect(signalIfStillRunning(javaOf(tree)!, 'SIGKILL')).toBe(true);
+    expect((await command.exited).code).toBe(1);
+    expect(command.output().slice(served)).toBe(
+      'DynamoDB Local stopped (Java was killed by SIGKILL); its data was in memory: stopping\n',
+    );
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('when its Java is killed while starting: the start fails naming the signal, not a line of its banner', async () => {
+    const port = await freePort();
+    const command = startCommand(NODE, ['commands/start.ts', '--port', String(port), '--data', data], {
+      cwd: ROOT,
+      env,
+    });
+    await command.waitFor('starting DynamoDB Local');
+    let java: ProcessInfo | undefined;
+    while (!(java = javaOf(processTree(command.child.pid!)))) await new Promise((resolve) => setTimeout(resolve, 50));
+    running = { command, tree: processTree(command.child.pid!) };
+    expect(signalIfStillRunning(java, 'SIGKILL')).toBe(true);
+    expect((await command.exited).code).toBe(1);
+    const said = command.output().split('starting DynamoDB Local (in memory)...\n')[1];
+    // Killed before it answered, or once it had and the import was under way: either way, one line.
+    expect(said).toMatch(
+      /^(failed: DynamoDB Local could not start: Java was killed by SIGKILL|DynamoDB Local stopped \(Java was killed by SIGKILL\); its data was in memory: stopping)\n$/,
+    );
+  }, 120_000);
+});
+
 describe("the cleanup signals only the processes it noted, never a pid that is another's now", () => {
   it('leaves alone a process whose pid matches but whose start time does not (a reused pid)', async () => {
     const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
