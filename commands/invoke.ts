@@ -8,7 +8,7 @@ import { loadFunctionHandlers } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, runCommand } from './cli/run.ts';
-import { escapeText } from './cli/text.ts';
+import { escapeText, shownText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting } from './cli/values.ts';
 
 const FUNCTIONS = ROUTES.map((r) => r.name);
@@ -43,7 +43,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
   },
   async ({ values, positionals: [name] }) => {
     if (!FUNCTIONS.includes(name as Route['name']))
-      usageError(`unknown function "${escapeText(name)}" (use ${FUNCTIONS.join(', ')})`);
+      usageError(`unknown function "${shownText(name)}" (use ${FUNCTIONS.join(', ')})`);
     const eventFile = await inputFile(values.event ?? usageError('--event <event.json> is required'), '--event');
     const endpoint = endpointSetting(); // malformed settings are said before anything starts
     process.env.LOG_LEVEL ||= 'silent';

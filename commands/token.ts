@@ -2,7 +2,7 @@ import { isTokenAbility, TOKEN_ABILITIES } from '../shared/routes.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { command, runCommand } from './cli/run.ts';
-import { escapeText } from './cli/text.ts';
+import { escapeText, shownText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
 /** npm run token -- create | revoke | list: token administration on the table TABLE_NAME names. */
@@ -71,10 +71,10 @@ export const npmRunToken = command(TOKEN, async ({ values, positionals: [command
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
   const allowed =
     COMMANDS[command] ??
-    usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
+    usageError(`unknown command "${shownText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
   for (const name of Object.keys(values))
     if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
-  if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${escapeText(secret)}"`);
+  if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${shownText(secret)}"`);
   if (command === 'create') return create(values);
   if (command === 'revoke') return revoke(values, secret);
   return list(values);
@@ -96,13 +96,13 @@ async function create(values: Values) {
   // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
   if (entries.includes(''))
     usageError(
-      `--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`,
+      `--abilities has an empty entry: "${shownText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`,
     );
   const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
     usageError(
-      `unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`,
+      `unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${shownText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`,
     );
   }
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
@@ -126,7 +126,7 @@ async function revoke(values: Values, secret: string | undefined) {
   const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
   if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id))
     usageError(
-      `--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`,
+      `--id must be a token id as list shows it (64 hex characters), not "${shownText(id)}" (or a migrated token's Sanctum id, with --user)`,
     );
 
   const { doc, tableName, listTokens, revoke } = await load();

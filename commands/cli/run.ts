@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { describeDatabaseError, Failure, SettingError, UsageError } from './errors.ts';
-import { escapeText } from './text.ts';
+import { escapeText, shownText } from './text.ts';
 
 /**
  * How every command starts and ends (docs/contract.md, section 8): the command line read by
@@ -187,7 +187,7 @@ function helpText(command: Command<Record<string, Option>>): string {
 }
 
 function checkPositionals(names: readonly string[], given: string[]): void {
-  if (given.length > names.length) throw new UsageError(`unexpected argument "${escapeText(given[names.length])}"`);
+  if (given.length > names.length) throw new UsageError(`unexpected argument "${shownText(given[names.length])}"`);
   const missing = names.slice(given.length).find((name) => !name.startsWith('['));
   if (missing) throw new UsageError(`missing ${missing}`);
 }

@@ -1,28 +1,28 @@
 import { readLogLevel } from '../../shared/log.ts';
 import { NAME_MAX, stringProblem } from '../import/strings.ts';
 import { SettingError, usageError } from './errors.ts';
-import { escapeText } from './text.ts';
+import { escapeText, shownText } from './text.ts';
 
 /** Option values and settings as the commands take them; a malformed one is a usage error naming it. */
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 export function portValue(option: string, text: string): number {
   if (!/^[0-9]{1,5}$/.test(text) || Number(text) > 65535)
-    usageError(`${option} must be a port number from 0 to 65535, not "${escapeText(text)}"`);
+    usageError(`${option} must be a port number from 0 to 65535, not "${shownText(text)}"`);
   return Number(text);
 }
 
 /** An id as the snapshot format has them: a positive integer up to 2^53 - 1. */
 export function idValue(option: string, text: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(Number(text)))
-    usageError(`${option} must be an id (a positive integer), not "${escapeText(text)}"`);
+    usageError(`${option} must be an id (a positive integer), not "${shownText(text)}"`);
   return Number(text);
 }
 
 /** A name following the snapshot's string rules (docs/contract.md, section 7). */
 export function nameValue(option: string, text: string): string {
   const problem = stringProblem(text, NAME_MAX);
-  if (problem) usageError(`${option} ${problem}: "${escapeText(text)}"`);
+  if (problem) usageError(`${option} ${problem}: "${shownText(text)}"`);
   return text;
 }
 

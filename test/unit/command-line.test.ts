@@ -134,6 +134,17 @@ describe('a usage error', () => {
     ]);
   });
 
+  it.each([
+    ['token', ['create', '--user', '50', '--abilities', '*', '--name', 'x'.repeat(10_000)], '--name must be at most'],
+    ['token', ['create', '--user', '9'.repeat(1_000_000), '--abilities', '*'], '--user must be an id'],
+    ['start', ['--port', '9'.repeat(1_000_000)], '--port must be a port number'],
+    ['token', ['list', '--user', '1', 'x'.repeat(10_000)], 'unexpected argument'],
+  ] as const)('%s %s…: the value is echoed cut to its first 40 characters', async (name, args, problem) => {
+    const first = (await execute(COMMANDS[name]!, [...args])).message!.split('\n')[0]!;
+    expect(first).toContain(problem);
+    expect(first).toMatch(/"(x{40}|9{40})…"$/);
+  });
+
   // A malformed setting is a usage error, like a malformed option value, said before anything
   // starts; one line alone, as the usage lines do not show the environment.
   it.each([
