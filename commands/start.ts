@@ -1,5 +1,5 @@
-import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handlers.ts';
-import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
+import { findBundledFunctions } from './local/bundled-handlers.ts';
+import { startLocalServer } from './local/server.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
@@ -98,7 +98,10 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       }));
 
     // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) when loaded: now.
-    server.serve(values.bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
+    const { functionContainers } = await import('./local/containers.ts');
+    const functions = await functionContainers({ bundled: values.bundled ? CDK_OUT : undefined });
+    onExit(functions.close);
+    server.serve(functions);
 
     const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
     const settings = {

@@ -11,8 +11,33 @@ export type LambdaHandler = (
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 export type Handlers = Record<FunctionName, LambdaHandler>;
 
-/** The server; `serve(handlers)` starts calling the functions, and requests that came before are answered then. */
+/** The server; `serve(functions)` starts calling them, and requests that came before are answered then. */
 export type LocalServer = Awaited<ReturnType<typeof startLocalServer>>;
+
+/** How the server calls a function: its result, or a rejection when it throws or runs past `timeoutMs`. */
+export interface Functions {
+  invoke(
+    name: FunctionName,
+    event: APIGatewayProxyEventV2,
+    timeoutMs: number,
+  ): Promise<APIGatewayProxyStructuredResultV2>;
+  close(): Promise<void>;
+}
+
+/**
+ * Handlers called in this process, all requests in one module scope: for stand-in functions and
+ * tests that read the functions' state. `npm start` runs the functions in containers (containers.ts).
+ */
+export function inProcess(handlers: Handlers): Functions {
+  return {
+    invoke: (name, event, timeoutMs) =>
+      Promise.race([
+        (async () => handlers[name](event, lambdaContext(name, timeoutMs, event.requestContext.requestId)))(),
+        sleep(timeoutMs, undefined, { ref: false }).then(() => Promise.reject(new Error(`${name} timed out`))),
+      ]),
+    close: async () => {},
+  };
+}
 
 /** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */
 export async function loadFunctionHandlers(
@@ -35,14 +60,14 @@ const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 /**
  * What API Gateway does in front of the functions, on 127.0.0.1: routes by the shared route table
  * (anything else is API Gateway's own 404), builds the payload 2.0 event, calls the function and
- * writes its result. Started without handlers (npm start listens first, so that a port in use is
+ * writes its result. Started without functions (npm start listens first, so that a port in use is
  * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
  */
 export async function startLocalServer(
-  options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {},
+  options: { functions?: Functions; port?: number; functionTimeoutMs?: number } = {},
 ) {
-  const handlers = Promise.withResolvers<Handlers>();
-  if (options.handlers) handlers.resolve(options.handlers);
+  const functions = Promise.withResolvers<Functions>();
+  if (options.functions) functions.resolve(options.functions);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   const server = createServer(async (req, res) => {
     req.resume(); // no route takes a body
@@ -59,10 +84,8 @@ export async function startLocalServer(
     };
     if (routed.route) {
       const { route, event } = routed;
-      const handler = (await handlers.promise)[route.name];
-      const call = (async () => handler(event, lambdaContext(route.name, timeoutMs, event.requestContext.requestId)))();
-      const timedOut = sleep(timeoutMs, undefined, { ref: false });
-      result = (await Promise.race([call, timedOut]).catch(() => undefined)) ?? {
+      const { invoke } = await functions.promise;
+      result = (await invoke(route.name, event, timeoutMs).catch(() => undefined)) ?? {
         statusCode: 500,
         headers: JSON_TYPE,
         body: INTERNAL_SERVER_ERROR,
@@ -94,7 +117,7 @@ export async function startLocalServer(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    serve: (given: Handlers) => handlers.resolve(given),
+    serve: (given: Functions) => functions.resolve(given),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLocalServer, type Handlers, type LambdaHandler, type LocalServer } from '../../commands/local/server.ts';
+import {
+  inProcess,
+  startLocalServer,
+  type Handlers,
+  type LambdaHandler,
+  type LocalServer,
+} from '../../commands/local/server.ts';
 
 /**
  * The local API Gateway in front of stand-in functions: what a client sees while npm start is still
@@ -9,7 +15,7 @@ let server: LocalServer | undefined;
 afterEach(async () => server?.close());
 
 const handlersOf = (projects: LambdaHandler) =>
-  ({ projects, daemons: projects, finances: projects, openapi: projects }) as Handlers;
+  inProcess({ projects, daemons: projects, finances: projects, openapi: projects } as Handlers);
 const ok: LambdaHandler = async () => ({
   statusCode: 200,
   headers: { 'Content-Type': 'application/json' },
@@ -38,7 +44,7 @@ describe('the local server', () => {
     ],
     ['runs past its timeout', (() => new Promise(() => {})) as LambdaHandler],
   ])("answers API Gateway's own 500 when the function %s", async (_, handler) => {
-    server = await startLocalServer({ handlers: handlersOf(handler), functionTimeoutMs: 200 });
+    server = await startLocalServer({ functions: handlersOf(handler), functionTimeoutMs: 200 });
     const res = await fetch(`${server.url}/api/acme/projects`);
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toBe('application/json');
@@ -46,7 +52,7 @@ describe('the local server', () => {
   });
 
   it('sends no CORS headers, to a preflight or a request from a page', async () => {
-    server = await startLocalServer({ handlers: handlersOf(ok) });
+    server = await startLocalServer({ functions: handlersOf(ok) });
     for (const method of ['OPTIONS', 'GET']) {
       const res = await fetch(`${server.url}/api/acme/projects`, {
         method,
