@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
@@ -50,6 +50,17 @@ export async function loadFunctionHandlers(
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
+/** The answers to what Node's parser rejects, by its error code: anything else is a 400. */
+const CLIENT_ERRORS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431, // request line and headers over Node's 16 KB
+  ERR_HTTP_REQUEST_TIMEOUT: 408, // headers not complete within Node's headersTimeout
+};
+
+/** The server's own answer with `status`, its reason as the JSON body, and the connection closed. */
+function ownAnswer(res: ServerResponse, status: number): void {
+  const body = JSON.stringify({ message: STATUS_CODES[status] });
+  res.writeHead(status, { ...JSON_TYPE, 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+}
 /**
  * API Gateway's own answer when a function throws or runs past its timeout, as "Troubleshooting
  * issues with HTTP API Lambda integrations" shows it
@@ -69,8 +80,10 @@ export async function startLocalServer(
   const functions = Promise.withResolvers<Functions>();
   if (options.functions) functions.resolve(options.functions);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
-  const server = createServer(async (req, res) => {
+  // Without Host, HTTP/1.1 is malformed: answered below with a JSON body, not Node's empty one.
+  const server = createServer({ requireHostHeader: false }, async (req, res) => {
     req.resume(); // no route takes a body
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) return ownAnswer(res, 400);
     const routed = routeRequest({
       method: req.method!,
       target: req.url!,
@@ -100,16 +113,22 @@ export async function startLocalServer(
     );
     res.end(bodyless ? undefined : result.body);
   });
-  // Malformed requests Node rejects itself still get a JSON body.
+  // What Node's HTTP server rejects itself still gets a JSON body (docs/api.md, "Every answer").
+  server.on('checkExpectation', (_, res) => ownAnswer(res, 417));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
-    const [status, message] =
-      error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-    const body = JSON.stringify({ message });
-    socket.end(
-      `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const status = CLIENT_ERRORS[error.code ?? ''] ?? 400;
+    const body = JSON.stringify({ message: STATUS_CODES[status] });
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
   });
+  // CONNECT (a proxy's tunnel) is nothing this server serves: with no 'connect' listener, Node
+  // closes the connection without an answer.
   await new Promise<void>((resolve, reject) =>
     server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve),
   );
