@@ -53,7 +53,8 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves.
   whileInterruptible((signal) => {
     if (writesSent() > 0) return `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`;
-    return `import interrupted (${signal}) ${validating ? 'while validating the snapshot' : 'before it wrote'}: ${leaves()}`;
+    const when = validating ? 'while validating the snapshot' : 'before it wrote';
+    return `import interrupted (${signal}) ${when}: ${leaves()}`;
   });
   const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).

@@ -76,9 +76,8 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
       // The event goes in exactly as the file has it, even when it is not an event at all (null, 3, []).
       result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, randomUUID()));
     } catch (error) {
-      fail(
-        `the ${name} function threw: ${escapeText(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`,
-      );
+      const thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      fail(`the ${name} function threw: ${escapeText(thrown)}`);
     }
     await new Promise((resolve) => write(JSON.stringify(result ?? null, null, 2) + '\n', resolve));
   },

@@ -42,7 +42,7 @@ commands:
     id: {
       type: 'string',
       value: '<id>',
-      help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id",
+      help: 'a token id as list shows it (64 hex characters), or with --user a Sanctum id',
     },
   },
   environment: {
@@ -61,7 +61,7 @@ const COMMANDS: Record<string, (keyof Values)[]> = {
   list: ['user'],
 };
 
-/** The token code and the table (with the SDK), loaded once the command line has been found right (so --help answers at once). */
+/** The token code and the table (with the SDK), loaded once the command line is found right (so --help is quick). */
 const load = async () => ({
   ...(await import('./tokens/tokens.ts')),
   ...(await import('./cli/database.ts')).databaseClient(),
@@ -101,9 +101,8 @@ async function create(values: Values) {
   const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
-    usageError(
-      `unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${shownText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`,
-    );
+    const known = TOKEN_ABILITIES.join(', ');
+    usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${shownText(unknown.join(', '))} (use ${known})`);
   }
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
   const expiresAt = values['expires-in'] === undefined ? null : expiryFrom(values['expires-in']);
@@ -111,8 +110,9 @@ async function create(values: Values) {
   const { doc, tableName, createToken } = await load();
   const secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
   const named = name ? ` "${escapeText(name)}"` : '';
+  const expires = expiresAt ? `, expires ${expiresAt}` : '';
   process.stderr.write(
-    `token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`,
+    `token${named} for user ${userId} with ${abilities.join(', ')}${expires}; shown once, store it now:\n`,
   );
   process.stdout.write(`${secret}\n`);
 }
@@ -126,7 +126,8 @@ async function revoke(values: Values, secret: string | undefined) {
   const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
   if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id))
     usageError(
-      `--id must be a token id as list shows it (64 hex characters), not "${shownText(id)}" (or a migrated token's Sanctum id, with --user)`,
+      `--id must be a token id as list shows it (64 hex characters), not "${shownText(id)}" ` +
+        "(or a migrated token's Sanctum id, with --user)",
     );
 
   const { doc, tableName, listTokens, revoke } = await load();

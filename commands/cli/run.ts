@@ -109,7 +109,8 @@ export async function execute<O extends Record<string, Option>>(
     await command.main(line);
     return { code: 0 };
   } catch (error) {
-    if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` }; // the usage shows no settings
+    // A setting alone: the usage shows no settings.
+    if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` };
     if (error instanceof UsageError)
       return {
         code: 2,

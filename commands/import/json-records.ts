@@ -45,7 +45,10 @@ const NUMBER_SHOWN = 40;
 
 class NotAnObject extends Error {}
 
-/** Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes` is told the bytes read after each chunk. */
+/**
+ * Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes`
+ * is told the bytes read after each chunk.
+ */
 export async function readSnapshotRecords(
   path: string,
   onRecord: OnRecord,
