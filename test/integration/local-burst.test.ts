@@ -70,7 +70,7 @@ const accessLines = () =>
     .filter((line) => line.message === 'request');
 
 describe('npm start under a burst', () => {
-  it('answers every request held during start-up, and a burst of 1,000, with 200s, each logged as its own', async () => {
+  it('answers every request held during start-up, and a burst of 1,000, with 200s, each logged apart', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api/acme/projects?per_page=5`;
     command = startCommand(NODE, ['commands/start.ts', '--port', String(port), '--data', data], {
