@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Invocation } from './container.ts';
@@ -34,13 +33,15 @@ export async function functionContainers(options: { bundled?: string } = {}): Pr
     async invoke(name, event, timeoutMs) {
       const { port1: started, port2 } = new MessageChannel();
       const timeout = new AbortController();
-      started.once('message', () => void sleep(timeoutMs, undefined, { ref: false }).then(() => timeout.abort()));
+      let timer: NodeJS.Timeout | undefined;
+      started.once('message', () => (timer = setTimeout(() => timeout.abort(), timeoutMs).unref()));
       try {
         return await pool.run(
           { name, event, timeoutMs, started: port2 },
           { transferList: [port2], signal: timeout.signal },
         );
       } finally {
+        clearTimeout(timer);
         started.close();
       }
     },
