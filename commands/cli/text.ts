@@ -24,6 +24,19 @@ export function escapeText(value: unknown): string {
   });
 }
 
+/** How many characters of a value from data (or the command line) a message shows. */
+const SHOWN_CHARACTERS = 40;
+
+/**
+ * A value from data or the command line as a message echoes it: escaped, and cut to its first 40
+ * characters and `…` when longer (a 1,000,000-digit id, a 10 KB name).
+ */
+export function shownText(value: unknown): string {
+  const characters = [...String(value)];
+  const cut = characters.length > SHOWN_CHARACTERS;
+  return escapeText(cut ? `${characters.slice(0, SHOWN_CHARACTERS).join('')}…` : String(value));
+}
+
 /** A number as every command prints a count: thousands separated (150,000). */
 export function count(n: number): string {
   return n.toLocaleString('en');
