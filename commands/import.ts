@@ -1,4 +1,4 @@
-import { describeDatabaseError, fail } from './cli/errors.ts';
+import { describeDatabaseError, fail, placeText } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
 import { command, runCommand, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
@@ -6,10 +6,13 @@ import { counted, escapeText, reportLine } from './cli/text.ts';
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
 const IMPORT = {
   name: 'npm run import',
-  usage: ['npm run import -- <snapshot.json>'],
+  usage: ['npm run import -- <snapshot.json> [--allow-plain-tokens]'],
   about: `
 Validates the whole snapshot, then imports it into the table TABLE_NAME names, locally or in AWS.
-An invalid snapshot is rejected whole, each problem named, and nothing is written.`,
+An invalid snapshot is rejected whole, each problem named, and nothing is written. The endpoint is
+DYNAMODB_ENDPOINT, else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL, else AWS's in AWS_REGION;
+a local one's table is created when missing. A table on AWS (no endpoint set, or one of AWS's
+hosts) refuses plain-text tokens unless --allow-plain-tokens.`,
   options: {
     'allow-plain-tokens': {
       type: 'boolean',
@@ -18,8 +21,8 @@ An invalid snapshot is rejected whole, each problem named, and nothing is writte
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
   },
   positionals: ['<snapshot.json>'],
 } as const;
@@ -30,12 +33,12 @@ const LEFT_WHOLE = 'every team is whole, as it was or as the snapshot has it; ru
 export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const file = await inputFile(positionals[0]!, 'the snapshot');
   // Loaded once the command line has been found right, so --help and usage errors answer at once.
-  const { commandTable } = await import('./cli/table.ts');
+  const { databaseClient } = await import('./cli/database.ts');
   const { ensureTable } = await import('./store/table.ts');
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
   const { progressDisplay } = await import('./import/progress.ts');
-  const { tableName, endpoint, doc } = commandTable();
+  const { tableName, place, doc, resolvedPlace, writesSent } = databaseClient();
 
   // The import library: pass 1 streams and validates the file (it reports the problems it finds),
   // pass 2 streams it again and imports it; one progress display for both.
@@ -44,34 +47,40 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
     progress.stop();
     reportLine(line); // escaped there
   };
-  // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves (contract, section 7).
-  let writing = false;
-  whileInterruptible((signal) =>
-    writing
-      ? `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`
-      : `import interrupted (${signal}) while validating the snapshot: nothing was written to ${tableName}`,
-  );
+  // What a stop leaves (contract, section 7): before its first write request, an import has written nothing.
+  let validating = true;
+  const leaves = () => (writesSent() > 0 ? LEFT_WHOLE : `nothing was written to ${tableName}`);
+  // A signal (Ctrl-C, a closed terminal) gives the terminal back and says what it leaves.
+  whileInterruptible((signal) => {
+    if (writesSent() > 0) return `import into ${tableName} interrupted (${signal}): ${LEFT_WHOLE}`;
+    const when = validating ? 'while validating the snapshot' : 'before it wrote';
+    return `import interrupted (${signal}) ${when}: ${leaves()}`;
+  });
   const snapshot = (await readSnapshotFile(file, progress)) ?? fail();
   // Refused before anything reaches AWS: a plain secret in a file is development data (contract, section 7).
   const plain = snapshot.tokens.filter((token) => token.plain);
-  if (!endpoint && plain.length > 0 && !values['allow-plain-tokens']) {
+  if (place.onAws && plain.length > 0 && !values['allow-plain-tokens']) {
+    const held = `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file`;
+    const refused = `an import into a table on AWS (${placeText(await resolvedPlace())}) refuses them`;
     fail(
       [
-        `the snapshot holds ${counted(plain.length, 'plain-text token')}, whose secrets are in the file; an import into a table on AWS refuses them`,
+        escapeText(`${held}; ${refused}`),
         ...plain.slice(0, 50).map((token) => `  tokens[${token.index}] (user ${token.userId})`),
         ...(plain.length > 50 ? [`  … and ${counted(plain.length - 50, 'more')}`] : []),
         'pass --allow-plain-tokens to import them all the same',
       ].join('\n'),
     );
   }
-  writing = true;
+  validating = false;
   try {
-    if (endpoint) await ensureTable(doc, tableName);
+    // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
+    if (!place.onAws) await ensureTable(doc, tableName);
     const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
     progress.stop();
-    process.stdout.write(
-      `imported ${counted(summary.teams, 'team')} (${counted(summary.items, 'project or daemon', 'projects and daemons')}), ${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')} into ${escapeText(tableName)}\n`,
-    );
+    const items = counted(summary.items, 'project or daemon', 'projects and daemons');
+    const people = `${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')}`;
+    const teams = `${counted(summary.teams, 'team')} (${items})`;
+    process.stdout.write(`imported ${teams}, ${people} into ${escapeText(tableName)}\n`);
   } catch (error) {
     progress.stop();
     if (error instanceof ImportRejected) {
@@ -84,7 +93,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
     }
     // The database failed under the import: say what that leaves, as an interruption does.
     const database = describeDatabaseError(error);
-    if (database) fail(`${escapeText(database)}\n${LEFT_WHOLE}`);
+    if (database) fail(`${escapeText(database)}\n${escapeText(leaves())}`);
     throw error;
   }
 });

@@ -8,7 +8,7 @@ import { loadFunctionHandlers } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, runCommand } from './cli/run.ts';
-import { escapeText } from './cli/text.ts';
+import { escapeText, shownText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting } from './cli/values.ts';
 
 const FUNCTIONS = ROUTES.map((r) => r.name);
@@ -43,7 +43,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
   },
   async ({ values, positionals: [name] }) => {
     if (!FUNCTIONS.includes(name as Route['name']))
-      usageError(`unknown function "${escapeText(name)}" (use ${FUNCTIONS.join(', ')})`);
+      usageError(`unknown function "${shownText(name)}" (use ${FUNCTIONS.join(', ')})`);
     const eventFile = await inputFile(values.event ?? usageError('--event <event.json> is required'), '--event');
     const endpoint = endpointSetting(); // malformed settings are said before anything starts
     process.env.LOG_LEVEL ||= 'silent';
@@ -63,7 +63,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
     // Loaded only now, so --help and usage errors answer at once.
     const { readSnapshotFile } = await import('./import/snapshot-file.ts');
     const { prepareLocalData } = await import('./local/local-data.ts');
-    const { DEFAULT_TABLE } = await import('./cli/table.ts');
+    const { DEFAULT_TABLE } = await import('./cli/database.ts');
     if (!endpoint) await prepareLocalData((await readSnapshotFile(dataFile)) ?? fail());
     process.env.TABLE_NAME ||= DEFAULT_TABLE;
 
@@ -76,9 +76,8 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
       // The event goes in exactly as the file has it, even when it is not an event at all (null, 3, []).
       result = await handler(event as APIGatewayProxyEventV2, lambdaContext(name!, FUNCTION_TIMEOUT_MS, randomUUID()));
     } catch (error) {
-      fail(
-        `the ${name} function threw: ${escapeText(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`,
-      );
+      const thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      fail(`the ${name} function threw: ${escapeText(thrown)}`);
     }
     await new Promise((resolve) => write(JSON.stringify(result ?? null, null, 2) + '\n', resolve));
   },

@@ -1,5 +1,5 @@
-import { findBundledFunctions, loadBundledHandlers } from './local/bundled-handlers.ts';
-import { loadFunctionHandlers, startLocalServer } from './local/server.ts';
+import { findBundledFunctions } from './local/bundled-handlers.ts';
+import { startLocalServer } from './local/server.ts';
 import { fail } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
@@ -83,10 +83,10 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
 
     // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
     if (givenEndpoint)
-      whileInterruptible(
-        () =>
-          "the import into DYNAMODB_ENDPOINT's table may have been interrupted: every team is whole, as it was or as the snapshot has it; start again to complete it",
-      );
+      whileInterruptible(() => {
+        const left = 'every team is whole, as it was or as the snapshot has it; start again to complete it';
+        return `the import into DYNAMODB_ENDPOINT's table may have been interrupted: ${left}`;
+      });
     const { doc, tableName, endpoint, summary, dynamo } = await prepareLocalData(plan);
     const secret =
       demoUser &&
@@ -98,7 +98,10 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       }));
 
     // The functions read their configuration (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) when loaded: now.
-    server.serve(values.bundled ? await loadBundledHandlers(CDK_OUT) : await loadFunctionHandlers());
+    const { functionContainers } = await import('./local/containers.ts');
+    const functions = await functionContainers({ bundled: values.bundled ? CDK_OUT : undefined });
+    onExit(functions.close);
+    server.serve(functions);
 
     const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
     const settings = {
@@ -108,21 +111,23 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       TABLE_NAME: tableName,
       AWS_REGION: dynamo?.region,
     };
+    const items = counted(summary.items, 'project or daemon', 'projects and daemons');
     const lines = [
       '',
       `Team Resources API on ${server.url}`,
       ...(values.bundled ? ['serving the bundles in cdk.out'] : []),
-      `imported ${counted(summary.teams, 'team')}, ${counted(summary.items, 'project or daemon', 'projects and daemons')}, ${counted(summary.users, 'user')}`,
+      `imported ${counted(summary.teams, 'team')}, ${items}, ${counted(summary.users, 'user')}`,
       '',
     ];
     if (secret && team) {
+      const teamSegment = encodeURIComponent(team.slug);
       lines.push(
         `demo token for user ${demoUser.id} (${escapeText(demoUser.name || 'unnamed')}), all abilities; shown once:`,
         `  ${secret}`,
         '',
         'try:',
         // Quoted: an unquoted ? is a glob (zsh stops at "no matches found").
-        `  curl -s -H "Authorization: Bearer ${secret}" '${server.url}/api/${encodeURIComponent(team.slug)}/projects?per_page=5'`,
+        `  curl -s -H "Authorization: Bearer ${secret}" '${server.url}/api/${teamSegment}/projects?per_page=5'`,
       );
     } else {
       lines.push('no user of the snapshot is in a team, so no demo token was made');
@@ -137,7 +142,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       '',
       dynamo
         ? 'Ctrl-C (or SIGTERM, SIGHUP) stops the API and DynamoDB Local.'
-        : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, with the table and data.',
+        : 'Ctrl-C (or SIGTERM, SIGHUP) stops the API; DynamoDB at DYNAMODB_ENDPOINT keeps running, ' +
+            'with the table and data.',
       '',
     );
     process.stdout.write(lines.join('\n') + '\n');

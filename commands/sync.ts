@@ -126,10 +126,11 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
     return;
   }
 
-  const { commandTable } = await import('./cli/table.ts');
+  const { databaseClient } = await import('./cli/database.ts');
   const { ensureTable } = await import('./store/table.ts');
-  const { tableName, endpoint, doc } = commandTable();
-  if (endpoint) await ensureTable(doc, tableName);
+  const { tableName, place, doc } = databaseClient();
+  // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
+  if (!place.onAws) await ensureTable(doc, tableName);
   const stop = new AbortController();
   let running: Promise<void> | undefined;
   // A signal stops the sync between two writes; it gives its leases back on the way out.

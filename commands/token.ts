@@ -2,7 +2,7 @@ import { isTokenAbility, TOKEN_ABILITIES } from '../shared/routes.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { command, runCommand } from './cli/run.ts';
-import { escapeText } from './cli/text.ts';
+import { escapeText, shownText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
 /** npm run token -- create | revoke | list: token administration on the table TABLE_NAME names. */
@@ -42,13 +42,13 @@ commands:
     id: {
       type: 'string',
       value: '<id>',
-      help: "a token id as list shows it (64 hex characters), or with --user a migrated token's Sanctum id",
+      help: 'a token id as list shows it (64 hex characters), or with --user a Sanctum id',
     },
   },
   environment: {
     TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint; without it, AWS',
-    AWS_REGION: "AWS's region, when DYNAMODB_ENDPOINT is not set (credentials: the AWS default chain)",
+    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
   },
   positionals: ['[<command>]', '[<token>]'],
 } as const;
@@ -61,20 +61,20 @@ const COMMANDS: Record<string, (keyof Values)[]> = {
   list: ['user'],
 };
 
-/** The token code and the table (with the SDK), loaded once the command line has been found right (so --help answers at once). */
+/** The token code and the table (with the SDK), loaded once the command line is found right (so --help is quick). */
 const load = async () => ({
   ...(await import('./tokens/tokens.ts')),
-  ...(await import('./cli/table.ts')).commandTable(),
+  ...(await import('./cli/database.ts')).databaseClient(),
 });
 
 export const npmRunToken = command(TOKEN, async ({ values, positionals: [command, secret] }) => {
   if (command === undefined) usageError(`name a command: ${Object.keys(COMMANDS).join(', ')}`);
   const allowed =
     COMMANDS[command] ??
-    usageError(`unknown command "${escapeText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
+    usageError(`unknown command "${shownText(command)}" (use ${Object.keys(COMMANDS).join(', ')})`);
   for (const name of Object.keys(values))
     if (!allowed.includes(name as keyof Values)) usageError(`--${name} does not apply to ${command}`);
-  if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${escapeText(secret)}"`);
+  if (secret !== undefined && command !== 'revoke') usageError(`unexpected argument "${shownText(secret)}"`);
   if (command === 'create') return create(values);
   if (command === 'revoke') return revoke(values, secret);
   return list(values);
@@ -96,14 +96,13 @@ async function create(values: Values) {
   // "projects:read,," is a slip (a variable that was empty?), not a shorter list: said, not guessed at.
   if (entries.includes(''))
     usageError(
-      `--abilities has an empty entry: "${escapeText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`,
+      `--abilities has an empty entry: "${shownText(listed)}" (comma-separated, e.g. projects:read,daemons:read)`,
     );
   const abilities = [...new Set(entries)];
   const unknown = abilities.filter((a) => !isTokenAbility(a));
   if (unknown.length > 0) {
-    usageError(
-      `unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${escapeText(unknown.join(', '))} (use ${TOKEN_ABILITIES.join(', ')})`,
-    );
+    const known = TOKEN_ABILITIES.join(', ');
+    usageError(`unknown abilit${unknown.length === 1 ? 'y' : 'ies'}: ${shownText(unknown.join(', '))} (use ${known})`);
   }
   const name = values.name === undefined ? '' : nameValue('--name', values.name);
   const expiresAt = values['expires-in'] === undefined ? null : expiryFrom(values['expires-in']);
@@ -111,8 +110,9 @@ async function create(values: Values) {
   const { doc, tableName, createToken } = await load();
   const secret = await createToken(doc, tableName, { userId, abilities, name, expiresAt });
   const named = name ? ` "${escapeText(name)}"` : '';
+  const expires = expiresAt ? `, expires ${expiresAt}` : '';
   process.stderr.write(
-    `token${named} for user ${userId} with ${abilities.join(', ')}${expiresAt ? `, expires ${expiresAt}` : ''}; shown once, store it now:\n`,
+    `token${named} for user ${userId} with ${abilities.join(', ')}${expires}; shown once, store it now:\n`,
   );
   process.stdout.write(`${secret}\n`);
 }
@@ -126,7 +126,8 @@ async function revoke(values: Values, secret: string | undefined) {
   const sanctum = user === undefined ? undefined : { userId: idValue('--user', user), sanctumId: idValue('--id', id!) };
   if (!sanctum && id !== undefined && !/^[0-9a-f]{64}$/i.test(id))
     usageError(
-      `--id must be a token id as list shows it (64 hex characters), not "${escapeText(id)}" (or a migrated token's Sanctum id, with --user)`,
+      `--id must be a token id as list shows it (64 hex characters), not "${shownText(id)}" ` +
+        "(or a migrated token's Sanctum id, with --user)",
     );
 
   const { doc, tableName, listTokens, revoke } = await load();

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { describeDatabaseError, Failure, SettingError, UsageError } from './errors.ts';
-import { escapeText } from './text.ts';
+import { escapeText, shownText } from './text.ts';
 
 /**
  * How every command starts and ends (docs/contract.md, section 8): the command line read by
@@ -81,6 +81,14 @@ export function whileInterruptible(note: (signal: StopSignal) => string): void {
 }
 
 /**
+ * Ends the command now, from outside its work (something it depends on died): says `message` in
+ * one line, runs the cleanups, exits 1. Once serving too.
+ */
+export function failNow(message: string): void {
+  void exit(1, escapeText(message));
+}
+
+/**
  * The command run with `args`, without touching the process: its help, a usage error, or its work.
  * Says the exit code, what goes to stdout (the help) and the message for stderr.
  */
@@ -101,7 +109,8 @@ export async function execute<O extends Record<string, Option>>(
     await command.main(line);
     return { code: 0 };
   } catch (error) {
-    if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` }; // the usage shows no settings
+    // A setting alone: the usage shows no settings.
+    if (error instanceof SettingError) return { code: 2, message: `${command.name}: ${error.message}` };
     if (error instanceof UsageError)
       return {
         code: 2,
@@ -179,7 +188,7 @@ function helpText(command: Command<Record<string, Option>>): string {
 }
 
 function checkPositionals(names: readonly string[], given: string[]): void {
-  if (given.length > names.length) throw new UsageError(`unexpected argument "${escapeText(given[names.length])}"`);
+  if (given.length > names.length) throw new UsageError(`unexpected argument "${shownText(given[names.length])}"`);
   const missing = names.slice(given.length).find((name) => !name.startsWith('['));
   if (missing) throw new UsageError(`missing ${missing}`);
 }

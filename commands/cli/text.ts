@@ -1,3 +1,5 @@
+import { cutText } from '../../shared/domain/strings.ts';
+
 /**
  * Text from data on a terminal. A snapshot or a token name may hold escape sequences (ESC [ …,
  * CSI U+009B) that would move the cursor, recolour or retitle the terminal, or hide what follows;
@@ -22,6 +24,15 @@ export function escapeText(value: unknown): string {
     const code = char.charCodeAt(0);
     return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
+}
+
+/** How many characters of a value from data (or the command line) a message shows. */
+/**
+ * A value from data or the command line as a message echoes it: escaped, and cut to its first 40
+ * characters and `…` when longer (shared/domain/strings.ts, cutText).
+ */
+export function shownText(value: unknown): string {
+  return escapeText(cutText(value));
 }
 
 /** A number as every command prints a count: thousands separated (150,000). */

@@ -3,14 +3,24 @@ import { createReadStream } from 'node:fs';
 import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { verifyFile } from 'stream-json/file/verifier.js';
-import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, type Collection } from '../../shared/domain/records.ts';
-import { jsonNumber } from '../../shared/domain/decimal.ts';
+import {
+  COLLECTION_NAMES,
+  closestKey,
+  fieldsOf,
+  isCollection,
+  LIMITS,
+  type Collection,
+} from '../../shared/domain/records.ts';
+import { jsonNumber, WrittenNumber } from '../../shared/domain/decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 
 /**
  * Reads a snapshot file as a stream of records, never as one string: the bytes go through a
- * strict UTF-8 decoder and stream-json's tokenizer (packed keys, strings and numbers), and this
- * module walks the tokens, so that only one record is ever assembled at a time. It also checks
+ * strict UTF-8 decoder and stream-json's tokenizer, and this module walks the tokens, so that only
+ * one record is ever assembled at a time. Keys, strings and numbers come in chunks, and no more of
+ * one is kept than a rule needs: a string is cut one code point past the longest any field allows
+ * (its field's rule then says its own limit), a number past NUMBER_KEPT characters is kept as a
+ * short number of the same kind (LongNumber). Whatever one value holds, memory stays bounded. It also checks
  * what only the text shows: a document that is not an object, collections that are not arrays,
  * records that are not objects, unknown keys (with the closest allowed key as a hint), duplicate
  * keys in any object, and JSON syntax (located by line and column with stream-json's Verifier,
@@ -31,10 +41,21 @@ const MAX_ARRAY_ELEMENTS = 1_001;
 /** Stands for a value of the wrong shape (an object or array where a scalar belongs). */
 const WRONG_SHAPE = Object.freeze({});
 const ARRAY_FIELDS = new Set(['teams', 'abilities']);
+/** No string the format allows is longer than LIMITS.text code points: one more is enough for every rule to fail. */
+const STRING_KEPT = LIMITS.text + 1;
+/** UTF-16 code units that surely hold STRING_KEPT code points. */
+const STRING_UNITS_KEPT = 2 * STRING_KEPT;
+/** No valid id or amount is near this long; a number past it is read into a LongNumber. */
+const NUMBER_KEPT = 4_096;
+/** How much of a long number a message shows. */
+const NUMBER_SHOWN = 40;
 
 class NotAnObject extends Error {}
 
-/** Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes` is told the bytes read after each chunk. */
+/**
+ * Reads the records of the snapshot at `path`, in file order, handing each to `onRecord`; `onBytes`
+ * is told the bytes read after each chunk.
+ */
 export async function readSnapshotRecords(
   path: string,
   onRecord: OnRecord,
@@ -43,7 +64,8 @@ export async function readSnapshotRecords(
 ) {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  const tokenize = jsonParser({ streamValues: false });
+  // Streamed, never packed: a packed value is assembled whole, however long the file makes it.
+  const tokenize = jsonParser({ packValues: false, streamValues: true });
   const parse = tokenize as unknown as (input: string | typeof none) => ReturnType<typeof tokenize>;
   const walk = tokenWalker(onRecord, problems);
   let bytes = 0;
@@ -184,19 +206,132 @@ function tokenWalker(onRecord: OnRecord, problems: Problems) {
     }
   }
 
+  /** The key, string or number whose chunks are coming, as much of it as is kept. */
+  let text: { parts: string[]; units: number; long?: LongNumber } | undefined;
+
+  function chunk(part: string, number: boolean): void {
+    if (!text || text.long) return void text?.long?.add(part);
+    const room = (number ? NUMBER_KEPT : STRING_UNITS_KEPT) - text.units;
+    if (part.length <= room) {
+      text.parts.push(part);
+      text.units += part.length;
+    } else if (number) {
+      text.long = new LongNumber(text.parts.join('') + part);
+    } else if (room > 0) {
+      text.parts.push(part.slice(0, room));
+      text.units += room;
+    }
+  }
+
+  /** The string read: whole, or cut to STRING_KEPT code points when it was longer. */
+  function stringRead(): string {
+    const read = text!.parts.join('');
+    return text!.units < STRING_UNITS_KEPT ? read : [...read].slice(0, STRING_KEPT).join('');
+  }
+
   /** Walks one chunk's tokens, waiting only when onRecord asks to (so the common case stays synchronous). */
   return async function walk(tokens: { name: string; value?: unknown }[]): Promise<void> {
     for (const { name, value: token } of tokens) {
-      if (name === 'keyValue') key(token as string);
-      else if (name === 'endObject' || name === 'endArray') {
-        const pending = end();
-        if (pending) await pending;
-      } else {
-        const container = name === 'startObject' ? 'object' : name === 'startArray' ? 'array' : undefined;
-        value(name === 'numberValue' ? jsonNumber(token as string) : token, container);
+      switch (name) {
+        case 'startKey':
+        case 'startString':
+        case 'startNumber':
+          text = { parts: [], units: 0 };
+          break;
+        case 'stringChunk':
+        case 'numberChunk':
+          chunk(token as string, name === 'numberChunk');
+          break;
+        case 'endKey':
+          key(stringRead());
+          break;
+        case 'endString':
+          value(stringRead());
+          break;
+        case 'endNumber':
+          value(text!.long?.value() ?? jsonNumber(text!.parts.join('')));
+          break;
+        case 'endObject':
+        case 'endArray': {
+          const pending = end();
+          if (pending) await pending;
+          break;
+        }
+        case 'startObject':
+          value(undefined, 'object');
+          break;
+        case 'startArray':
+          value(undefined, 'array');
+          break;
+        default: // nullValue, trueValue, falseValue
+          value(token);
       }
     }
   };
+}
+
+/**
+ * A number whose text is too long to keep, read character by character: kept as a short number
+ * of the same value when it has at most 20 significant digits (`1.000…0` is 1, as written), else
+ * of the same kind, which is all any rule can say of it: the sign, the magnitude, whether it is
+ * whole, and where its last significant digit is (so "more than 4 decimals" still holds or not).
+ * A message shows its first NUMBER_SHOWN characters.
+ */
+class LongNumber {
+  private readonly shown: string;
+  private negative = false;
+  private part: 'whole' | 'fraction' | 'exponent' = 'whole';
+  /** Digits from the first significant one on: the first 19, and the last nonzero one after them. */
+  private head = '';
+  private tail = '';
+  /** How many digits from the first significant one on, and the place of the last nonzero one. */
+  private digits = 0;
+  private lastNonzero = 0;
+  /** Of those, the whole part's; and the fraction's zeros before its first significant digit. */
+  private wholeDigits = 0;
+  private leadingZeros = 0;
+  private exponentNegative = false;
+  /** Capped where a double still counts exactly: past it, every rule's answer is the same. */
+  private exponent = 0;
+
+  constructor(start: string) {
+    this.shown = `${start.slice(0, NUMBER_SHOWN)}…`;
+    this.add(start);
+  }
+
+  add(text: string): void {
+    for (const c of text) {
+      if (c === '-' && this.part === 'exponent') this.exponentNegative = true;
+      else if (c === '-') this.negative = true;
+      else if (c === '.') this.part = 'fraction';
+      else if (c === 'e' || c === 'E') this.part = 'exponent';
+      else if (c === '+') continue;
+      else if (this.part === 'exponent') this.exponent = Math.min(this.exponent * 10 + Number(c), 1e15);
+      else if (this.digits === 0 && c === '0') this.leadingZeros += this.part === 'fraction' ? 1 : 0;
+      else {
+        this.digits++;
+        if (this.part === 'whole') this.wholeDigits++;
+        if (c !== '0') this.lastNonzero = this.digits;
+        if (this.digits <= 19) this.head += c;
+        else if (c !== '0') this.tail = c;
+      }
+    }
+  }
+
+  value(): number | WrittenNumber {
+    const count = this.lastNonzero;
+    const exponent = this.exponentNegative ? -this.exponent : this.exponent;
+    /** The power of ten of the first significant digit, and of the last. */
+    const first = (this.wholeDigits > 0 ? this.wholeDigits - 1 : -(this.leadingZeros + 1)) + exponent;
+    const last = first - (count - 1);
+    const sign = this.negative ? '-' : '';
+    let text = `${sign}0`;
+    if (count > 0 && count <= 20) text = `${sign}${(this.head + this.tail).slice(0, count)}e${last}`;
+    // 20 digits ending in the last nonzero one: as whole, as large, and as many decimals as the number.
+    if (count > 20) text = `${sign}${this.head}${this.tail}e${last >= 0 ? first - 19 : last}`;
+    const read = jsonNumber(text);
+    return read instanceof WrittenNumber ? new WrittenNumber(read.text, this.shown) : read;
+  }
 }
 
 /**

@@ -5,11 +5,11 @@
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */
 
-import { count, counted, escapeText } from '../cli/text.ts';
+import { count, counted, escapeText, shownText } from '../cli/text.ts';
+import { quote as quoted } from '../../shared/domain/strings.ts';
 import { WrittenNumber } from '../../shared/domain/decimal.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
-const MAX_ECHOED_CHARACTERS = 60;
 
 /** Collects problems: the first 50 are kept, the rest only counted. */
 export class Problems {
@@ -29,20 +29,15 @@ export class Problems {
   }
 }
 
-/**
- * Quotes text from the snapshot for a message, in double quotes, at most 60 characters, escaped
- * as everything a command prints from data is (commands/cli/text.ts: `\x1b`, `\u009b`); a
- * quote inside is written `\"`.
- */
+/** Quotes text from the snapshot for a message (shared/domain/strings.ts), escaped as everything a command echoes. */
 export function quote(text: string): string {
-  const shown =
-    [...text].length > MAX_ECHOED_CHARACTERS ? `${[...text].slice(0, MAX_ECHOED_CHARACTERS).join('')}…` : text;
-  return `"${escapeText(shown).replaceAll('"', '\\"')}"`;
+  return escapeText(quoted(text));
 }
 
-/** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one. */
+/** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one (a long one cut). */
 export function locate(collection: string, index: number, id?: unknown): string {
-  if (typeof id === 'number' || id instanceof WrittenNumber) return `${collection}[${index}] (id ${id})`;
+  if (typeof id === 'number') return `${collection}[${index}] (id ${shownText(id)})`;
+  if (id instanceof WrittenNumber) return `${collection}[${index}] (id ${shownText(id.shown)})`;
   if (typeof id === 'string') return `${collection}[${index}] (id ${quote(id)})`;
   return `${collection}[${index}]`;
 }

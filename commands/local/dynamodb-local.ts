@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,6 +16,8 @@ export interface DynamoDbLocal {
    * this run's tables invisible to anyone who does not hold it, another host or a web page included.
    */
   region: string;
+  /** Resolves, saying how, if DynamoDB Local ends without being stopped (Java killed, crashed). */
+  ended: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -73,12 +75,16 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
   let output = '';
   keeper.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   keeper.stdin.on('error', () => {}); // the keeper may be gone before the pipe is closed
-  const exited = new Promise<void>((resolve) => keeper.once('close', () => resolve()));
+  let closed = false;
+  const exited = new Promise<void>((resolve) => keeper.once('close', () => resolve(void (closed = true))));
+  let stopping = false;
   // Closing the pipe stops the keeper, which stops Java.
   const stop = async () => {
+    stopping = true;
     keeper.stdin.end();
     await exited;
   };
+  const ended = exited.then(() => (stopping ? new Promise<never>(() => {}) : howItEnded(output, keeper)));
 
   const endpoint = `http://127.0.0.1:${port}`;
   const region = `local-${randomBytes(16).toString('hex')}`;
@@ -92,8 +98,8 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
   const bindFailed = () => /BindException|Failed to bind/.test(output);
   try {
     for (;;) {
-      if (keeper.exitCode !== null || keeper.signalCode !== null)
-        throw bindFailed() ? new PortTaken(`port ${port} was taken`) : startFailure(output);
+      // Once the keeper's output has all been read: it may say how Java ended.
+      if (closed) throw bindFailed() ? new PortTaken(`port ${port} was taken`) : startFailure(output, keeper);
       if (performance.now() - started > ANSWER_LIMIT_MS)
         throw new Error(`DynamoDB Local did not answer at ${endpoint} within ${ANSWER_LIMIT_MS / 1000} s`);
       const answered = await client.send(new ListTablesCommand({})).then(
@@ -103,7 +109,7 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
       // The answer counts once Java has said it is binding (its banner): not another process's on a port just taken.
       if (answered && output.includes('CorsParams')) {
         await sleep(250);
-        if (keeper.exitCode === null && !bindFailed()) return { endpoint, region, stop };
+        if (keeper.exitCode === null && !bindFailed()) return { endpoint, region, ended, stop };
       }
       await sleep(200);
     }
@@ -115,14 +121,23 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
   }
 }
 
+/** How DynamoDB Local ended, as its keeper said it (java-keeper.ts): `Java was killed by SIGKILL`. */
+function howItEnded(output: string, keeper: ChildProcess): string {
+  const said = /^java-keeper: (.*)$/m.exec(output)?.[1];
+  if (said) return said;
+  return keeper.signalCode
+    ? `its keeper was killed by ${keeper.signalCode}`
+    : `its keeper exited with code ${keeper.exitCode}`;
+}
+
 /** Why DynamoDB Local stopped before it answered, in one line (never Java's stack trace). */
-function startFailure(output: string): Error {
+function startFailure(output: string, keeper: ChildProcess): Error {
   const keepers = /^DynamoDB Local needs .*$/m.exec(output)?.[0];
   if (keepers) return new Error(keepers);
   if (/UnsupportedClassVersionError/.test(output))
     return new Error('DynamoDB Local needs Java 17 or later (java on the PATH is older)');
+  // Java's own reason when it gave one; else how it ended (killed, or an exit code), never a line of its banner.
   const reason =
-    /^(?:Exception in thread "\S+" )?(\S*(?:Exception|Error)\b.*)$/m.exec(output)?.[1] ??
-    output.trim().split('\n').at(-1);
-  return new Error(`DynamoDB Local could not start: ${reason || 'Java exited before it answered'}`);
+    /^(?:Exception in thread "\S+" )?(\S*(?:Exception|Error)\b.*)$/m.exec(output)?.[1] ?? howItEnded(output, keeper);
+  return new Error(`DynamoDB Local could not start: ${reason}`);
 }

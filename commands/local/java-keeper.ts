@@ -9,6 +9,9 @@ import { spawn } from 'node:child_process';
  */
 process.stderr.on('error', () => {}); // whoever reads it may be gone by the time there is something to say
 
+/** Starts the line that says how Java ended when nobody asked it to stop (dynamodb-local.ts reads it). */
+const ENDED = 'java-keeper: ';
+
 const java = spawn('java', process.argv.slice(2), { stdio: ['ignore', process.stderr, 'inherit'] });
 let stopping = false;
 
@@ -20,7 +23,13 @@ java.once('error', (error: NodeJS.ErrnoException) => {
   );
   process.exit(1);
 });
-java.once('exit', (code, signal) => process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0))));
+java.once('exit', (code, signal) => {
+  if (stopping) process.exit(0);
+  // Not asked to stop (killed, out of memory, crashed): said on a line of its own, which
+  // startDynamoDbLocal reads back as how DynamoDB Local ended.
+  process.stderr.write(`${ENDED}${signal ? `Java was killed by ${signal}` : `Java exited with code ${code}`}\n`);
+  process.exit(1);
+});
 
 function stop() {
   if (stopping) return;

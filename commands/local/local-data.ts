@@ -1,6 +1,6 @@
 import type { ValidSnapshot } from '../import/validation.ts';
-import { onExit } from '../cli/run.ts';
-import { commandTable } from '../cli/table.ts';
+import { failNow, onExit } from '../cli/run.ts';
+import { databaseClient } from '../cli/database.ts';
 import { endpointSetting } from '../cli/values.ts';
 import { importSnapshot } from '../import/importer.ts';
 import { progressDisplay } from '../import/progress.ts';
@@ -20,11 +20,14 @@ export async function prepareLocalData(snapshot: ValidSnapshot) {
     process.stderr.write('starting DynamoDB Local (in memory)...\n');
     dynamo = await startDynamoDbLocal();
     onExit(dynamo.stop);
+    // Its data was in memory: a new DynamoDB Local would serve an empty table (and none of the
+    // tokens printed), so the command says what happened and ends rather than start another.
+    void dynamo.ended.then((how) => failNow(`DynamoDB Local stopped (${how}); its data was in memory: stopping`));
     endpoint = dynamo.endpoint;
     process.env.AWS_REGION = dynamo.region;
   }
   process.env.DYNAMODB_ENDPOINT = endpoint;
-  const { tableName, doc } = commandTable(dynamo !== undefined);
+  const { tableName, doc } = databaseClient(dynamo !== undefined);
   process.env.TABLE_NAME = tableName;
   await ensureTable(doc, tableName);
   const progress = progressDisplay();

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
@@ -11,8 +11,33 @@ export type LambdaHandler = (
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 export type Handlers = Record<FunctionName, LambdaHandler>;
 
-/** The server; `serve(handlers)` starts calling the functions, and requests that came before are answered then. */
+/** The server; `serve(functions)` starts calling them, and requests that came before are answered then. */
 export type LocalServer = Awaited<ReturnType<typeof startLocalServer>>;
+
+/** How the server calls a function: its result, or a rejection when it throws or runs past `timeoutMs`. */
+export interface Functions {
+  invoke(
+    name: FunctionName,
+    event: APIGatewayProxyEventV2,
+    timeoutMs: number,
+  ): Promise<APIGatewayProxyStructuredResultV2>;
+  close(): Promise<void>;
+}
+
+/**
+ * Handlers called in this process, all requests in one module scope: for stand-in functions and
+ * tests that read the functions' state. `npm start` runs the functions in containers (containers.ts).
+ */
+export function inProcess(handlers: Handlers): Functions {
+  return {
+    invoke: (name, event, timeoutMs) =>
+      Promise.race([
+        (async () => handlers[name](event, lambdaContext(name, timeoutMs, event.requestContext.requestId)))(),
+        sleep(timeoutMs, undefined, { ref: false }).then(() => Promise.reject(new Error(`${name} timed out`))),
+      ]),
+    close: async () => {},
+  };
+}
 
 /** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */
 export async function loadFunctionHandlers(
@@ -25,6 +50,17 @@ export async function loadFunctionHandlers(
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
+/** The answers to what Node's parser rejects, by its error code: anything else is a 400. */
+const CLIENT_ERRORS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431, // request line and headers over Node's 16 KB
+  ERR_HTTP_REQUEST_TIMEOUT: 408, // headers not complete within Node's headersTimeout
+};
+
+/** The server's own answer with `status`, its reason as the JSON body, and the connection closed. */
+function ownAnswer(res: ServerResponse, status: number): void {
+  const body = JSON.stringify({ message: STATUS_CODES[status] });
+  res.writeHead(status, { ...JSON_TYPE, 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+}
 /**
  * API Gateway's own answer when a function throws or runs past its timeout, as "Troubleshooting
  * issues with HTTP API Lambda integrations" shows it
@@ -35,17 +71,19 @@ const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 /**
  * What API Gateway does in front of the functions, on 127.0.0.1: routes by the shared route table
  * (anything else is API Gateway's own 404), builds the payload 2.0 event, calls the function and
- * writes its result. Started without handlers (npm start listens first, so that a port in use is
+ * writes its result. Started without functions (npm start listens first, so that a port in use is
  * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
  */
 export async function startLocalServer(
-  options: { handlers?: Handlers; port?: number; functionTimeoutMs?: number } = {},
+  options: { functions?: Functions; port?: number; functionTimeoutMs?: number } = {},
 ) {
-  const handlers = Promise.withResolvers<Handlers>();
-  if (options.handlers) handlers.resolve(options.handlers);
+  const functions = Promise.withResolvers<Functions>();
+  if (options.functions) functions.resolve(options.functions);
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
-  const server = createServer(async (req, res) => {
+  // Without Host, HTTP/1.1 is malformed: answered below with a JSON body, not Node's empty one.
+  const server = createServer({ requireHostHeader: false }, async (req, res) => {
     req.resume(); // no route takes a body
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) return ownAnswer(res, 400);
     const routed = routeRequest({
       method: req.method!,
       target: req.url!,
@@ -59,10 +97,8 @@ export async function startLocalServer(
     };
     if (routed.route) {
       const { route, event } = routed;
-      const handler = (await handlers.promise)[route.name];
-      const call = (async () => handler(event, lambdaContext(route.name, timeoutMs, event.requestContext.requestId)))();
-      const timedOut = sleep(timeoutMs, undefined, { ref: false });
-      result = (await Promise.race([call, timedOut]).catch(() => undefined)) ?? {
+      const { invoke } = await functions.promise;
+      result = (await invoke(route.name, event, timeoutMs).catch(() => undefined)) ?? {
         statusCode: 500,
         headers: JSON_TYPE,
         body: INTERNAL_SERVER_ERROR,
@@ -77,16 +113,22 @@ export async function startLocalServer(
     );
     res.end(bodyless ? undefined : result.body);
   });
-  // Malformed requests Node rejects itself still get a JSON body.
+  // What Node's HTTP server rejects itself still gets a JSON body (docs/api.md, "Every answer").
+  server.on('checkExpectation', (_, res) => ownAnswer(res, 417));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
-    const [status, message] =
-      error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-    const body = JSON.stringify({ message });
-    socket.end(
-      `HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const status = CLIENT_ERRORS[error.code ?? ''] ?? 400;
+    const body = JSON.stringify({ message: STATUS_CODES[status] });
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
   });
+  // CONNECT (a proxy's tunnel) is nothing this server serves: with no 'connect' listener, Node
+  // closes the connection without an answer.
   await new Promise<void>((resolve, reject) =>
     server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve),
   );
@@ -94,7 +136,7 @@ export async function startLocalServer(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    serve: (given: Handlers) => handlers.resolve(given),
+    serve: (given: Functions) => functions.resolve(given),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

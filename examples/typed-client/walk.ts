@@ -4,9 +4,10 @@ import type { components, paths } from './api.d.ts';
 /**
  * A typed client of the API in a few lines: types generated from openapi.json by openapi-typescript
  * (api.d.ts beside this file), requests made by openapi-fetch, a list walked by following
- * `links.next` until it is null. Run against `npm start`:
+ * `links.next` until it is null. Run against `npm start`, on the project's Node 24 (npx finds it in
+ * node_modules; Node 20 cannot run TypeScript):
  *
- *   TOKEN=<the demo token> node examples/typed-client/walk.ts http://127.0.0.1:3000 acme
+ *   TOKEN=<the demo token> npx node examples/typed-client/walk.ts http://127.0.0.1:3000 acme
  */
 export type Project = components['schemas']['Project'];
 
@@ -45,7 +46,7 @@ if (import.meta.main) {
   const [baseUrl = 'http://127.0.0.1:3000', team = 'acme'] = process.argv.slice(2);
   const token = process.env.TOKEN;
   if (!token) {
-    process.stderr.write('usage: TOKEN=<token> node examples/typed-client/walk.ts [base URL] [team]\n');
+    process.stderr.write('usage: TOKEN=<token> npx node examples/typed-client/walk.ts [base URL] [team]\n');
     process.exit(2);
   }
   let count = 0;

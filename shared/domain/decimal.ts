@@ -15,8 +15,11 @@ const DECIMAL_STRING = /^-?[0-9]+(?:\.[0-9]+)?$/;
  */
 export class WrittenNumber {
   readonly text: string;
-  constructor(text: string) {
+  /** As a message shows it: the text, or the beginning of a number too long to keep (json-records.ts). */
+  readonly shown: string;
+  constructor(text: string, shown = text) {
     this.text = text;
+    this.shown = shown;
   }
   toString(): string {
     return this.text;

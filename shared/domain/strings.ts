@@ -22,15 +22,19 @@ export function stringProblem(text: string, max: number): string | undefined {
   return undefined;
 }
 
-const MAX_QUOTED_CHARACTERS = 60;
+const SHOWN_CHARACTERS = 40;
 
 /**
- * Text from data, quoted for a message: in double quotes, at most 60 characters, a quote inside
- * written `\"`. What prints a message escapes its control characters (commands/cli/text.ts).
+ * A value from data as a message echoes it: its first 40 characters and `…` when longer (a
+ * 1,000,000-digit id, a 10 KB name). What prints a message escapes its control characters
+ * (commands/cli/text.ts).
  */
+export function cutText(value: unknown): string {
+  const characters = [...String(value)];
+  return characters.length > SHOWN_CHARACTERS ? `${characters.slice(0, SHOWN_CHARACTERS).join('')}…` : String(value);
+}
+
+/** Text from data, quoted for a message: cut (cutText), in double quotes, a quote inside written `\"`. */
 export function quote(text: string): string {
-  const characters = [...text];
-  const shown =
-    characters.length > MAX_QUOTED_CHARACTERS ? `${characters.slice(0, MAX_QUOTED_CHARACTERS).join('')}…` : text;
-  return `"${shown.replaceAll('"', '\\"')}"`;
+  return `"${cutText(text).replaceAll('"', '\\"')}"`;
 }

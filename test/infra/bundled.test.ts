@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
 import {
+  inProcess,
   loadFunctionHandlers,
   startLocalServer,
   type Handlers,
@@ -56,8 +57,8 @@ beforeAll(async () => {
   bundled = await loadBundledHandlers(assemblyDir);
   source = await loadFunctionHandlers();
   servers = {
-    source: await startLocalServer({ handlers: source }),
-    bundled: await startLocalServer({ handlers: bundled }),
+    source: await startLocalServer({ functions: inProcess(source) }),
+    bundled: await startLocalServer({ functions: inProcess(bundled) }),
   };
 }, 120_000);
 

@@ -13,7 +13,7 @@ import { snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
  * docs/contract.md, section 8: a database that sends no response at all for 10 seconds is reported then,
- * naming the endpoint that was tried (DYNAMODB_ENDPOINT, or the AWS region and table), with a hint
+ * naming the endpoint that was tried (the setting that names it, or AWS's region) and the table, with a hint
  * to check it; a slow one that answers is waited on. The silent endpoint is a TCP server that
  * accepts connections and never says a word; the stalling one answers every request with a status
  * line, headers and the first bytes of a body, then nothing; the trickling one sends a whole
@@ -51,9 +51,8 @@ const tricklingServer = tcpServer((socket) => {
     }, 3_000);
   });
 });
-/** What the import adds to a database failure once it has begun (commands/import.ts). */
-const IMPORT_LEAVES =
-  'every team is whole, as it was or as the snapshot has it; run the same import again to complete it\n';
+/** What the import adds to a database failure before its first write request (commands/import.ts). */
+const nothingWritten = (table = 'team-resources') => `nothing was written to ${table}\n`;
 
 /** A web server, not DynamoDB: an HTML page (as python3 -m http.server answers a POST), or a JSON error without a type. */
 const webServer = createHttpServer((request, response) => {
@@ -138,9 +137,10 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     }).done;
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    // Said with what it leaves: the import had validated the file and begun (contract, section 7).
+    // Said with what it leaves: the import had validated the file, and sent no write (contract, section 7).
     expect(stderr).toBe(
-      `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table silent-table): ${HINT}\n` + IMPORT_LEAVES,
+      `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${silent}, table silent-table): ${HINT}\n` +
+        nothingWritten('silent-table'),
     );
     expectReportedAtTen(seconds);
   }, 60_000);
@@ -156,8 +156,7 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
     expectReportedAtTen(seconds);
   }, 60_000);
 
-  it('in AWS (no DYNAMODB_ENDPOINT), the message names the region and the table', async () => {
-    // The SDK's own endpoint setting stands in for an AWS endpoint that has gone silent.
+  it("with the SDK's AWS_ENDPOINT_URL_DYNAMODB at a local endpoint, the message names that endpoint", async () => {
     const { code, stderr, seconds } = await run('commands/token.ts', ['create', '--user', '10', '--abilities', '*'], {
       AWS_REGION: 'eu-west-1',
       AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
@@ -166,8 +165,10 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
       TABLE_NAME: 'prod-table',
     }).done;
     expect(code).toBe(1);
-    expect(stderr).toContain('no response from DynamoDB for 10 s (AWS region eu-west-1');
-    expect(stderr).toContain('table prod-table): check AWS_REGION, the network and the AWS credentials');
+    expect(stderr).toBe(
+      `no response from DynamoDB for 10 s (AWS_ENDPOINT_URL_DYNAMODB=${silent}, table prod-table): ` +
+        'check that AWS_ENDPOINT_URL_DYNAMODB points at a running DynamoDB-compatible endpoint\n',
+    );
     expectReportedAtTen(seconds);
   }, 60_000);
 
@@ -195,7 +196,7 @@ describe.concurrent('a DynamoDB that sends no response for 10 s', () => {
       expect(code).toBe(1);
       expect(stdout).toBe('');
       // The operator's line alone: none of the SDK's "Deserialization error ... inspect the hidden field".
-      const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
+      const leaves = script === 'commands/import.ts' ? nothingWritten() : '';
       expect(stderr).toBe(
         `no response from DynamoDB for 10 s (DYNAMODB_ENDPOINT=${stalling}, table team-resources): ${HINT}\n${leaves}`,
       );
@@ -243,9 +244,44 @@ describe.concurrent('an endpoint that answers, but not as DynamoDB does', () => 
         const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
         expect(code).toBe(1);
         expect(stdout).toBe('');
-        const leaves = script === 'commands/import.ts' ? IMPORT_LEAVES : '';
+        const leaves = script === 'commands/import.ts' ? nothingWritten() : '';
         expect(stderr).toBe(
           `the endpoint did not answer as DynamoDB does (DYNAMODB_ENDPOINT=${endpoint}, table team-resources; HTTP ${status}): ${HINT}\n${leaves}`,
+        );
+      }
+    },
+    60_000,
+  );
+});
+
+/** Accepts each connection and closes it before any answer. */
+const droppingServer = tcpServer((socket) => socket.end());
+/** Answers each request with a TCP reset. */
+const resettingServer = tcpServer((socket) => socket.on('data', () => socket.resetAndDestroy()));
+afterAll(() => {
+  droppingServer.close();
+  resettingServer.close();
+});
+
+describe.concurrent('a refused, dropped or reset connection is said as what it is, never as silence', () => {
+  it.each([
+    ['refused', async () => `http://127.0.0.1:${await freePort()}`, 'nothing accepts connections there (ECONNREFUSED)'],
+    ['dropped', () => listen(droppingServer), 'the connection was dropped before an answer (ECONNRESET)'],
+    ['reset', () => listen(resettingServer), 'the connection was dropped before an answer (ECONNRESET)'],
+  ])(
+    '%s: one line naming it; an import that wrote nothing says so (exit 1)',
+    async (_, endpointOf, what) => {
+      const endpoint = await endpointOf();
+      for (const [script, args] of [
+        ['commands/token.ts', ['list', '--user', '10']],
+        ['commands/import.ts', [snapshotFile]],
+      ] as const) {
+        const { code, stdout, stderr } = await run(script, [...args], { DYNAMODB_ENDPOINT: endpoint }).done;
+        expect(code).toBe(1);
+        expect(stdout).toBe('');
+        const leaves = script === 'commands/import.ts' ? nothingWritten() : '';
+        expect(stderr).toBe(
+          `cannot reach DynamoDB (DYNAMODB_ENDPOINT=${endpoint}, table team-resources): ${what}: ${HINT}\n${leaves}`,
         );
       }
     },

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,9 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import {
+  processInfo,
   processTree,
+  signalIfStillRunning,
   startCommand,
   waitUntilGone,
   type CommandProcess,
@@ -45,12 +48,8 @@ const env = {
 let running: { command: CommandProcess; tree: ProcessInfo[] } | undefined;
 afterEach(async () => {
   // A failed case must not leave its processes to the next one.
-  for (const p of running?.tree ?? [])
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
+  // Only processes still its own: a pid noted then may be another's by now.
+  for (const p of running?.tree ?? []) signalIfStillRunning(p, 'SIGKILL');
   running = undefined;
 });
 
@@ -113,13 +112,13 @@ describe('npm start stops everything it started', () => {
 
   it('on SIGHUP sent to the node process npm started', async () => {
     const { tree, node, url } = await start('npm', 'endpoint');
-    process.kill(node.pid, 'SIGHUP');
+    expect(signalIfStillRunning(node, 'SIGHUP')).toBe(true);
     await expectAllGone(tree, url);
   }, 120_000);
 
   it('on SIGTERM sent to node run without npm, exiting 0', async () => {
     const { command, tree, node, url } = await start('node');
-    process.kill(node.pid, 'SIGTERM');
+    expect(signalIfStillRunning(node, 'SIGTERM')).toBe(true);
     expect((await command.exited).code).toBe(0);
     await expectAllGone(tree, url);
   }, 120_000);
@@ -133,8 +132,60 @@ describe('npm start stops everything it started', () => {
 
   it('stops DynamoDB Local by itself when node is killed outright (SIGKILL)', async () => {
     const { command, tree, node, url } = await start('node');
-    process.kill(node.pid, 'SIGKILL');
+    expect(signalIfStillRunning(node, 'SIGKILL')).toBe(true);
     expect((await command.exited).signal).toBe('SIGKILL');
     await expectAllGone(tree, url);
   }, 120_000);
+});
+
+/** The Java process running DynamoDB Local under this command's keeper, as it runs now (or undefined). */
+function javaOf(tree: ProcessInfo[]): ProcessInfo | undefined {
+  return tree.find((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar'));
+}
+
+describe('npm start says in one line that DynamoDB Local stopped, and stops', () => {
+  it('when its Java is killed while serving: one line naming the signal, exit 1, nothing left', async () => {
+    const { command, tree, url } = await start('node');
+    const served = command.output().length;
+    expect(signalIfStillRunning(javaOf(tree)!, 'SIGKILL')).toBe(true);
+    expect((await command.exited).code).toBe(1);
+    expect(command.output().slice(served)).toBe(
+      'DynamoDB Local stopped (Java was killed by SIGKILL); its data was in memory: stopping\n',
+    );
+    await expectAllGone(tree, url);
+  }, 120_000);
+
+  it('when its Java is killed while starting: the start fails naming the signal, not a line of its banner', async () => {
+    const port = await freePort();
+    const command = startCommand(NODE, ['commands/start.ts', '--port', String(port), '--data', data], {
+      cwd: ROOT,
+      env,
+    });
+    await command.waitFor('starting DynamoDB Local');
+    let java: ProcessInfo | undefined;
+    while (!(java = javaOf(processTree(command.child.pid!)))) await new Promise((resolve) => setTimeout(resolve, 50));
+    running = { command, tree: processTree(command.child.pid!) };
+    expect(signalIfStillRunning(java, 'SIGKILL')).toBe(true);
+    expect((await command.exited).code).toBe(1);
+    const said = command.output().split('starting DynamoDB Local (in memory)...\n')[1];
+    // Killed before it answered, or once it had and the import was under way: either way, one line.
+    expect(said).toMatch(
+      /^(failed: DynamoDB Local could not start: Java was killed by SIGKILL|DynamoDB Local stopped \(Java was killed by SIGKILL\); its data was in memory: stopping)\n$/,
+    );
+  }, 120_000);
+});
+
+describe("the cleanup signals only the processes it noted, never a pid that is another's now", () => {
+  it('leaves alone a process whose pid matches but whose start time does not (a reused pid)', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => sleeper.once('exit', (_, signal) => resolve(signal)));
+    const noted = processInfo(sleeper.pid!)!;
+    // As the pid would read once reused by another process: the same number, started at another time.
+    const reused = { ...noted, startTime: String(Number(noted.startTime) - 1) };
+    expect(signalIfStillRunning(reused, 'SIGKILL')).toBe(false);
+    expect(processInfo(sleeper.pid!)?.startTime).toBe(noted.startTime);
+    expect(signalIfStillRunning(noted, 'SIGKILL')).toBe(true);
+    expect(await exited).toBe('SIGKILL');
+    expect(signalIfStillRunning(noted, 'SIGKILL')).toBe(false);
+  });
 });

@@ -7,6 +7,7 @@ import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import {
   processTree,
+  signalIfStillRunning,
   startCommand,
   waitUntilGone,
   type CommandProcess,
@@ -39,17 +40,14 @@ const HIDE = ['\u001b[?25l', '\u001b[?7l'];
 const SHOW = ['\u001b[?25h', '\u001b[?7h'];
 
 let table: TestTable;
-let running: { command: CommandProcess; tree: () => ProcessInfo[] } | undefined;
+/** The case's command, and every process it was seen to have started (by pid and start time). */
+let running: { command: CommandProcess; noted: ProcessInfo[] } | undefined;
 beforeAll(async () => {
   table = await freshTable();
 });
 afterEach(async () => {
-  for (const p of running?.tree() ?? [])
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
+  // Only processes still its own: a pid noted then may be another's by now.
+  for (const p of running?.noted ?? []) signalIfStillRunning(p, 'SIGKILL');
   running = undefined;
 });
 
@@ -67,8 +65,15 @@ function inTerminal(args: string[], env: Record<string, string | undefined>) {
       ...env,
     },
   });
-  const tree = () => processTree(command.child.pid!);
-  running = { command, tree };
+  const noted: ProcessInfo[] = [];
+  running = { command, noted };
+  /** What the command runs now; nothing once its own process has ended (its pid may be another's then). */
+  const tree = () => {
+    const { exitCode, signalCode, pid } = command.child;
+    const now = exitCode === null && signalCode === null ? processTree(pid!) : [];
+    noted.push(...now);
+    return now;
+  };
   /** The command's own node process (not the shell that runs it). */
   const node = () => {
     const found = tree().find((p) => p.command.startsWith(`${NODE} ${args[0]}`));
@@ -97,7 +102,7 @@ describe('an import interrupted on a terminal', () => {
       TABLE_NAME: table.tableName,
     });
     await command.waitFor('writing items');
-    process.kill(node().pid, 'SIGINT');
+    expect(signalIfStillRunning(node(), 'SIGINT')).toBe(true);
     await command.exited;
     const output = command.output();
     expectTerminalGivenBack(
@@ -118,7 +123,7 @@ describe('an import interrupted on a terminal', () => {
         TABLE_NAME: `${table.tableName}-${signal}`,
       });
       await command.waitFor('validating');
-      process.kill(node().pid, signal);
+      expect(signalIfStillRunning(node(), signal)).toBe(true);
       await command.exited;
       const output = command.output();
       expectTerminalGivenBack(
@@ -141,7 +146,7 @@ describe('npm start interrupted while importing, before the API is ready', () =>
       started.some((p) => p.command.startsWith('java ') && p.command.includes('DynamoDBLocal.jar')),
       JSON.stringify(started),
     ).toBe(true);
-    process.kill(node().pid, 'SIGINT');
+    expect(signalIfStillRunning(node(), 'SIGINT')).toBe(true);
     await command.exited;
     const output = command.output();
     expectTerminalGivenBack(output, 'SIGINT: stopped before the API was ready');
@@ -158,7 +163,7 @@ describe('npm start interrupted while importing, before the API is ready', () =>
       TABLE_NAME: `${table.tableName}-start`,
     });
     await command.waitFor('writing items');
-    process.kill(node().pid, 'SIGTERM');
+    expect(signalIfStillRunning(node(), 'SIGTERM')).toBe(true);
     await command.exited;
     const output = command.output();
     expectTerminalGivenBack(

@@ -299,7 +299,8 @@ describe('npm run import', () => {
     });
     expect(noTable.code).toBe(1);
     expect(noTable.stderr).toContain(
-      'cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ECONNREFUSED',
+      'cannot reach DynamoDB (DYNAMODB_ENDPOINT=http://127.0.0.1:1, table team-resources): ' +
+        'nothing accepts connections there (ECONNREFUSED)',
     );
   });
 

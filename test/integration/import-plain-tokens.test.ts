@@ -6,10 +6,14 @@ import { snapshot, team, token, user } from '../support/snapshots.ts';
 import { snapshotFile } from '../support/validate.ts';
 
 /**
- * An import into a table on AWS (no DYNAMODB_ENDPOINT) refuses a snapshot that
- * holds plain-text tokens, naming them, unless --allow-plain-tokens, and before it contacts AWS.
- * No AWS here: fake credentials, and the SDK's own endpoint setting pointed at a local socket that
- * counts the connections it gets (the SDK honours AWS_ENDPOINT_URL_DYNAMODB).
+ * docs/contract.md, section 7: an import into a table on AWS refuses a snapshot that holds
+ * plain-text tokens, naming them and the endpoint, unless --allow-plain-tokens, and before it calls
+ * anything. "On AWS" is the endpoint really called (commands/cli/database.ts): DYNAMODB_ENDPOINT,
+ * else AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL, else AWS's regional endpoint.
+ *
+ * No AWS here: fake credentials, and a local socket that counts the connections it gets. Where an
+ * import must go on to an AWS host, the child's DNS look-ups of AWS's names answer 127.0.0.1 (a
+ * preload that replaces dns.lookup), so it reaches that socket instead of the network.
  */
 let connections = 0;
 let onConnection = () => {};
@@ -20,26 +24,36 @@ const server = createServer((socket) => {
 });
 beforeAll(() => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)));
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const port = () => (server.address() as AddressInfo).port;
 
-function importIntoAws(file: string, ...flags: string[]) {
+const AWS_NAMES_ARE_LOCAL = `data:text/javascript,${encodeURIComponent(`
+import dns from 'node:dns';
+const lookup = dns.lookup;
+dns.lookup = (host, options, callback) =>
+  /amazonaws\\.com$/.test(host) ? lookup('127.0.0.1', options, callback) : lookup(host, options, callback);
+`)}`;
+
+/** The import with `settings`; stopped once it reaches the socket, unless `toTheEnd`. */
+function runImport(
+  file: string,
+  settings: Record<string, string>,
+  flags: string[] = [],
+  { awsNamesLocal = false, toTheEnd = false } = {},
+) {
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    PATH: process.env.PATH,
+    HOME: '/nonexistent', // no ~/.aws of the machine's
     TABLE_NAME: 'team-resources',
-    AWS_REGION: 'eu-west-1',
     AWS_ACCESS_KEY_ID: 'AKIDFAKEFAKEFAKE',
     AWS_SECRET_ACCESS_KEY: 'fake',
-    AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ...settings,
+    ...(awsNamesLocal && { NODE_OPTIONS: `--import=${AWS_NAMES_ARE_LOCAL}` }),
   };
-  delete env.DYNAMODB_ENDPOINT;
-  const child = spawn(NODE, ['commands/import.ts', file, ...flags], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(NODE, ['commands/import.ts', file, ...flags], { cwd: ROOT, env, stdio: 'pipe' });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   // Once the import has reached the endpoint, that is all a test needs to know.
-  onConnection = () => child.kill();
+  onConnection = () => toTheEnd || child.kill();
   return new Promise<{ code: number | null; stderr: string }>((resolve) =>
     child.once('close', (code) => resolve({ code, stderr })),
   );
@@ -50,15 +64,35 @@ const withPlainTokens = snapshot({
   users: [user(10, [1]), user(11, [1])],
   tokens: [token(10, 'public-demo-secret'), token(11, 'another-demo-secret')],
 });
+const HELD = 'the snapshot holds 2 plain-text tokens, whose secrets are in the file; an import into a table on AWS';
 
 describe('an import into a table on AWS', () => {
-  it('refuses plain-text tokens, naming them, before any call to AWS', async () => {
+  it.each([
+    [
+      'no endpoint set: AWS in AWS_REGION',
+      { AWS_REGION: 'eu-west-1' },
+      'AWS at https://dynamodb.eu-west-1.amazonaws.com (region eu-west-1), table team-resources',
+    ],
+    [
+      'DYNAMODB_ENDPOINT at AWS',
+      { DYNAMODB_ENDPOINT: 'https://dynamodb.eu-west-1.amazonaws.com', AWS_REGION: 'eu-west-1' },
+      'DYNAMODB_ENDPOINT=https://dynamodb.eu-west-1.amazonaws.com, table team-resources',
+    ],
+    [
+      'AWS_ENDPOINT_URL_DYNAMODB at AWS (dual-stack)',
+      { AWS_ENDPOINT_URL_DYNAMODB: 'https://dynamodb.eu-west-1.api.aws', AWS_REGION: 'eu-west-1' },
+      'AWS_ENDPOINT_URL_DYNAMODB=https://dynamodb.eu-west-1.api.aws, table team-resources',
+    ],
+    [
+      'AWS_ENDPOINT_URL at AWS in China',
+      { AWS_ENDPOINT_URL: 'https://dynamodb.cn-north-1.amazonaws.com.cn', AWS_REGION: 'cn-north-1' },
+      'AWS_ENDPOINT_URL=https://dynamodb.cn-north-1.amazonaws.com.cn, table team-resources',
+    ],
+  ])('%s: refuses plain-text tokens, naming them and the endpoint, before any call', async (_, settings, where) => {
     connections = 0;
-    const result = await importIntoAws(await snapshotFile(withPlainTokens));
+    const result = await runImport(await snapshotFile(withPlainTokens), settings, [], { awsNamesLocal: true });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(
-      'the snapshot holds 2 plain-text tokens, whose secrets are in the file; an import into a table on AWS refuses them',
-    );
+    expect(result.stderr).toContain(`${HELD} (${where}) refuses them\n`);
     expect(result.stderr).toContain('tokens[0] (user 10)');
     expect(result.stderr).toContain('tokens[1] (user 11)');
     expect(result.stderr).toContain('--allow-plain-tokens');
@@ -72,8 +106,28 @@ describe('an import into a table on AWS', () => {
       [snapshot({ teams: [team(1, 'acme')] }), []],
     ] as const) {
       connections = 0;
-      await importIntoAws(await snapshotFile(document), ...flags);
+      const endpoint = `https://dynamodb.eu-west-1.amazonaws.com:${port()}`;
+      const settings = { DYNAMODB_ENDPOINT: endpoint, AWS_REGION: 'eu-west-1' };
+      await runImport(await snapshotFile(document), settings, [...flags], { awsNamesLocal: true });
       expect(connections).toBeGreaterThan(0);
     }
   });
+});
+
+describe('an import into a local endpoint the SDK names', () => {
+  it.each(['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'])(
+    '%s at a local listener: plain tokens go on, and messages name it, never an AWS region',
+    async (setting) => {
+      connections = 0;
+      const endpoint = `http://127.0.0.1:${port()}`;
+      // To the end: the import fails on its own, and its message is read.
+      const settings = { [setting]: endpoint, AWS_REGION: 'eu-west-1' };
+      const result = await runImport(await snapshotFile(withPlainTokens), settings, [], { toTheEnd: true });
+      expect(connections).toBeGreaterThan(0);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`(${setting}=${endpoint}, table team-resources)`);
+      expect(result.stderr).not.toMatch(/AWS region|refuses them/);
+    },
+    60_000,
+  );
 });

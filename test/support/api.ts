@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../commands/local/server.ts';
+import { inProcess, startLocalServer, loadFunctionHandlers, type LocalServer } from '../../commands/local/server.ts';
 import type { TestTable } from './dynamodb.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
 
@@ -31,7 +31,7 @@ export async function startApi(table: TestTable, env: Record<string, string> = {
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const server = await startLocalServer({ handlers: await loadFunctionHandlers() });
+  const server = await startLocalServer({ functions: inProcess(await loadFunctionHandlers()) });
   return {
     server,
     async get(path, options = {}) {

@@ -50,6 +50,21 @@ export function isRunning(process: ProcessInfo): boolean {
   return now !== undefined && now.startTime === process.startTime && now.state !== 'Z' && now.state !== 'X';
 }
 
+/**
+ * Sends `signal` to that very process, and only to it: a pid is reused within minutes on a busy
+ * machine, so a process noted earlier is signalled only while its start time is still the one
+ * noted. Returns whether the signal was sent (false: it is gone, or the pid is another's now).
+ */
+export function signalIfStillRunning(process_: ProcessInfo, signal: NodeJS.Signals): boolean {
+  if (!isRunning(process_)) return false;
+  try {
+    process.kill(process_.pid, signal);
+    return true;
+  } catch {
+    return false; // it ended between the check and the signal
+  }
+}
+
 /** Waits until none of the processes runs; returns those still running when `timeoutMs` is up. */
 export async function waitUntilGone(processes: ProcessInfo[], timeoutMs = 20_000): Promise<ProcessInfo[]> {
   const deadline = Date.now() + timeoutMs;

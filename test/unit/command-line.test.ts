@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { execute, type Command, type Option } from '../../commands/cli/run.ts';
+import { npmRunBench } from '../../commands/bench.ts';
 import { npmRunImport } from '../../commands/import.ts';
 import { npmRunInvoke } from '../../commands/invoke.ts';
 import { npmRunOpenapi } from '../../commands/openapi.ts';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, Command<Record<string, Option>>> = {
   token: npmRunToken,
   invoke: npmRunInvoke,
   openapi: npmRunOpenapi,
+  bench: npmRunBench,
 };
 const EVENT = join(ROOT, 'events/projects.json');
 
@@ -43,6 +45,20 @@ describe('--help', () => {
       }
     },
   );
+});
+
+describe('the usage lines', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+  it.each(Object.entries(COMMANDS))('%s: name every option the command takes', (_, command) => {
+    const usage = command.usage.join('\n');
+    for (const option of Object.keys(command.options)) expect(usage).toMatch(new RegExp(`--${option}\\b`));
+  });
+
+  it.each(Object.entries(COMMANDS))("%s: are the README's, word for word", (_, command) => {
+    // In a Markdown table a | is written \|.
+    for (const line of command.usage) expect(readme).toContain(`\`${line.replaceAll('|', '\\|')}\``);
+  });
 });
 
 describe('a usage error', () => {
@@ -119,6 +135,8 @@ describe('a usage error', () => {
     ['invoke', ['projects', '--event', join(ROOT, 'README.md')], `--event ${join(ROOT, 'README.md')} is not JSON`],
     ['openapi', ['--frob'], "Unknown option '--frob'"],
     ['openapi', ['extra'], 'unexpected argument "extra"'],
+    ['bench', ['--frob'], "Unknown option '--frob'"],
+    ['bench', ['--import-gb'], "Option '--import-gb <value>' argument missing"],
   ] as const)('%s %j: one line naming the problem, then the usage; exit 2', async (name, args, problem) => {
     const command = COMMANDS[name]!;
     const { code, stdout, message } = await execute(command, [...args]);
@@ -132,6 +150,17 @@ describe('a usage error', () => {
       ...command.usage.map((line, i) => `${i === 0 ? 'usage:' : '      '} ${line}`),
       `(${command.name} -- --help for more)`,
     ]);
+  });
+
+  it.each([
+    ['token', ['create', '--user', '50', '--abilities', '*', '--name', 'x'.repeat(10_000)], '--name must be at most'],
+    ['token', ['create', '--user', '9'.repeat(1_000_000), '--abilities', '*'], '--user must be an id'],
+    ['start', ['--port', '9'.repeat(1_000_000)], '--port must be a port number'],
+    ['token', ['list', '--user', '1', 'x'.repeat(10_000)], 'unexpected argument'],
+  ] as const)('%s %s…: the value is echoed cut to its first 40 characters', async (name, args, problem) => {
+    const first = (await execute(COMMANDS[name]!, [...args])).message!.split('\n')[0]!;
+    expect(first).toContain(problem);
+    expect(first).toMatch(/"(x{40}|9{40})…"$/);
   });
 
   // A malformed setting is a usage error, like a malformed option value, said before anything
