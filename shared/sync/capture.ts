@@ -308,7 +308,9 @@ function mysqlSetup(mapping: Mapping): string[] {
       ? ''
       : `INSERT INTO ${CHANGES_TABLE} (part, ref) SELECT t.part, t.ref FROM (${touched(touches, row)}) t WHERE t.ref IS NOT NULL;`;
   for (const [table, watch] of Object.entries(mapping.watch)) {
-    const unchanged = watch.columns.map((c) => `OLD.${c} <=> NEW.${c}`).join(' AND ');
+    // Compared as bytes: a case-insensitive collation would take 'Globex' and 'GLOBEX' (and, in the
+    // UCA collations, a name with a control character and one without) for the same value.
+    const unchanged = watch.columns.map((c) => `CAST(OLD.${c} AS BINARY) <=> CAST(NEW.${c} AS BINARY)`).join(' AND ');
     const bodies: [Event, string, string][] = [
       ['insert', 'AFTER INSERT', insert(touchesOn(watch, 'insert'), 'NEW')],
       [

@@ -32,8 +32,9 @@ export interface Refusal {
   collection: Collection;
   id: string;
   problem: string;
-  /** The team whose part it keeps. */
+  /** The team whose part it keeps (0: a token's), and that part. */
   teamId: number;
+  part: SourcePart | 'token';
 }
 
 export const refusalLine = (r: Refusal) => `${r.collection} ${r.id}: ${r.problem}`;
@@ -71,12 +72,17 @@ export async function readTeam(
 ): Promise<SourceTeam> {
   const from = (collection: Collection) => `(${mapping.queries[collection]})`;
   const refusals: Refusal[] = [];
-  const refuse = (collection: Collection, id: unknown, problems: string[]) => {
-    for (const problem of problems) refusals.push({ collection, id: String(id ?? '?'), problem, teamId });
+  const refuse = (part: SourcePart, collection: Collection, id: unknown, problems: string[]) => {
+    for (const problem of problems) refusals.push({ collection, id: String(id ?? '?'), problem, teamId, part });
   };
-  const check = (collection: Collection, record: Record<string, unknown>, only?: readonly string[]) => {
+  const check = (
+    part: SourcePart,
+    collection: Collection,
+    record: Record<string, unknown>,
+    only?: readonly string[],
+  ) => {
     const result = checkRecord(collection as RecordCollection, record, only);
-    if (!result.ok) refuse(collection, record.id, result.problems);
+    if (!result.ok) refuse(part, collection, record.id, result.problems);
     return result.ok ? result.record : undefined;
   };
   const none = async () => {};
@@ -86,7 +92,7 @@ export async function readTeam(
     [teamId],
   );
   if (!teamRow) return { state: 'absent', users: [], refusals, items: none };
-  const team = check('teams', { id: sourceId(teamRow.id), slug: teamRow.slug, name: teamRow.name });
+  const team = check('team', 'teams', { id: sourceId(teamRow.id), slug: teamRow.slug, name: teamRow.name });
   if (!team) return { state: 'refused', users: [], refusals, items: none };
   const identity = { id: teamId, slug: team.slug!, name: team.name! };
   const desired: DesiredTeam = { identity, where: `teams ${teamId}` };
@@ -104,7 +110,7 @@ export async function readTeam(
       const id = sourceId(row.id);
       if (typeof id !== 'number') continue;
       memberIds.push(id);
-      const user = check('users', { id, name: row.name ?? undefined, teams: [] });
+      const user = check('members', 'users', { id, name: row.name ?? undefined, teams: [] });
       if (user) users.push({ id, name: user.name });
     }
     desired.memberIds = memberIds;
@@ -116,7 +122,10 @@ export async function readTeam(
     for (const row of await source.query(`SELECT q.id, q.team_id FROM ${from('clients')} q WHERE q.team_id = ?`, [
       teamId,
     ])) {
-      const client = check('clients', { id: sourceId(row.id), team_id: sourceId(row.team_id) }, ['id', 'team_id']);
+      const client = check('projects', 'clients', { id: sourceId(row.id), team_id: sourceId(row.team_id) }, [
+        'id',
+        'team_id',
+      ]);
       if (client) clients.add(client.id);
     }
     lists.push({
@@ -124,7 +133,7 @@ export async function readTeam(
       sql: `SELECT q.id, q.team_id, q.client_id, q.name, q.slug, q.created_at FROM ${from('projects')} q
             WHERE q.team_id = ? ORDER BY q.id`,
       judge: (row) => {
-        const record = check('projects', {
+        const record = check('projects', 'projects', {
           id: sourceId(row.id),
           team_id: sourceId(row.team_id),
           client_id: row.client_id === null ? null : sourceId(row.client_id),
@@ -133,7 +142,7 @@ export async function readTeam(
           created_at: row.created_at === null ? null : sourceTime(String(row.created_at), timezone),
         });
         if (record && record.client_id !== null && !clients.has(record.client_id)) {
-          refuse('projects', row.id, [`client_id ${record.client_id} is not a client of team ${teamId}`]);
+          refuse('projects', 'projects', row.id, [`client_id ${record.client_id} is not a client of team ${teamId}`]);
           return undefined;
         }
         return record;
@@ -149,7 +158,7 @@ export async function readTeam(
             LEFT JOIN ${from('servers')} s ON s.id = d.server_id
             WHERE e.team_id = ? ORDER BY d.id`,
       judge: (row) => {
-        const record = check('daemons', {
+        const record = check('daemons', 'daemons', {
           id: sourceId(row.id),
           environment_id: sourceId(row.environment_id),
           server_id: sourceId(row.server_id),
@@ -160,7 +169,7 @@ export async function readTeam(
           processes: sourceId(typeof row.processes === 'number' ? row.processes : String(row.processes)),
         });
         if (record && row.found_server === null) {
-          refuse('daemons', row.id, [`server_id ${record.server_id} is not a server`]);
+          refuse('daemons', 'daemons', row.id, [`server_id ${record.server_id} is not a server`]);
           return undefined;
         }
         return record;
@@ -177,7 +186,7 @@ export async function readTeam(
     await source.stream(sql, [teamId], (row) => {
       const record = judge(row);
       if (record && record.id === previous) {
-        refuse(list, row.id, ['id is a duplicate']);
+        refuse(list, list, row.id, ['id is a duplicate']);
         refused = true;
       }
       previous = record?.id;
@@ -199,6 +208,7 @@ export async function readTeam(
     );
     for (const row of servers) {
       const server = check(
+        'finance',
         'servers',
         {
           id: sourceId(row.id),
@@ -216,7 +226,7 @@ export async function readTeam(
       [teamId],
     );
     for (const row of lines) {
-      const cost = check('costs', {
+      const cost = check('finance', 'costs', {
         id: sourceId(row.id),
         team_id: sourceId(row.team_id),
         label: row.label,
@@ -227,7 +237,7 @@ export async function readTeam(
       else refused = true;
     }
     const finance = financePart(identity, costs);
-    refuse('teams', teamId, finance.problems);
+    refuse('finance', 'teams', teamId, finance.problems);
     if (!refused && finance.problems.length === 0)
       desired.finance = { json: finance.json, fingerprint: finance.fingerprint };
   }

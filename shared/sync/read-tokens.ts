@@ -91,7 +91,7 @@ function judgeToken(row: Row, timezone: string, refusals: Refusal[]): DesiredTok
   });
   if (!checked.ok) {
     for (const problem of checked.problems) {
-      refusals.push({ collection: 'tokens', id: String(row.id), problem, teamId: 0 });
+      refusals.push({ collection: 'tokens', id: String(row.id), problem, teamId: 0, part: 'token' });
     }
     return 'refused';
   }

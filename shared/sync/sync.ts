@@ -101,8 +101,10 @@ class Sync {
   private lease?: Lease;
   private wakeUp?: () => void;
   private itemsWritten = 0;
-  /** Refusal lines said, by team (0: tokens): each said once, forgotten once the row is fixed. */
-  private readonly said = new Map<number, Set<string>>();
+  /** Refused rows said (each once), with what they keep: forgotten once that part is read without them. */
+  private readonly refused = new Map<string, Refusal>();
+  /** Other lines said once while their state lasts (an import holding the lock, DynamoDB failing). */
+  private readonly notes = new Set<string>();
   private sourceDown = false;
   private lastFullPass = 0;
   private lastMetric = 0;
@@ -220,17 +222,19 @@ class Sync {
    */
   private async withSource<T>(work: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await work();
+      const done = await work();
+      this.notes.clear();
+      return done;
     } catch (error) {
       if (error instanceof SyncRefused) throw error;
       if (error instanceof LeaseHeld) {
-        this.sayOnce(0, `${error.message}: the sync applies what changed once it has finished`);
+        this.sayOnce(`${error.message}: the sync applies what changed once it has finished`);
         await this.wait(2_000);
         return undefined;
       }
       const fault = sourceFault(error);
       if (fault === undefined && isDynamoDbFailure(error)) {
-        this.sayOnce(0, `DynamoDB failed (${(error as Error).message}); retrying`);
+        this.sayOnce(`DynamoDB failed (${(error as Error).message}); retrying`);
         await this.wait(BACKOFF_MS[2]!);
         return undefined;
       }
@@ -363,7 +367,8 @@ class Sync {
     const source = this.source!;
     return source.readConsistently(async () => {
       const team = await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone);
-      this.report(teamId, team.refusals);
+      const read = (r: Refusal) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team');
+      this.report(team.refusals, read);
       if (team.state === 'refused') return team.refusals.length;
       const desired: DesiredState =
         team.state === 'absent'
@@ -374,7 +379,7 @@ class Sync {
       if (team.state === 'present' && !held && !complete) return team.refusals.length;
       const plan = await readPlan(w, desired, { startedAt: this.s.clock(), tokenOfAnotherUser: 'move' });
       if (plan.problems.length > 0) {
-        this.report(teamId, [...team.refusals, ...plan.problems.map((p) => planRefusal(p, teamId))]);
+        this.report([...team.refusals, ...plan.problems.map((p) => planRefusal(p, teamId))], read);
         return team.refusals.length + plan.problems.length;
       }
       if (!isEmpty(plan)) await applyPlan(w, plan, team.items);
@@ -386,10 +391,10 @@ class Sync {
   private async applyTokens(w: Writer, ids: number[], users: DesiredUser[], removedUsers: number[]): Promise<number> {
     let refused = 0;
     for (let i = 0; i < Math.max(ids.length, 1); i += TOKENS_PER_READ) {
-      const read = await readTokens(this.source!, this.s.mapping, this.s.timezone, {
-        ids: ids.slice(i, i + TOKENS_PER_READ),
-      });
-      this.report(0, read.refusals, i > 0);
+      const chunk = ids.slice(i, i + TOKENS_PER_READ);
+      const read = await readTokens(this.source!, this.s.mapping, this.s.timezone, { ids: chunk });
+      const asked = new Set(chunk.map(String));
+      this.report(read.refusals, (r) => r.part === 'token' && asked.has(r.id));
       refused += read.refusals.length;
       const first = i === 0;
       const plan = await readPlan(
@@ -405,9 +410,8 @@ class Sync {
       );
       if (plan.problems.length > 0) {
         this.report(
-          0,
           plan.problems.map((p) => planRefusal(p, 0)),
-          true,
+          () => false,
         );
         refused += plan.problems.length;
         continue;
@@ -462,7 +466,7 @@ class Sync {
       },
       tokenRefusals,
     );
-    this.report(0, tokenRefusals);
+    this.report(tokenRefusals, (r) => r.part === 'token');
     refused += tokenRefusals.length;
     const gone = [...index.keys()].filter((id) => !seen.has(id));
     if (differing.length + gone.length > 0) {
@@ -474,19 +478,24 @@ class Sync {
 
   // ---- What is said ----------------------------------------------------------------------------------
 
-  /** Refused rows, each said once; a team's lines not refused again are forgotten (fixed). */
-  private report(teamId: number, refusals: Refusal[], keep = false): void {
-    const lines = new Set(refusals.map(refusalLine));
-    const before = this.said.get(teamId) ?? new Set<string>();
-    for (const line of lines) if (!before.has(line)) this.s.say(line);
-    this.said.set(teamId, keep ? new Set([...before, ...lines]) : lines);
+  /**
+   * Refused rows, each said once. A row said before is forgotten (it was fixed) once a read that
+   * covers its part (`covered`) no longer refuses it: broken again later, it is said again.
+   */
+  private report(refusals: Refusal[], covered: (earlier: Refusal) => boolean): void {
+    const now = new Set(refusals.map(refusalLine));
+    for (const [line, earlier] of this.refused) if (!now.has(line) && covered(earlier)) this.refused.delete(line);
+    for (const refusal of refusals) {
+      const line = refusalLine(refusal);
+      if (!this.refused.has(line)) this.s.say(line);
+      this.refused.set(line, refusal);
+    }
   }
 
-  private sayOnce(teamId: number, line: string): void {
-    const said = this.said.get(teamId) ?? new Set<string>();
-    if (!said.has(line)) this.s.say(line);
-    said.add(line);
-    this.said.set(teamId, said);
+  /** A line said once while its state lasts: the notes are forgotten once a pass goes through. */
+  private sayOnce(line: string): void {
+    if (!this.notes.has(line)) this.s.say(line);
+    this.notes.add(line);
   }
 
   /** One EMF line for a pass that changed something. */
@@ -583,6 +592,7 @@ function planRefusal(problem: PlanProblem, teamId: number): Refusal {
         id: String(teamId),
         problem: `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`,
         teamId,
+        part: 'team',
       };
     case 'slugCycle':
       return {
@@ -590,6 +600,7 @@ function planRefusal(problem: PlanProblem, teamId: number): Refusal {
         id: String(teamId),
         problem: `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
         teamId,
+        part: 'team',
       };
     case 'tooManyTeams':
       return {
@@ -597,6 +608,7 @@ function planRefusal(problem: PlanProblem, teamId: number): Refusal {
         id: String(problem.userId),
         problem: `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
         teamId,
+        part: 'members',
       };
     case 'tokenOfAnotherUser':
       return {
@@ -604,6 +616,7 @@ function planRefusal(problem: PlanProblem, teamId: number): Refusal {
         id: String(problem.token.sanctumId),
         problem: `belongs to user ${problem.owner} here`,
         teamId,
+        part: 'token',
       };
   }
 }
