@@ -297,6 +297,8 @@ export function sourceFault(error: unknown): SourceFault | undefined {
   if (code && POSTGRES_FAULTS[code]) return POSTGRES_FAULTS[code];
   if (code && MYSQL_FAULTS[code]) return MYSQL_FAULTS[code];
   if (code && NETWORK_CODES.has(code)) return 'unreachable';
+  // mysql2 marks an error of the connection itself (lost, closed, cut) as fatal.
+  if ((error as { fatal?: boolean }).fatal === true) return 'unreachable';
   // node-postgres's own words for a connection that ended or timed out before the server answered.
   if (
     /Connection terminated|timeout expired|Query read timeout|Client has encountered a connection error/i.test(

@@ -67,7 +67,8 @@ const CHANGES_PER_BATCH = 2_000;
 const TEAMS_PER_LOCK = 50;
 /** Tokens a full pass or a batch reads from the source at once. */
 const TOKENS_PER_READ = 500;
-const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
+// At most 5 s between tries: a source back from an outage is caught up within the contract's 10 s.
+const BACKOFF_MS = [500, 1_000, 2_000, 5_000];
 
 /** What a pass did, for its metric line. */
 interface Pass {
@@ -108,6 +109,7 @@ class Sync {
   private sourceDown = false;
   private lastFullPass = 0;
   private lastMetric = 0;
+  private lastSourceErrorMetric = 0;
 
   constructor(settings: SyncSettings, run: SyncRun) {
     this.s = {
@@ -158,11 +160,7 @@ class Sync {
     const source = await connectPatiently(this.s.source, {
       giveUpAfterMs: this.run_.once ? this.s.giveUpAfterMs : Number.POSITIVE_INFINITY,
       signal: this.run_.signal,
-      onDown: (error) => {
-        if (!this.sourceDown)
-          this.s.say(`the source does not answer (${this.s.source.redacted}: ${error.message}); retrying`);
-        this.sourceDown = true;
-      },
+      onDown: (error) => this.sourceFailed(error),
     });
     try {
       await this.check(source);
@@ -241,10 +239,7 @@ class Sync {
       if (fault === undefined) throw error;
       if (fault !== 'unreachable') throw this.refusal(error);
       await this.disconnect();
-      if (!this.sourceDown) {
-        this.s.say(`the source does not answer (${this.s.source.redacted}: ${(error as Error).message}); retrying`);
-        this.sourceDown = true;
-      }
+      this.sourceFailed(error as Error);
       await this.connect();
       return undefined;
     }
@@ -496,6 +491,19 @@ class Sync {
   private sayOnce(line: string): void {
     if (!this.notes.has(line)) this.s.say(line);
     this.notes.add(line);
+  }
+
+  /**
+   * The source failed to answer: said once until it answers again, and counted in a metric line at
+   * most once a minute meanwhile (the alarm on a source that keeps failing reads it).
+   */
+  private sourceFailed(error: Error): void {
+    if (!this.sourceDown)
+      this.s.say(`the source does not answer (${this.s.source.redacted}: ${error.message}); retrying`);
+    this.sourceDown = true;
+    if (this.s.clock() - this.lastSourceErrorMetric < IDLE_METRIC_EVERY_MS) return;
+    this.lastSourceErrorMetric = this.s.clock();
+    this.emit(0, 0, 0, 0);
   }
 
   /** One EMF line for a pass that changed something. */
