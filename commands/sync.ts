@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { fail, usageError } from './cli/errors.ts';
-import { inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand } from './cli/run.ts';
+import { sourceOptions } from './cli/source.ts';
 import { escapeText, reportLine } from './cli/text.ts';
 
 /** npm run sync: keeps the table live from the Laravel service's database (docs/sync.md). */
@@ -75,36 +74,9 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
       if (values[option] !== undefined) usageError(`--${option} does not apply to ${subcommand}`);
     }
   }
-  const sourceText = values.source ?? process.env.SOURCE_DATABASE_URL?.trim();
-  if (!sourceText) usageError('name the source database: --source <url> (or SOURCE_DATABASE_URL)');
-  const { parseSourceUrl, SourceUrlError } = await import('../shared/sync/source.ts');
-  let source: ReturnType<typeof parseSourceUrl>;
-  try {
-    source = parseSourceUrl(sourceText);
-  } catch (error) {
-    if (error instanceof SourceUrlError) usageError(`--source: ${escapeText(error.message)}`);
-    throw error;
-  }
-  const { isTimeZone } = await import('../shared/sync/times.ts');
-  const timezone = values.timezone ?? 'UTC';
-  if (!isTimeZone(timezone))
-    usageError(`--timezone must be a time zone such as UTC or Europe/Berlin, not "${escapeText(timezone)}"`);
   const fullPassEveryMs =
     values['full-pass-every'] === undefined ? undefined : durationValue('--full-pass-every', values['full-pass-every']);
-  const mappingFile = values.mapping === undefined ? undefined : await inputFile(values.mapping, '--mapping');
-
-  const { defaultMapping, MappingError, withMappingFile } = await import('../shared/sync/mapping.ts');
-  let mapping = defaultMapping(source.engine);
-  if (mappingFile) {
-    try {
-      mapping = withMappingFile(mapping, JSON.parse(await readFile(mappingFile, 'utf8')));
-    } catch (error) {
-      if (error instanceof MappingError || error instanceof SyntaxError) {
-        fail(`the mapping ${escapeText(mappingFile)} is not usable: ${escapeText(error.message)}`);
-      }
-      throw error;
-    }
-  }
+  const { source, timezone, mapping } = await sourceOptions(values);
   const { connectPatiently, runSync, SyncRefused } = await import('../shared/sync/sync.ts');
   const refused = (error: unknown): never => {
     if (error instanceof SyncRefused) fail(escapeText(error.message));

@@ -86,6 +86,8 @@ export interface SyncRun {
   until?: () => boolean;
   /** Told after every pass that applied something (tests wait on it). */
   onPass?: (pass: Pass) => void;
+  /** Told once the first full pass is done: the table holds what the source holds. */
+  onReady?: () => void;
 }
 
 /** Runs the sync until stopped (or one full pass with `once`). Throws SyncRefused for what needs a person. */
@@ -135,7 +137,8 @@ class Sync {
       this.lease = await acquireSyncLease(this.s.table.doc, this.s.table.tableName).catch((error) => {
         throw error instanceof LeaseHeld ? new SyncRefused(`${error.message}: two syncs never run at once`) : error;
       });
-      await this.withSource(() => this.fullPass());
+      while (this.lastFullPass === 0 && !this.stopped) await this.withSource(() => this.fullPass());
+      this.run_.onReady?.();
       if (this.run_.once) return;
       while (!this.stopped) {
         const applied = await this.withSource(() => this.applyChanges());
@@ -433,7 +436,7 @@ class Sync {
     const teamIds = [...new Set([...inSource, ...inTable])].sort((a, b) => a - b);
     let refused = 0;
     for (let i = 0; i < teamIds.length; i += TEAMS_PER_LOCK) {
-      if (this.stopped && this.lastFullPass > 0) return;
+      if (this.stopped) return; // left for the next run: what it wrote so far is whole
       refused += await this.underLock(async (w) => {
         let n = 0;
         for (const teamId of teamIds.slice(i, i + TEAMS_PER_LOCK)) {

@@ -163,3 +163,63 @@ describeSources('npm run sync', (engine) => {
     );
   }, 240_000);
 });
+
+describeSources('npm start -- --source', (engine) => {
+  let db: SourceDatabase;
+  beforeAll(async () => {
+    db = await createSourceDatabase(engine);
+    await seedSource(db, {
+      teams: [{ id: 1, slug: 'acme', name: 'Acme', user_id: 10 }],
+      users: [
+        { id: 10, name: 'Ada', teams: [1] },
+        { id: 11, name: 'Bob', teams: [1] },
+      ],
+      projects: [{ id: 100, team_id: 1, name: 'Site', slug: 'site', created_at: '2026-01-02T03:04:05Z' }],
+    });
+    await setUp(db);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('serves the source, prints a token for --user, and serves a change made there; Ctrl-C stops it all', async () => {
+    const start = startCommand(NODE, ['commands/start.ts', '--source', db.url, '--user', '11', '--port', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined, LOG_LEVEL: 'silent' },
+    });
+    try {
+      const out = await start.waitFor('stops the API and DynamoDB Local.', 120_000);
+      expect(out).toMatch(/synced 1 team from (postgres|mysql):\/\/.*:\*\*\*@/);
+      expect(out).not.toContain(db.password);
+      expect(out).toContain('demo token for user 11 (Bob)');
+      const url = /Team Resources API on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
+      const token = /shown once:\n\s+(\S+)/.exec(out)![1];
+      const names = async () => {
+        const res = await fetch(`${url}/api/acme/projects`, { headers: { authorization: `Bearer ${token}` } });
+        return ((await res.json()) as { data: { name: string }[] }).data.map((p) => p.name);
+      };
+      expect(await names()).toEqual(['Site']);
+      const now = engine === 'postgres' ? 'now()' : 'NOW()';
+      await db.query(
+        `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (101, 1, 'Blog', 'blog', ${now}, ${now})`,
+      );
+      await servedWithin(async () => (await names()).includes('Blog'));
+    } finally {
+      start.child.kill('SIGINT');
+    }
+    const exited = await start.exited;
+    expect(exited.code).toBe(0);
+  }, 180_000);
+
+  it('refuses --data with --source, and --mapping without --source (exit 2)', () => {
+    const both = spawnSync(NODE, ['commands/start.ts', '--source', db.url, '--data', 'x.json'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/^npm start: give --data or --source, not both/);
+    const mapping = spawnSync(NODE, ['commands/start.ts', '--mapping', 'm.json'], { cwd: ROOT, encoding: 'utf8' });
+    expect(mapping.status).toBe(2);
+    expect(mapping.stderr).toMatch(/^npm start: --mapping goes with --source/);
+  });
+});
