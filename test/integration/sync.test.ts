@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
-import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
+import { createToken } from '../../commands/tokens/tokens.ts';
+import { seedSource, sha256, type SourceSnapshot } from '../support/source-seed.ts';
 import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 
@@ -160,6 +161,68 @@ describeSources('the sync', (engine) => {
     await db.query(`UPDATE personal_access_tokens SET last_used_at = ${now}, updated_at = ${now} WHERE id = 70`);
     const [row] = await db.query<{ n: string }>('SELECT COUNT(*) AS n FROM team_resources_changes');
     expect(Number(row?.n)).toBe(0);
+  });
+
+  it("serves a cascade the engine's triggers may not see: a server deleted takes its daemons", async () => {
+    // MySQL's cascades fire no trigger: the servers' own trigger records the daemons that named it.
+    await db.query('DELETE FROM servers WHERE id = 7');
+    await servedWithin(async () => (await api.get('/api/acme/daemons', { token: SECRET })).body.meta.total === 0);
+    expect(
+      (await api.get('/api/acme/finances', { token: SECRET })).body.data.map((l: { label: string }) => l.label),
+    ).toEqual(['Backups']);
+  });
+
+  it("serves a new owner: the team's owner is a member", async () => {
+    await db.query(
+      `INSERT INTO users (id, name, email, password, created_at, updated_at) VALUES (12, 'Cy', 'cy@example.test', 'x', ${now}, ${now})`,
+    );
+    await db.query(`INSERT INTO personal_access_tokens (id, tokenable_type, tokenable_id, name, token, abilities, created_at, updated_at)
+      SELECT 73, tokenable_type, 12, 'cy', '${sha256('cy-secret-token-00003')}', '["*"]', ${now}, ${now}
+      FROM personal_access_tokens WHERE id = 70`);
+    await servedWithin(
+      async () => (await api.get('/api/globex/projects', { token: 'cy-secret-token-00003' })).status === 404,
+    );
+    await db.query('UPDATE teams SET user_id = 12 WHERE id = 2');
+    await servedWithin(
+      async () => (await api.get('/api/globex/projects', { token: 'cy-secret-token-00003' })).status === 200,
+    );
+  });
+
+  it('takes a deleted user out of its teams, and its tokens with it', async () => {
+    // Jetstream declares no foreign key on team_user, and Sanctum's tokens belong to a morph: both stay behind.
+    await db.query('DELETE FROM users WHERE id = 12');
+    await servedWithin(
+      async () => (await api.get('/api/globex/projects', { token: 'cy-secret-token-00003' })).status === 401,
+    );
+  });
+
+  it('leaves alone a token issued here with token create', async () => {
+    const secret = await createToken(table.doc, table.tableName, {
+      userId: 10,
+      abilities: ['projects:read'],
+      name: 'issued here',
+      expiresAt: null,
+    });
+    expect((await api.get('/api/acme/projects', { token: secret })).status).toBe(200);
+    await db.query(`UPDATE personal_access_tokens SET name = 'renamed' WHERE id = 70`);
+    await servedWithin(async () => sync.metrics.length > 0);
+    expect((await api.get('/api/acme/projects', { token: secret })).status).toBe(200);
+  });
+
+  it('writes one embedded metric document per pass that changed something', async () => {
+    const metrics = sync.metrics.length;
+    await db.query(`UPDATE projects SET name = 'Metric' WHERE id = 100`);
+    await servedWithin(async () => sync.metrics.length > metrics);
+    const line = sync.metrics.at(-1)!;
+    expect(line).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'TeamResourcesApi', Dimensions: [[]] }] },
+      SyncChangesApplied: expect.any(Number),
+      SyncItemsWritten: expect.any(Number),
+      SyncRowsRefused: 0,
+      SyncSourceErrors: 0,
+    });
+    expect((line as { SyncLag: number }).SyncLag).toBeGreaterThanOrEqual(0);
+    expect((line as { SyncItemsWritten: number }).SyncItemsWritten).toBeGreaterThan(0);
   });
 
   it('answers 404 within 10 s to a member removed from the team, and to a deleted team', async () => {
