@@ -152,15 +152,10 @@ function operation(route: Route): Operation {
             in: 'query',
             required: false,
             description:
-              `${p.description}: decimal digits only (no sign, exponent or fraction), ` +
+              `${p.description}: an integer as Laravel's integer rule reads it (PHP's filter_var: an ` +
+              'optional sign and surrounding white space, no leading zero), ' +
               `${p.minimum} to ${p.maximum}`,
-            schema: {
-              type: 'integer',
-              minimum: p.minimum,
-              maximum: p.maximum,
-              default: p.default,
-              pattern: '^[0-9]+$',
-            },
+            schema: { type: 'integer', minimum: p.minimum, maximum: p.maximum, default: p.default },
             example: p.default,
           }))
         : []),
