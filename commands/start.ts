@@ -189,7 +189,10 @@ async function snapshotData(dataFile: string, userId: number | undefined, givenE
   };
 }
 
-/** The table kept in step with the source by the sync (its first full pass done), and the demo token's user and team. */
+/**
+ * The table kept in step with the source by the sync (its first full pass done), and the demo
+ * token's user and team.
+ */
 async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, userId: number | undefined) {
   const { prepareLocalSync } = await import('./local/local-sync.ts');
   const { userTeams } = await import('./tokens/tokens.ts');

@@ -94,7 +94,10 @@ export const memberUserIdOf = (key: Key): number => Number(key.sk);
 /** Ids in sort keys: 16 digits hold every id up to 9007199254740991, in numeric order. */
 const idSortKey = (id: number) => String(id).padStart(16, '0');
 
-/** A token migrated from Laravel Sanctum, by its id: Sanctum's primary key names one token (docs/contract.md, section 7). */
+/**
+ * A token migrated from Laravel Sanctum, by its id: Sanctum's primary key names one token
+ * (docs/contract.md, section 7).
+ */
 export const SANCTUM_PARTITION = 'SANCTUM';
 export const sanctumKey = (sanctumId: number): Key => ({ pk: SANCTUM_PARTITION, sk: idSortKey(sanctumId) });
 

@@ -164,7 +164,10 @@ export class TeamReader {
     return items;
   }
 
-  /** The items of a page of the list's generation the head names, by ordinal range, in one Query (eventually consistent unless asked). */
+  /**
+   * The items of a page of the list's generation the head names, by ordinal range, in one Query
+   * (eventually consistent unless asked).
+   */
   async queryPage(
     team: TeamHead,
     resource: ListResource,

@@ -112,11 +112,13 @@ export async function missingPrivileges(source: SourceConnection, mapping: Mappi
     return missing;
   }
   const grants = new Set<string>();
+  // 'user'@'host', as information_schema names a grantee.
+  const grantee = `CONCAT("'", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), "'@'",
+    SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")`;
   for (const row of await source.query<Row>(
     `SELECT privilege_type AS p FROM information_schema.schema_privileges
-       WHERE table_schema = DATABASE() AND grantee = CONCAT("'", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), "'@'", SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")
-     UNION SELECT privilege_type FROM information_schema.user_privileges
-       WHERE grantee = CONCAT("'", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), "'@'", SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")`,
+       WHERE table_schema = DATABASE() AND grantee = ${grantee}
+     UNION SELECT privilege_type FROM information_schema.user_privileges WHERE grantee = ${grantee}`,
   )) {
     grants.add(String(row.p));
   }
@@ -240,11 +242,13 @@ function setupRecord(engine: SourceEngine, mapping: Mapping): string[] {
   return engine === 'postgres'
     ? [
         `CREATE TABLE IF NOT EXISTS ${SETUP_TABLE} (name varchar(32) PRIMARY KEY, value text NOT NULL)`,
-        `INSERT INTO ${SETUP_TABLE} (name, value) VALUES ('capture', ${value}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+        `INSERT INTO ${SETUP_TABLE} (name, value) VALUES ('capture', ${value})
+           ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
       ]
     : [
         `CREATE TABLE IF NOT EXISTS ${SETUP_TABLE} (name varchar(32) PRIMARY KEY, value text NOT NULL) ENGINE=InnoDB`,
-        `INSERT INTO ${SETUP_TABLE} (name, value) VALUES ('capture', ${value}) ON DUPLICATE KEY UPDATE value = VALUES(value)`,
+        `INSERT INTO ${SETUP_TABLE} (name, value) VALUES ('capture', ${value})
+           ON DUPLICATE KEY UPDATE value = VALUES(value)`,
       ];
 }
 
@@ -258,15 +262,20 @@ function postgresSetup(mapping: Mapping): string[] {
   ];
   for (const [table, watch] of Object.entries(mapping.watch)) {
     const key = watch.key ?? 'id';
-    const differs = `ROW(${watch.columns.map((c) => `o.${c}`).join(', ')}) IS DISTINCT FROM ROW(${watch.columns.map((c) => `n.${c}`).join(', ')})`;
+    const columns = (alias: string) => watch.columns.map((c) => `${alias}.${c}`).join(', ');
+    const differs = `ROW(${columns('o')}) IS DISTINCT FROM ROW(${columns('n')})`;
     const record = (touches: Touch[], rows: string) =>
       touches.length === 0
         ? 'NULL;'
         : `INSERT INTO ${CHANGES_TABLE} (part, ref)
              SELECT DISTINCT t.part, t.ref FROM ${rows} CROSS JOIN LATERAL (${touched(touches, 'r')}) t
              WHERE t.ref IS NOT NULL;`;
-    const changedRows = `(SELECT o.* FROM old_rows o LEFT JOIN new_rows n ON n.${key} = o.${key} WHERE n.${key} IS NULL OR ${differs}
-        UNION ALL SELECT n.* FROM new_rows n LEFT JOIN old_rows o ON o.${key} = n.${key} WHERE o.${key} IS NULL OR ${differs}) r`;
+    const changedRows = `(
+        SELECT o.* FROM old_rows o LEFT JOIN new_rows n ON n.${key} = o.${key}
+          WHERE n.${key} IS NULL OR ${differs}
+        UNION ALL
+        SELECT n.* FROM new_rows n LEFT JOIN old_rows o ON o.${key} = n.${key}
+          WHERE o.${key} IS NULL OR ${differs}) r`;
     const everyTeam = [...new Set(watch.touches.map((touch) => touch.part))]
       .map((part) => `(${quote(part)}, NULL)`)
       .join(', ');
@@ -285,7 +294,8 @@ function postgresSetup(mapping: Mapping): string[] {
       `CREATE TRIGGER ${triggerName(table, 'insert')} AFTER INSERT ON ${table}
          REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${functionName(table)}()`,
       `CREATE TRIGGER ${triggerName(table, 'update')} AFTER UPDATE ON ${table}
-         REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${functionName(table)}()`,
+         REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+         FOR EACH STATEMENT EXECUTE FUNCTION ${functionName(table)}()`,
       `CREATE TRIGGER ${triggerName(table, 'delete')} AFTER DELETE ON ${table}
          REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${functionName(table)}()`,
       `CREATE TRIGGER ${triggerName(table, 'truncate')} AFTER TRUNCATE ON ${table}
@@ -306,7 +316,8 @@ function mysqlSetup(mapping: Mapping): string[] {
   const insert = (touches: Touch[], row: 'OLD' | 'NEW') =>
     touches.length === 0
       ? ''
-      : `INSERT INTO ${CHANGES_TABLE} (part, ref) SELECT t.part, t.ref FROM (${touched(touches, row)}) t WHERE t.ref IS NOT NULL;`;
+      : `INSERT INTO ${CHANGES_TABLE} (part, ref)
+           SELECT t.part, t.ref FROM (${touched(touches, row)}) t WHERE t.ref IS NOT NULL;`;
   for (const [table, watch] of Object.entries(mapping.watch)) {
     // Compared as bytes: a case-insensitive collation would take 'Globex' and 'GLOBEX' (and, in the
     // UCA collations, a name with a control character and one without) for the same value.

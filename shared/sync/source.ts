@@ -66,7 +66,8 @@ export function parseSourceUrl(text: string): SourceUrl {
   const engine = SCHEMES[url.protocol];
   if (!engine) {
     throw new SourceUrlError(
-      `${redactUrl(text)}: the source must be postgres://, postgresql://, mysql:// or mariadb:// (not ${url.protocol}//)`,
+      `${redactUrl(text)}: the source must be postgres://, postgresql://, mysql:// or mariadb:// ` +
+        `(not ${url.protocol}//)`,
     );
   }
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));

@@ -190,7 +190,8 @@ class Sync {
     }
     if (prepared === 'another mapping') {
       throw new SyncRefused(
-        `the source (${this.s.source.redacted}) was prepared for another mapping: run npm run sync -- setup again with this one`,
+        `the source (${this.s.source.redacted}) was prepared for another mapping: ` +
+          'run npm run sync -- setup again with this one',
       );
     }
   }
@@ -641,7 +642,10 @@ export const SYNC_METRICS = [
   { Name: 'SyncSourceErrors', Unit: 'Count' },
 ] as const;
 
-/** One EMF document (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html). */
+/**
+ * One EMF document:
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+ */
 export function syncMetricLine(values: {
   lagSeconds: number;
   changes: number;

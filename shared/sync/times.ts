@@ -23,8 +23,11 @@ export function sourceTime(text: string, zone: string): string {
   if (!match) return text;
   const [, year, month, day, hour, minute, second, fraction = '', offset] = match;
   const wall = `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction}`;
+  // +05, +05:30 and Z stand as they are; +0530 gains its colon.
   if (offset)
-    return `${wall}${offset === 'Z' || offset.includes(':') || offset.length === 3 ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`}`;
+    return offset === 'Z' || offset.includes(':') || offset.length === 3
+      ? `${wall}${offset}`
+      : `${wall}${offset.slice(0, 3)}:${offset.slice(3)}`;
   if (zone === 'UTC') return `${wall}Z`;
   const minutes = offsetOf(Date.UTC(+year!, +month! - 1, +day!, +hour!, +minute!, +second!), zone);
   const sign = minutes < 0 ? '-' : '+';

@@ -136,7 +136,10 @@ async function acquireLease(
     }
   };
 
-  /** Writes the lease as ours, if it is still as we saw it (free, the same stale lease, or ours as we last wrote it). */
+  /**
+   * Writes the lease as ours, if it is still as we saw it (free, the same stale lease, or ours as we
+   * last wrote it).
+   */
   const write = async (seen: LeaseItem | undefined) => {
     const sent = performance.now();
     const now = Date.now();

@@ -45,7 +45,10 @@ function partitionsOf(entry: Entry): string[] {
   return parts.map((part) => generationPartition(teamId, generation, part));
 }
 
-/** Deletes a ledger entry's partitions, a page of keys at a time, then the entry (so an interrupted delete is finished later). */
+/**
+ * Deletes a ledger entry's partitions, a page of keys at a time, then the entry (so an interrupted
+ * delete is finished later).
+ */
 async function deleteGeneration(w: Writer, entry: Entry): Promise<void> {
   const writer = requestWriter(w);
   for (const partition of partitionsOf(entry)) {

@@ -351,7 +351,8 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
   } catch (error) {
     // Everything is written by now: what is left to remove, the next write removes.
     w.log(
-      `the write is complete, but removing replaced generations stopped (${(error as Error).message}); the next write will finish it`,
+      `the write is complete, but removing replaced generations stopped (${(error as Error).message}); ` +
+        'the next write will finish it',
     );
   }
 }
