@@ -103,20 +103,21 @@ describeSources('a bad row in the source', (engine) => {
     );
     await db.query('UPDATE teams SET name = $1 WHERE id = 2', ['Globex']);
     await servedWithin(async () => (await names('globex')).includes('Held back'));
-    await db.query(`INSERT INTO teams (id, user_id, name, slug, personal_team, created_at, updated_at)
-      VALUES (3, 10, 'Initech', 'initech', ${engine === 'postgres' ? 'false' : '0'}, ${now}, ${now})`);
-    await db
-      .query('INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (300, 3, $1, $2, $3, $3)', [
-        'Bad\u0000',
-        'x',
-        '2026-01-02 03:04:05',
-      ])
-      .catch(() =>
-        db.query(
-          'INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (300, 3, $1, $2, $3, $3)',
-          ['Bad\u0001', 'x', '2026-01-02 03:04:05'],
-        ),
+    // The new team and its bad project in one commit: the sync never sees the team without it.
+    const session = await db.session();
+    try {
+      await session.query(engine === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
+      await session.query(`INSERT INTO teams (id, user_id, name, slug, personal_team, created_at, updated_at)
+        VALUES (3, 10, 'Initech', 'initech', ${engine === 'postgres' ? 'false' : '0'}, ${now}, ${now})`);
+      // PostgreSQL refuses a NUL in text; a control character that both engines store breaks the rules too.
+      await session.query(
+        'INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (300, 3, $1, $2, $3, $3)',
+        ['Bad\u0001', 'x', '2026-01-02 03:04:05'],
       );
+      await session.query('COMMIT');
+    } finally {
+      await session.close();
+    }
     await servedWithin(async () => said('projects 300').length === 1);
     expect((await api.get('/api/initech/projects', { token: SECRET })).status).toBe(404);
     await db.query('UPDATE projects SET name = $1 WHERE id = 300', ['Fine']);
