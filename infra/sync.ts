@@ -60,7 +60,8 @@ export interface SyncProps {
   timezone?: string;
 }
 
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+// Secrets RDS manages are named rds!db-… or rds!cluster-….
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$/;
 const KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
 /** The settings checked, so a bad value fails the synth with its name rather than the first invocation. */
@@ -257,9 +258,10 @@ export class TableSync extends Construct {
 }
 
 /**
- * The secret as IAM names it. A complete ARN ends in a hyphen and six characters Secrets Manager
- * adds; a partial one (the name only) matches them with `-??????` ("Grant permission to a secret by
- * its name", https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_examples.html).
+ * The secret as IAM names it. A complete ARN ends in the hyphen and six characters Secrets Manager
+ * adds to the name; a partial one (the name only) gets them as six single-character wildcards
+ * ("Finding a secret from a partial ARN",
+ * https://docs.aws.amazon.com/secretsmanager/latest/userguide/troubleshoot.html#ARN_secretnamehyphen).
  */
 function secretResource(arn: string): string {
   return /-[A-Za-z0-9]{6}$/.test(arn) ? arn : `${arn}-??????`;

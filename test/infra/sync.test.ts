@@ -200,6 +200,14 @@ describe('the optional sync keys', () => {
     expect(secretStatement.Resource).toBe(`${partial}-??????`);
   });
 
+  it('take the secret RDS manages for a database (rds!db-…)', () => {
+    const managed =
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-0b2c6f1e-8a4d-4f7e-9c11-2d5e7a9b3c4d-Xy12Zq';
+    const s = fromContext({ ...SYNC_CONTEXT, syncSourceSecretArn: managed });
+    const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[logicalId(s.stack, s.stack.sync!.function)]!;
+    expect(fn.Properties.Environment.Variables.SOURCE_SECRET_ARN).toBe(managed);
+  });
+
   it('grant kms:Decrypt on a customer managed key, through Secrets Manager and for that secret only', () => {
     const key = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
     const s = fromContext({ ...SYNC_CONTEXT, syncSecretKeyArn: key });
