@@ -137,3 +137,5 @@ export const retiredUntil = (ms: number) => ({
 export const importLockKey = (): Key => ({ pk: 'IMPORT', sk: 'LOCK' });
 /** The lease of the one sync that may run against the table. */
 export const syncLeaseKey = (): Key => ({ pk: 'SYNC', sk: 'LEASE' });
+/** The place of the one deployed sync invocation waiting to take the lease over (shared/sync/handover.ts). */
+export const syncSuccessorKey = (): Key => ({ pk: 'SYNC', sk: 'NEXT' });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { METRICS_NAMESPACE } from '../http/middleware/access-log.ts';
 import { SANCTUM_PARTITION, TEAMS_PARTITION, teamHeadKey, tokenKey, userKey, userTokensQuery } from '../store/keys.ts';
-import { acquireSyncLease, acquireWriterLock, type Lease, LeaseHeld } from '../write/lease.ts';
+import { acquireSyncLease, acquireWriterLock, type Lease, LeaseHeld, type LeaseOptions } from '../write/lease.ts';
 import {
   type DesiredState,
   type DesiredUser,
@@ -51,8 +51,8 @@ export interface SyncSettings {
 
 /** What ends a sync at once, in one line: configuration, not weather (credentials, schema, setup, another sync). */
 export class SyncRefused extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'SyncRefused';
   }
 }
@@ -88,6 +88,17 @@ export interface SyncRun {
   onPass?: (pass: Pass) => void;
   /** Told once the first full pass is done: the table holds what the source holds. */
   onReady?: () => void;
+  /** The sync's lease: the run's announced end, and whether to wait for a holder about to end (lease.ts). */
+  lease?: Pick<LeaseOptions, 'endsAt' | 'waitForEndWithinMs'>;
+  /** Told when the sync's lease is taken (true) and when it is given back (false). */
+  onLease?: (held: boolean) => void;
+  /**
+   * Taking over from a run that kept the table in step: the changes recorded meanwhile are applied
+   * first, and the full pass follows once they are (instead of preceding them).
+   */
+  changesFirst?: boolean;
+  /** A source silent for giveUpAfterMs ends the run with SyncRefused, as with `once` (the next run tries again). */
+  giveUpOnSilence?: boolean;
 }
 
 /** Runs the sync until stopped (or one full pass with `once`). Throws SyncRefused for what needs a person. */
@@ -134,11 +145,17 @@ class Sync {
   async run(): Promise<void> {
     try {
       await this.connect();
-      this.lease = await acquireSyncLease(this.s.table.doc, this.s.table.tableName).catch((error) => {
-        throw error instanceof LeaseHeld ? new SyncRefused(`${error.message}: two syncs never run at once`) : error;
+      this.lease = await acquireSyncLease(this.s.table.doc, this.s.table.tableName, this.run_.lease).catch((error) => {
+        throw error instanceof LeaseHeld
+          ? new SyncRefused(`${error.message}: two syncs never run at once`, { cause: error })
+          : error;
       });
-      while (this.lastFullPass === 0 && !this.stopped) await this.withSource(() => this.fullPass());
-      this.run_.onReady?.();
+      this.run_.onLease?.(true);
+      if (!this.run_.changesFirst) {
+        // A source down during the first pass is waited for: a run serves nothing before it is done.
+        while (this.lastFullPass === 0 && !this.stopped) await this.withSource(() => this.fullPass());
+        this.run_.onReady?.();
+      }
       if (this.run_.once) return;
       while (!this.stopped) {
         const applied = await this.withSource(() => this.applyChanges());
@@ -152,6 +169,7 @@ class Sync {
       }
     } finally {
       await this.lease?.release().catch(() => {});
+      if (this.lease) this.run_.onLease?.(false);
       await this.disconnect();
     }
   }
@@ -161,7 +179,7 @@ class Sync {
   /** Connects and checks the source; an unreachable one is waited for (with `once`, for 30 s at most). */
   private async connect(): Promise<void> {
     const source = await connectPatiently(this.s.source, {
-      giveUpAfterMs: this.run_.once ? this.s.giveUpAfterMs : Number.POSITIVE_INFINITY,
+      giveUpAfterMs: this.run_.once || this.run_.giveUpOnSilence ? this.s.giveUpAfterMs : Number.POSITIVE_INFINITY,
       signal: this.run_.signal,
       onDown: (error) => this.sourceFailed(error),
     });

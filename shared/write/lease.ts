@@ -22,10 +22,16 @@ import { importLockKey, type Key, syncLeaseKey } from '../store/keys.ts';
  * The holder stops writing before its lease can have run out (`assertHeld`, before every batch and
  * transaction, by its own monotonic clock), and every switch transaction checks the lock is still
  * its own: a writer that was paused past its lease never writes again.
+ *
+ * A holder that knows when it will stop (the deployed sync's invocation, shared/sync/deployed.ts)
+ * announces that end on the item; its successor, asked to wait for a holder ending soon, takes the
+ * lease over the moment it is given back instead of watching for a renewal.
  */
 const LEASE_MS = 60_000;
 const RENEW_EVERY_MS = 15_000;
 const POLL_MS = 1_000;
+/** How often a holder that is about to end is looked at, so its successor takes over at once. */
+const HANDOVER_POLL_MS = 100;
 
 /** Who holds a lease: what the messages call the holder. */
 export type Holder = 'import' | 'sync';
@@ -35,9 +41,20 @@ export interface LeaseOptions {
   renewEveryMs?: number;
   /** Told once when the lease is held by another live holder and has to be waited for. */
   onWait?: (message: string) => void;
+  /**
+   * When this holder will give the lease back (wall-clock ms), written on the item: a holder that
+   * knows its end (a Lambda invocation) announces it, so the next one can wait for it.
+   */
+  endsAt?: number;
+  /**
+   * Handing over instead of watching: a live holder that announced an end within this many ms is
+   * waited for, and its lease taken over as soon as it is given back (or runs out); any other live
+   * holder is LeaseHeld at once.
+   */
+  waitForEndWithinMs?: number;
 }
 
-interface LeaseItem {
+export interface LeaseItem {
   lock_owner: string;
   holder: Holder;
   host: string;
@@ -46,6 +63,8 @@ interface LeaseItem {
   started_at: number;
   renewed_at: number;
   expires_at: number;
+  /** The holder's announced end (LeaseOptions.endsAt), when it announced one. */
+  ends_at?: number;
 }
 
 /** The holder of a lease, as one who wants it says it: `another import`, `a sync`. */
@@ -104,13 +123,20 @@ export const acquireWriterLock = (
 export const acquireSyncLease = (doc: DynamoDBDocumentClient, tableName: string, options: LeaseOptions = {}) =>
   acquireLease(doc, tableName, syncLeaseKey(), 'sync', options);
 
+/** The sync's lease as it stands, when a live holder has it (not run out, not left by a dead process here). */
+export async function readSyncLease(doc: DynamoDBDocumentClient, tableName: string): Promise<LeaseItem | undefined> {
+  const { Item } = await doc.send(new GetCommand({ TableName: tableName, Key: syncLeaseKey(), ConsistentRead: true }));
+  const item = Item as LeaseItem | undefined;
+  return item && item.expires_at > Date.now() && !isDeadHere(item) ? item : undefined;
+}
+
 /** Takes a lease: at once when free, expired or left by a dead process here; else as the module comment says. */
 async function acquireLease(
   doc: DynamoDBDocumentClient,
   tableName: string,
   key: Key,
   holder: Holder,
-  { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait }: LeaseOptions,
+  { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait, endsAt, waitForEndWithinMs }: LeaseOptions,
 ) {
   const owner = randomBytes(12).toString('hex');
   /** The lease's key, on condition that this process holds it. */
@@ -152,6 +178,7 @@ async function acquireLease(
       started_at: held?.started_at ?? now,
       renewed_at: now,
       expires_at: now + leaseMs,
+      ...(endsAt !== undefined && { ends_at: endsAt }),
     };
     // Our own lease is renewed whatever renewal last reached the table (one whose answer was lost, too).
     const condition = !seen
@@ -182,6 +209,17 @@ async function acquireLease(
     if (!current || current.expires_at <= Date.now() || isDeadHere(current)) {
       if (await write(current)) break;
       continue; // someone else was faster: look again
+    }
+    if (waitForEndWithinMs !== undefined) {
+      const endsIn = current.ends_at === undefined ? Number.POSITIVE_INFINITY : current.ends_at - Date.now();
+      if (endsIn > waitForEndWithinMs) throw new LeaseHeld(current, holder);
+      if (firstSeen?.lock_owner !== current.lock_owner) {
+        firstSeen = current;
+        onWait?.(`taking over from ${holderWord(current, holder)} (${current.host}, pid ${current.pid}) when it ends`);
+      }
+      // Seconds away, a look a second; then often, so the lease changes hands within a fraction of one.
+      await sleep(endsIn > 2 * POLL_MS ? POLL_MS : HANDOVER_POLL_MS);
+      continue;
     }
     if (firstSeen?.lock_owner !== current.lock_owner) {
       firstSeen = current;
