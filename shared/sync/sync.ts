@@ -65,6 +65,8 @@ const IDLE_METRIC_EVERY_MS = 60_000;
 const CHANGES_PER_BATCH = 2_000;
 /** Teams a full pass writes under one hold of the writers' lock (an import waits at most for these). */
 const TEAMS_PER_LOCK = 50;
+/** A full pass's batch ends after this long too, so that changes committed meanwhile wait no longer. */
+const BATCH_MS = 1_000;
 /** Tokens a full pass or a batch reads from the source at once. */
 const TOKENS_PER_READ = 500;
 // At most 5 s between tries: a source back from an outage is caught up within the contract's 10 s.
@@ -121,6 +123,8 @@ class Sync {
   private readonly notes = new Set<string>();
   private sourceDown = false;
   private lastFullPass = 0;
+  /** A full pass that a TRUNCATE started, from within applyChanges. */
+  private truncated = false;
   private lastMetric = 0;
   private lastSourceErrorMetric = 0;
 
@@ -287,14 +291,29 @@ class Sync {
     if (changes.length === 0) return false;
     const started = this.s.clock();
     if (changes.some((change) => change.ref === null)) {
-      // A TRUNCATE: every team's part, as a full pass reads it.
-      await this.fullPass();
+      // A TRUNCATE: every team's part, as a full pass reads it (which applies no changes meanwhile:
+      // this one is among them).
+      this.truncated = true;
+      try {
+        await this.fullPass();
+      } finally {
+        this.truncated = false;
+      }
     } else {
       const refused = await this.applyBatch(changes);
       this.passMetric({ changes: changes.length, lagSeconds: lag(changes, started, this.s.clock()), refused });
     }
     await consumeChanges(source, changes);
     return true;
+  }
+
+  /**
+   * Between a full pass's batches of teams: the changes committed meanwhile are applied at once, so a
+   * long pass (a first load, a large database) keeps none of them waiting past the contract's 10 s.
+   */
+  private async changesMeanwhile(): Promise<void> {
+    if (this.truncated) return;
+    while (!this.stopped && (await this.applyChanges())) {}
   }
 
   /** What a batch of changes touches: its teams' parts, its users, its tokens. */
@@ -454,15 +473,20 @@ class Sync {
     );
     const teamIds = [...new Set([...inSource, ...inTable])].sort((a, b) => a - b);
     let refused = 0;
-    for (let i = 0; i < teamIds.length; i += TEAMS_PER_LOCK) {
+    let next = 0;
+    while (next < teamIds.length) {
       if (this.stopped) return; // left for the next run: what it wrote so far is whole
       refused += await this.underLock(async (w) => {
+        const batchEnds = this.s.clock() + BATCH_MS;
         let n = 0;
-        for (const teamId of teamIds.slice(i, i + TEAMS_PER_LOCK)) {
+        for (let inBatch = 0; next < teamIds.length && inBatch < TEAMS_PER_LOCK; inBatch++) {
+          if (inBatch > 0 && this.s.clock() >= batchEnds) break;
+          const teamId = teamIds[next++]!;
           n += await this.applyTeam(w, teamId, new Set(ALL_SOURCE_PARTS), inTable.has(teamId));
         }
         return n;
       });
+      await this.changesMeanwhile();
     }
     const index = new Map(
       (await queryAll(doc, tableName, SANCTUM_PARTITION)).map((item) => [

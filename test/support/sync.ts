@@ -16,6 +16,8 @@ export interface RunningSync {
   metrics: Record<string, unknown>[];
   /** Passes that applied something, counted. */
   readonly passes: number;
+  /** Whether the first full pass is done. */
+  readonly ready: boolean;
   /** Resolves when the run ends (stop() or a failure); rejects with what ended it. */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -42,6 +44,7 @@ export function startSync(
   const lines: string[] = [];
   const metrics: Record<string, unknown>[] = [];
   let passes = 0;
+  let ready = false;
   const { once, ...rest } = settings;
   const done = runSync(
     {
@@ -53,7 +56,7 @@ export function startSync(
       metric: (line) => void metrics.push(JSON.parse(line)),
       ...rest,
     },
-    { once, signal: stop.signal, onPass: () => void (passes += 1) },
+    { once, signal: stop.signal, onPass: () => void (passes += 1), onReady: () => void (ready = true) },
   );
   done.catch(() => {});
   return {
@@ -61,6 +64,9 @@ export function startSync(
     metrics,
     get passes() {
       return passes;
+    },
+    get ready() {
+      return ready;
     },
     done,
     stop: async () => {
