@@ -158,9 +158,23 @@ describeSources('the sync', (engine) => {
   });
 
   it("does not count Sanctum's last_used_at as a change: nothing is recorded", async () => {
-    await db.query(`UPDATE personal_access_tokens SET last_used_at = ${now}, updated_at = ${now} WHERE id = 70`);
-    const [row] = await db.query<{ n: string }>('SELECT COUNT(*) AS n FROM team_resources_changes');
-    expect(Number(row?.n)).toBe(0);
+    // Counted inside the transaction, where the running sync can neither see nor consume what the
+    // triggers record, and where another test's change still waiting in the table is told apart by id.
+    const session = await db.session();
+    try {
+      await session.query(engine === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
+      const [before] = await session.query<{ id: string }>(
+        'SELECT COALESCE(MAX(id), 0) AS id FROM team_resources_changes',
+      );
+      await session.query(`UPDATE personal_access_tokens SET last_used_at = ${now}, updated_at = ${now} WHERE id = 70`);
+      const [row] = await session.query<{ n: string }>(
+        `SELECT COUNT(*) AS n FROM team_resources_changes WHERE id > ${Number(before!.id)}`,
+      );
+      expect(Number(row?.n)).toBe(0);
+      await session.query('COMMIT');
+    } finally {
+      await session.close();
+    }
   });
 
   it("serves a cascade the engine's triggers may not see: a server deleted takes its daemons", async () => {
