@@ -110,7 +110,8 @@ describeSources('the sync, told how to read the source', (engine) => {
   it('reconciles in its periodic full pass what the triggers could not report', async () => {
     const table = await freshTable();
     const api = tableApi(table);
-    const sync = startSync(db, table, { fullPassEveryMs: 10_000 });
+    // Every 2 s here (the command's least is 10 s): the test waits for two of them.
+    const sync = startSync(db, table, { fullPassEveryMs: 2_000 });
     const total = async () => (await api.get('/api/acme/finances', { token: SECRET })).body.totals?.EUR;
     try {
       await servedWithin(async () => (await total()) === 5, 30_000);
