@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -6,29 +6,51 @@ import { Bench } from 'tinybench';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
-import { coldStartTable, depthChart, renderResults, type DepthCell, type Pair, type Results } from './report.ts';
+import { measureSyncLatency, measureWriteCosts } from './changes.ts';
+import {
+  CHANGES_HEADING,
+  changesSections,
+  coldStartTable,
+  depthChart,
+  renderResults,
+  type Changes,
+  type DepthCell,
+  type Pair,
+  type Results,
+} from './report.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 
 /**
- * npm run bench [-- --quick] [-- --import-gb N] [-- --cold]: what a request costs and how long it
- * takes, on this machine against DynamoDB Local, written to bench/RESULTS.md and bench/depth.svg
- * (docs/performance.md explains each part). --quick is a smoke run that writes nothing; --cold
- * runs only the cold starts against the bare twin and prints their table, writing nothing.
+ * npm run bench [-- --quick] [-- --import-gb N] [-- --cold] [-- --changes]: what a request costs
+ * and how long it takes, on this machine against DynamoDB Local, and what a change writes and how
+ * soon it is served, written to bench/RESULTS.md and bench/depth.svg (docs/performance.md explains
+ * each part). --quick is a smoke run that writes nothing; --cold runs only the cold starts against
+ * the bare twin and prints their table, writing nothing; --changes runs only the changes' part and
+ * rewrites its sections of RESULTS.md.
  */
 const usageError = (problem: string) => {
-  process.stderr.write(`${problem}\nusage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold]\n`);
+  process.stderr.write(
+    `${problem}\nusage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold] [--changes]\n`,
+  );
   process.exit(2);
 };
-let args: { quick?: boolean; 'import-gb'?: string; cold?: boolean } = {};
+let args: { quick?: boolean; 'import-gb'?: string; cold?: boolean; changes?: boolean } = {};
 try {
   args = parseArgs({
-    options: { quick: { type: 'boolean' }, 'import-gb': { type: 'string' }, cold: { type: 'boolean' } },
+    options: {
+      quick: { type: 'boolean' },
+      'import-gb': { type: 'string' },
+      cold: { type: 'boolean' },
+      changes: { type: 'boolean' },
+    },
   }).values;
 } catch (error) {
   usageError((error as Error).message);
 }
 const QUICK = args.quick === true;
 const COLD_ONLY = args.cold === true;
+const CHANGES_ONLY = args.changes === true;
+if (COLD_ONLY && CHANGES_ONLY) usageError('--cold and --changes each run one part: give one of them');
 const IMPORT_GB = Number(args['import-gb'] ?? (QUICK ? 0.02 : 1));
 if (!(IMPORT_GB >= 0)) usageError(`--import-gb takes a size in GB, not "${args['import-gb']}"`);
 
@@ -41,6 +63,8 @@ const COLD_ROUNDS = QUICK ? 3 : 60;
 const WARM_RUNS = QUICK ? 2 : 8;
 const WARM_MS = QUICK ? 500 : 3_000;
 const TABLE = 'bench';
+/** Commits timed per kind of change and database. */
+const CHANGE_ROUNDS = QUICK ? 2 : 15;
 
 const started = performance.now();
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -50,8 +74,6 @@ const teams = SIZES.map((size, i) => benchTeam(i + 1, size));
 const small = teams[0]!;
 const crowd = benchTeam(9, 100, { slug: 'bench-crowd', members: 5_000, costLines: 300 });
 
-step('synthesizing the stack and the bare twin...');
-const { functions, twin } = synthBundles(join(work, 'cdk.out'));
 step('starting DynamoDB Local...');
 const dynamo = await startDynamoDbLocal();
 // This run's data lives in DynamoDB Local's database for its region: every client, the import
@@ -68,7 +90,35 @@ process.env.LOG_LEVEL = 'SILENT';
 
 let results: Results | undefined;
 let cold: Results['cold'] = [];
+const measureChanges = async (): Promise<Changes> => {
+  step('what a change writes: an import of each kind of change, against the whole-team rewrite...');
+  const writes = await measureWriteCosts(dynamo.endpoint);
+  step(`from commit to answer: ${CHANGE_ROUNDS} commits of each kind, on PostgreSQL and MariaDB...`);
+  const latencies = await measureSyncLatency(dynamo.endpoint, CHANGE_ROUNDS, (line) => step(line));
+  return { writes, latencies };
+};
+if (CHANGES_ONLY) {
+  let changes: Changes;
+  try {
+    changes = await measureChanges();
+  } finally {
+    await stop();
+  }
+  const sections = changesSections(changes);
+  print(`\n${sections}`);
+  if (!QUICK) {
+    // The other sections stay as the last full run wrote them.
+    const file = new URL('./RESULTS.md', import.meta.url);
+    const before = readFileSync(file, 'utf8');
+    const at = before.indexOf(CHANGES_HEADING);
+    writeFileSync(file, `${at < 0 ? `${before.trimEnd()}\n\n` : before.slice(0, at)}${sections}\n`);
+    print("wrote the changes' sections of bench/RESULTS.md");
+  }
+  process.exit(0);
+}
 try {
+  step('synthesizing the stack and the bare twin...');
+  const { functions, twin } = synthBundles(join(work, 'cdk.out'));
   // The cold starts read only the smallest team.
   const imported = COLD_ONLY ? [small] : [...teams, crowd];
   const sizes = imported.map((t) => t.size).join(', ');
@@ -187,6 +237,7 @@ try {
       gigabyte = { bytes, teams: bulk.length, items: bulk.reduce((n, t) => n + 2 * t.size, 0), ...run };
     }
     results = {
+      changes: await measureChanges(),
       setupImport,
       readCost,
       depth,

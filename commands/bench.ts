@@ -8,15 +8,20 @@ import { command, execute } from './cli/run.ts';
 export const npmRunBench = command(
   {
     name: 'npm run bench',
-    usage: ['npm run bench -- [--quick] [--import-gb <GB>] [--cold]'],
+    usage: ['npm run bench -- [--quick] [--import-gb <GB>] [--cold] [--changes]'],
     about: `
 Measures, on this machine against DynamoDB Local, what a request costs and how long it takes: read
-cost by page depth and team size, cold and warm time against a bare twin, and a large import; writes
+cost by page depth and team size, cold and warm time against a bare twin, a large import, what a
+change writes and the seconds from a commit in PostgreSQL or MariaDB to its answer; writes
 bench/RESULTS.md and bench/depth.svg (docs/performance.md explains each part).`,
     options: {
       quick: { type: 'boolean', help: 'a smoke run: small teams, few samples, a 20 MB import; writes nothing' },
       'import-gb': { type: 'string', value: '<GB>', help: 'the size of the import measured; default 1, 0 skips it' },
       cold: { type: 'boolean', help: 'only the cold starts against the bare twin, printed; writes nothing' },
+      changes: {
+        type: 'boolean',
+        help: 'only what a change writes and how soon the sync serves it; rewrites those sections of RESULTS.md',
+      },
     },
   },
   async () => void (await import('../bench/bench.ts')),

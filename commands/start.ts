@@ -1,8 +1,9 @@
 import { findBundledFunctions } from './local/bundled-handlers.ts';
 import { startLocalServer } from './local/server.ts';
-import { fail } from './cli/errors.ts';
+import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
+import { sourceOptions } from './cli/source.ts';
 import { counted, escapeText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting, idValue, portValue } from './cli/values.ts';
 
@@ -14,11 +15,16 @@ const shellWord = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `
 export const npmStart = command(
   {
     name: 'npm start',
-    usage: ['npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]'],
+    usage: [
+      'npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]',
+      'npm start -- --source <url> [--user <id>] [--port <port>] [--mapping <mapping.json>] [--timezone <zone>] [--bundled]',
+    ],
     about: `
 Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,
 serves the API on http://127.0.0.1:<port>, and prints a demo token, a curl line and an export line
 for the other commands. Requests that come before the API is ready are answered once it is.
+With --source, the table is kept in step with that PostgreSQL or MySQL/MariaDB database instead of
+a snapshot (prepare it once with npm run sync -- setup), and the demo token is its user's.
 Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     options: {
       port: {
@@ -35,7 +41,22 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       user: {
         type: 'string',
         value: '<id>',
-        help: "the demo token's user; default the snapshot's first user in a team",
+        help: "the demo token's user; default the first user in a team",
+      },
+      source: {
+        type: 'string',
+        value: '<url>',
+        help: 'serve a database kept in step by the sync instead of a snapshot: postgres://… or mysql://…',
+      },
+      mapping: {
+        type: 'string',
+        value: '<mapping.json>',
+        help: "with --source: queries for a schema that differs from Laravel's",
+      },
+      timezone: {
+        type: 'string',
+        value: '<zone>',
+        help: "with --source: the zone of the source's times without one; default UTC",
       },
       bundled: { type: 'boolean', help: 'serve the bundles `npm run synth` wrote to cdk.out (what is deployed)' },
     },
@@ -49,6 +70,11 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
   async ({ values }) => {
     const port = portValue('--port', values.port);
     const userId = values.user === undefined ? undefined : idValue('--user', values.user);
+    if (values.source !== undefined && values.data !== undefined) usageError('give --data or --source, not both');
+    for (const option of ['mapping', 'timezone'] as const) {
+      if (values[option] !== undefined && values.source === undefined) usageError(`--${option} goes with --source`);
+    }
+    const synced = values.source === undefined ? undefined : await sourceOptions(values);
     const dataFile = values.data === undefined ? DEMO_SNAPSHOT : await inputFile(values.data, '--data');
     const givenEndpoint = endpointSetting(); // malformed settings are said before anything starts
     checkLogLevel();
@@ -71,23 +97,9 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     onExit(() => server.close());
 
     // The SDK and the import library load only now: --help and usage errors answer at once.
-    const { readSnapshotFile } = await import('./import/snapshot-file.ts');
-    const { progressDisplay } = await import('./import/progress.ts');
-    const { prepareLocalData } = await import('./local/local-data.ts');
     const { createToken } = await import('./tokens/tokens.ts');
-    const plan = (await readSnapshotFile(dataFile, progressDisplay())) ?? fail();
-    const demoUser =
-      userId === undefined
-        ? plan.users.find((u) => u.teams.length > 0)
-        : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
-
-    // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
-    if (givenEndpoint)
-      whileInterruptible(() => {
-        const left = 'every team is whole, as it was or as the snapshot has it; start again to complete it';
-        return `the import into DYNAMODB_ENDPOINT's table may have been interrupted: ${left}`;
-      });
-    const { doc, tableName, endpoint, summary, dynamo } = await prepareLocalData(plan);
+    const prepared = synced ? await syncedData(synced, userId) : await snapshotData(dataFile, userId, givenEndpoint);
+    const { doc, tableName, endpoint, dynamo, demoUser, team, imported } = prepared;
     const secret =
       demoUser &&
       (await createToken(doc, tableName, {
@@ -103,7 +115,6 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     onExit(functions.close);
     server.serve(functions);
 
-    const team = demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id));
     const settings = {
       API: server.url,
       TOKEN: secret,
@@ -111,12 +122,11 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       TABLE_NAME: tableName,
       AWS_REGION: dynamo?.region,
     };
-    const items = counted(summary.items, 'project or daemon', 'projects and daemons');
     const lines = [
       '',
       `Team Resources API on ${server.url}`,
       ...(values.bundled ? ['serving the bundles in cdk.out'] : []),
-      `imported ${counted(summary.teams, 'team')}, ${items}, ${counted(summary.users, 'user')}`,
+      imported,
       '',
     ];
     if (secret && team) {
@@ -130,7 +140,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
         `  curl -s -H "Authorization: Bearer ${secret}" '${server.url}/api/${teamSegment}/projects?per_page=5'`,
       );
     } else {
-      lines.push('no user of the snapshot is in a team, so no demo token was made');
+      lines.push(`no user of the ${synced ? 'source' : 'snapshot'} is in a team, so no demo token was made`);
     }
     lines.push(
       '',
@@ -149,5 +159,71 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
     process.stdout.write(lines.join('\n') + '\n');
   },
 );
+
+/** The table with a snapshot imported (the demo data unless --data), and the demo token's user and team. */
+async function snapshotData(dataFile: string, userId: number | undefined, givenEndpoint: string | undefined) {
+  const { readSnapshotFile } = await import('./import/snapshot-file.ts');
+  const { progressDisplay } = await import('./import/progress.ts');
+  const { prepareLocalData } = await import('./local/local-data.ts');
+  const plan = (await readSnapshotFile(dataFile, progressDisplay())) ?? fail();
+  const demoUser =
+    userId === undefined
+      ? plan.users.find((u) => u.teams.length > 0)
+      : (plan.users.find((u) => u.id === userId) ?? fail(`--user ${userId} is not a user of the snapshot`));
+  // A DynamoDB Local started here is in memory: stopped part-way, nothing is left. DYNAMODB_ENDPOINT's table stays.
+  if (givenEndpoint)
+    whileInterruptible(() => {
+      const left = 'every team is whole, as it was or as the snapshot has it; start again to complete it';
+      return `the import into DYNAMODB_ENDPOINT's table may have been interrupted: ${left}`;
+    });
+  const { doc, tableName, endpoint, summary, dynamo } = await prepareLocalData(plan);
+  const items = counted(summary.items, 'project or daemon', 'projects and daemons');
+  return {
+    doc,
+    tableName,
+    endpoint,
+    dynamo,
+    demoUser: demoUser && { id: demoUser.id, name: demoUser.name },
+    team: demoUser && plan.teams.find((t) => demoUser.teams.includes(t.id)),
+    imported: `imported ${counted(summary.teams, 'team')}, ${items}, ${counted(summary.users, 'user')}`,
+  };
+}
+
+/**
+ * The table kept in step with the source by the sync (its first full pass done), and the demo
+ * token's user and team.
+ */
+async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, userId: number | undefined) {
+  const { prepareLocalSync } = await import('./local/local-sync.ts');
+  const { userTeams } = await import('./tokens/tokens.ts');
+  const { getItems, queryAll } = await import('../shared/write/reads.ts');
+  const { readHead } = await import('../shared/write/items.ts');
+  const { memberPartition, TEAMS_PARTITION, teamHeadKey, userKey } = await import('../shared/store/keys.ts');
+  const prepared = await prepareLocalSync(synced.source, synced.mapping, synced.timezone);
+  const { doc, tableName } = prepared;
+  const teamIds = (await queryAll(doc, tableName, TEAMS_PARTITION, { keysOnly: true })).map((key) => Number(key.sk));
+  // The token's user: the one asked for, else the first member of the first team that has one.
+  let demoId = userId;
+  for (const teamId of demoId === undefined ? teamIds : []) {
+    const [head] = await getItems(doc, tableName, [teamHeadKey(teamId)]);
+    if (!head) continue;
+    const partition = memberPartition(teamId, readHead(head).membersGeneration);
+    const [member] = await queryAll(doc, tableName, partition, { keysOnly: true });
+    if (member) {
+      demoId = Number(member.sk);
+      break;
+    }
+  }
+  const teams = demoId === undefined ? undefined : await userTeams(doc, tableName, demoId);
+  if (userId !== undefined && !teams?.length) fail(`--user ${userId} is not a member of any team of the source`);
+  const [head] = teams?.length ? await getItems(doc, tableName, [teamHeadKey(teams[0]!)]) : [];
+  const [user] = demoId === undefined ? [] : await getItems(doc, tableName, [userKey(demoId)]);
+  return {
+    ...prepared,
+    demoUser: demoId === undefined || !head ? undefined : { id: demoId, name: user?.name as string | undefined },
+    team: head && { slug: String(head.slug) },
+    imported: `synced ${counted(teamIds.length, 'team')} from ${synced.source.redacted}; changes there are served here`,
+  };
+}
 
 if (import.meta.main) await runCommand(npmStart);

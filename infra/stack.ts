@@ -45,6 +45,7 @@ import {
 } from '../shared/routes.ts';
 import { KEY_SCHEMA } from '../shared/store/keys.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
+import { type SyncProps, syncAlarms, syncWidgets, TableSync } from './sync.ts';
 
 /** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
@@ -101,6 +102,11 @@ export interface TeamResourcesStackProps extends StackProps {
    * fill. Never deploy it.
    */
   samLocal?: boolean;
+  /**
+   * The sync beside the API (infra/sync.ts; docs/deploy.md, "The sync"): the source's secret and
+   * the VPC, subnets and security groups that reach it. Default: no sync.
+   */
+  sync?: SyncProps;
 }
 
 /**
@@ -113,6 +119,8 @@ export class TeamResourcesStack extends Stack {
   readonly functions = {} as Record<FunctionName, NodejsFunction>;
   accessLogs: LogGroup;
   readonly alarms: Alarm[] = [];
+  /** The deployed sync, when the stack has one. */
+  sync?: TableSync;
 
   constructor(scope: Construct, id: string, props: TeamResourcesStackProps = {}) {
     super(scope, id, props);
@@ -246,6 +254,10 @@ export class TeamResourcesStack extends Stack {
     }
 
     this.addApiAlarms();
+    if (props.sync) {
+      this.sync = new TableSync(this, 'Sync', { ...props.sync, table: this.table, logLevel });
+      this.alarms.push(...syncAlarms(this.sync));
+    }
     const dashboard = this.addDashboard();
     if (props.alarmTopicArn !== undefined) {
       const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
@@ -472,6 +484,7 @@ export class TeamResourcesStack extends Stack {
             ),
           ),
         ],
+        ...(this.sync ? [syncWidgets(this.sync)] : []),
       ],
     });
   }
@@ -481,7 +494,8 @@ export class TeamResourcesStack extends Stack {
  * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
  * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
  * certificateArn (and domainBasePath, the API mapping's path), corsOrigins (comma-separated),
- * alarmTopicArn, tracing=true and samLocal=true.
+ * alarmTopicArn, tracing=true and samLocal=true; the sync's four (syncContext), with its two
+ * optional ones.
  */
 export function propsFromContext(node: Node): TeamResourcesStackProps {
   const text = (key: string): string | undefined => {
@@ -537,5 +551,39 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     alarmTopicArn: text('alarmTopicArn'),
     tracing: text('tracing') === 'true',
     samLocal: text('samLocal') === 'true',
+    sync: syncContext(text),
+  };
+}
+
+/** The context keys that deploy the sync: all four, or none (docs/deploy.md). */
+export const SYNC_CONTEXT_KEYS = ['syncSourceSecretArn', 'syncVpcId', 'syncSubnetIds', 'syncSecurityGroupIds'] as const;
+
+/** The sync's settings from context values, when all four keys are given; some of them only is an error naming the rest. */
+function syncContext(text: (key: string) => string | undefined): SyncProps | undefined {
+  const given = SYNC_CONTEXT_KEYS.filter((key) => text(key) !== undefined);
+  const optional = ['syncSecretKeyArn', 'syncTimezone'].filter((key) => text(key) !== undefined);
+  if (given.length === 0) {
+    if (optional.length > 0) throw new Error(`context value ${optional.join(' and ')} needs the sync's four keys`);
+    return undefined;
+  }
+  const missing = SYNC_CONTEXT_KEYS.filter((key) => text(key) === undefined);
+  if (missing.length > 0) {
+    throw new Error(
+      `the sync needs all four context values ${SYNC_CONTEXT_KEYS.join(', ')}: ${missing.join(', ')} ` +
+        `${missing.length === 1 ? 'is' : 'are'} missing (or give none of them for no sync)`,
+    );
+  }
+  const list = (key: string) =>
+    text(key)!
+      .split(',')
+      .map((id) => id.trim())
+      .filter(Boolean);
+  return {
+    sourceSecretArn: text('syncSourceSecretArn')!,
+    vpcId: text('syncVpcId')!,
+    subnetIds: list('syncSubnetIds'),
+    securityGroupIds: list('syncSecurityGroupIds'),
+    secretKeyArn: text('syncSecretKeyArn'),
+    timezone: text('syncTimezone'),
   };
 }

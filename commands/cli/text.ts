@@ -1,3 +1,5 @@
+import { cutText } from '../../shared/domain/strings.ts';
+
 /**
  * Text from data on a terminal. A snapshot or a token name may hold escape sequences (ESC [ …,
  * CSI U+009B) that would move the cursor, recolour or retitle the terminal, or hide what follows;
@@ -25,16 +27,12 @@ export function escapeText(value: unknown): string {
 }
 
 /** How many characters of a value from data (or the command line) a message shows. */
-const SHOWN_CHARACTERS = 40;
-
 /**
  * A value from data or the command line as a message echoes it: escaped, and cut to its first 40
- * characters and `…` when longer (a 1,000,000-digit id, a 10 KB name).
+ * characters and `…` when longer (shared/domain/strings.ts, cutText).
  */
 export function shownText(value: unknown): string {
-  const characters = [...String(value)];
-  const cut = characters.length > SHOWN_CHARACTERS;
-  return escapeText(cut ? `${characters.slice(0, SHOWN_CHARACTERS).join('')}…` : String(value));
+  return escapeText(cutText(value));
 }
 
 /** A number as every command prints a count: thousands separated (150,000). */

@@ -1,5 +1,5 @@
 import { readLogLevel } from '../../shared/log.ts';
-import { NAME_MAX, stringProblem } from '../import/strings.ts';
+import { NAME_MAX, stringProblem } from '../../shared/domain/strings.ts';
 import { SettingError, usageError } from './errors.ts';
 import { escapeText, shownText } from './text.ts';
 

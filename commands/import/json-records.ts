@@ -3,8 +3,15 @@ import { createReadStream } from 'node:fs';
 import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { verifyFile } from 'stream-json/file/verifier.js';
-import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, LIMITS, type Collection } from './snapshot.ts';
-import { jsonNumber, WrittenNumber } from './decimal.ts';
+import {
+  COLLECTION_NAMES,
+  closestKey,
+  fieldsOf,
+  isCollection,
+  LIMITS,
+  type Collection,
+} from '../../shared/domain/records.ts';
+import { jsonNumber, WrittenNumber } from '../../shared/domain/decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 
 /**

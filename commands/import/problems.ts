@@ -5,9 +5,9 @@
  * drive the operator's terminal; a JSON syntax error echoes nothing of the file.
  */
 
-import { count, counted, shownText } from '../cli/text.ts';
-import { WrittenNumber } from './decimal.ts';
-import { DYNAMODB_ITEM_BYTES } from '../store/item-size.ts';
+import { count, counted, escapeText, shownText } from '../cli/text.ts';
+import { quote as quoted } from '../../shared/domain/strings.ts';
+import { WrittenNumber } from '../../shared/domain/decimal.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 
@@ -29,13 +29,9 @@ export class Problems {
   }
 }
 
-/**
- * Quotes text from the snapshot for a message, in double quotes, cut and escaped as everything a
- * command echoes from data is (commands/cli/text.ts shownText: at most 40 characters, `\x1b`,
- * `\u009b`); a quote inside is written `\"`.
- */
+/** Quotes text from the snapshot for a message (shared/domain/strings.ts), escaped as everything a command echoes. */
 export function quote(text: string): string {
-  return `"${shownText(text).replaceAll('"', '\\"')}"`;
+  return escapeText(quoted(text));
 }
 
 /** `projects[5] (id 1234)`: where a record is, with its id when it has a usable one (a long one cut). */
@@ -68,23 +64,13 @@ export const say = {
     `${where}: ${field} ${id} is not ${what} of the snapshot`,
   clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
     `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,
-  teamTotalTooLarge: (where: string, currency: string, total: string, limit: string) =>
-    `${where}: the team's ${currency} costs add up to ${total}, not below ${limit}`,
-  teamGrandTotalTooLarge: (where: string, total: string, limit: string) =>
-    `${where}: the team's costs add up to ${total} in all currencies, not below ${limit}`,
-  financeTooLarge: (where: string, bytes: number) =>
-    `${where}: its finance summary would be ${count(bytes)} bytes in DynamoDB, ` +
-    `more than the ${count(DYNAMODB_ITEM_BYTES)} an item may hold`,
   tooManyTeams: (where: string, teams: number, limit: number) =>
-    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, ` +
-    `more than the ${count(limit)} a user may be in`,
+    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
   slugTaken: (where: string, slug: string, holder: number) =>
     `${where}: slug ${quote(slug)} is already used by team ${holder}`,
   slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
-    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; ` +
-    'rename in two imports',
+    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
   tokenOfAnotherUser: (where: string, owner: number) =>
-    `${where}: this token already exists for user ${owner}; ` +
-    'a token cannot move to another user (revoke it and issue a new one)',
+    `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
 } as const;

@@ -1,20 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { hashToken } from '../../shared/auth/bearer.ts';
-import { formatAmount } from './decimal.ts';
-import {
-  addCost,
-  financeFieldsJson,
-  SERVERS_LABEL,
-  summarizeCosts,
-  type Cost,
-  type FinanceSummary,
-} from './finance.ts';
+import { addCost, type Cost, type FinanceSummary, SERVERS_LABEL } from '../../shared/domain/finance.ts';
+import { type AnyRecord, type Collection, checkRecord, type RecordOf } from '../../shared/domain/records.ts';
+import { servedJson } from '../../shared/domain/served-json.ts';
+import { ListFingerprint } from '../../shared/write/fingerprint.ts';
+import { financePart } from '../../shared/write/finance-part.ts';
 import { repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
-import { AMOUNT_LIMIT_UNITS, checkRecord, LIMITS, type AnyRecord, type Collection, type RecordOf } from './snapshot.ts';
 import { locate, Problems, say } from './problems.ts';
-import { financeItem } from './stored-items.ts';
-import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
 
 /**
  * Pass 1 of an import: the whole snapshot file is read as a stream (once more when a record names
@@ -22,7 +15,9 @@ import { DYNAMODB_ITEM_BYTES, itemSize } from '../store/item-size.ts';
  * and checked against every rule of docs/contract.md, section 7 before anything is written. What
  * it keeps is compact: the small collections (teams, users, tokens as hashes, environments,
  * servers, clients), each team's project and daemon ids in Float64Arrays (sorted at the end: pass 2
- * numbers each item by binary search), and cost sums as bigint. Never a whole project or daemon record.
+ * numbers each item by binary search), the fingerprint of each team's projects and daemons as served
+ * (shared/write/fingerprint.ts: what lets the import write only the lists that change), and cost
+ * sums as bigint. Never a whole project or daemon record.
  */
 
 export interface SnapshotTeam {
@@ -34,7 +29,13 @@ export interface SnapshotTeam {
   /** Sorted; a project's ordinal is its 1-based position here. */
   projectIds: Float64Array;
   daemonIds: Float64Array;
+  /** The fingerprints of the projects and daemons as they are served (every item's JSON). */
+  projectsFingerprint: string;
+  daemonsFingerprint: string;
   finance: FinanceSummary;
+  /** The finance response's fields as served, and their fingerprint. */
+  financeJson: string;
+  financeFingerprint: string;
   /** Users of the snapshot who list the team: its members, exactly. */
   memberIds: number[];
 }
@@ -124,10 +125,20 @@ function snapshotIndex(problems: Problems) {
   };
   /**
    * What each team accumulates while the file is read (under any team id a record names): ids (a
-   * double array of V8, 8 bytes an id), and cost sums by label and currency.
+   * double array of V8, 8 bytes an id), the lists' fingerprints, and cost sums by label and currency.
    */
-  const buckets = new Map<number, { projectIds: number[]; daemonIds: number[]; costs: Map<string, Cost> }>();
-  const daemonsByEnvironment = new Map<number, number[]>();
+  const buckets = new Map<
+    number,
+    {
+      projectIds: number[];
+      daemonIds: number[];
+      projects: ListFingerprint;
+      daemons: ListFingerprint;
+      costs: Map<string, Cost>;
+    }
+  >();
+  /** Daemons by the environment they name (its team may come later in the file). */
+  const daemonsByEnvironment = new Map<number, { ids: number[]; fingerprint: ListFingerprint }>();
   let repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   const seen = { projects: new Set<number>(), daemons: new Set<number>() };
   /**
@@ -201,14 +212,23 @@ function snapshotIndex(problems: Problems) {
             units: record.monthly_cost!,
           });
         return;
-      case 'projects':
-        bucketOf(record.team_id!).projectIds.push(id);
+      case 'projects': {
+        const bucket = bucketOf(record.team_id!);
+        bucket.projectIds.push(id);
+        bucket.projects.add(servedJson('projects', record));
         // A client of another team (or not read yet) is named on the second reading.
         if (record.client_id !== null && kept.clients.get(record.client_id!) !== record.team_id) broken = true;
         return;
-      case 'daemons':
-        mapped(daemonsByEnvironment, record.environment_id!, () => []).push(id);
+      }
+      case 'daemons': {
+        const environment = mapped(daemonsByEnvironment, record.environment_id!, () => ({
+          ids: [],
+          fingerprint: new ListFingerprint(),
+        }));
+        environment.ids.push(id);
+        environment.fingerprint.add(servedJson('daemons', record));
         return;
+      }
       case 'costs':
         addCost(bucketOf(record.team_id!).costs, {
           label: record.label!,
@@ -219,7 +239,13 @@ function snapshotIndex(problems: Problems) {
   }
 
   function bucketOf(teamId: number) {
-    return mapped(buckets, teamId, () => ({ projectIds: [], daemonIds: [], costs: new Map() }));
+    return mapped(buckets, teamId, () => ({
+      projectIds: [],
+      daemonIds: [],
+      projects: new ListFingerprint(),
+      daemons: new ListFingerprint(),
+      costs: new Map(),
+    }));
   }
 
   function has(kind: Kept, id: number): boolean {
@@ -229,7 +255,11 @@ function snapshotIndex(problems: Problems) {
   function finish() {
     const environmentTeams = kept.environments;
     for (const [environmentId, teamId] of environmentTeams) {
-      for (const id of daemonsByEnvironment.get(environmentId) ?? []) bucketOf(teamId).daemonIds.push(id);
+      const environment = daemonsByEnvironment.get(environmentId);
+      if (!environment) continue;
+      const bucket = bucketOf(teamId);
+      bucket.daemonIds.push(...environment.ids);
+      bucket.daemons.merge(environment.fingerprint);
     }
     const teams = [...kept.teams.values()].map((team) => finishTeam(team));
     const byId = new Map(teams.map((team) => [team.id, team]));
@@ -270,24 +300,18 @@ function snapshotIndex(problems: Problems) {
 
   function finishTeam(team: KeptTeam): SnapshotTeam {
     const bucket = bucketOf(team.id);
-    const finance = summarizeCosts(bucket.costs.values());
+    const finance = financePart(team, bucket.costs.values());
     const where = locate('teams', team.index, team.id);
-    const limit = LIMITS.amountBelow.toLocaleString('en');
-    for (const total of finance.totals) {
-      if (total.units >= AMOUNT_LIMIT_UNITS)
-        problems.add(say.teamTotalTooLarge(where, total.currency, formatAmount(total.units), limit));
-    }
-    if (finance.grandTotal >= AMOUNT_LIMIT_UNITS)
-      problems.add(say.teamGrandTotalTooLarge(where, formatAmount(finance.grandTotal), limit));
-    // DynamoDB's limit, in bytes as DynamoDB counts them: the finance item is the one that grows
-    // (both its copies, and the small heads, stay far within a transaction's 4 MB).
-    const financeBytes = itemSize(financeItem(team, financeFieldsJson(finance)));
-    if (financeBytes > DYNAMODB_ITEM_BYTES) problems.add(say.financeTooLarge(where, financeBytes));
+    for (const problem of finance.problems) problems.add(`${where}: ${problem}`);
     return {
       ...team,
       projectIds: Float64Array.from(bucket.projectIds).sort(),
       daemonIds: Float64Array.from(bucket.daemonIds).sort(),
-      finance,
+      projectsFingerprint: bucket.projects.value(),
+      daemonsFingerprint: bucket.daemons.value(),
+      finance: finance.summary,
+      financeJson: finance.json,
+      financeFingerprint: finance.fingerprint,
       memberIds: [],
     };
   }

@@ -1,7 +1,7 @@
 import { toJsonSchemaDefs } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
-import { Daemon, FinanceLineItem, Project } from '../store/resources.ts';
+import { Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
 import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/routes.ts';
 import * as bodies from './schemas.ts';
 import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
@@ -152,15 +152,10 @@ function operation(route: Route): Operation {
             in: 'query',
             required: false,
             description:
-              `${p.description}: decimal digits only (no sign, exponent or fraction), ` +
+              `${p.description}: an integer as Laravel's integer rule reads it (PHP's filter_var: an ` +
+              'optional sign and surrounding white space, no leading zero), ' +
               `${p.minimum} to ${p.maximum}`,
-            schema: {
-              type: 'integer',
-              minimum: p.minimum,
-              maximum: p.maximum,
-              default: p.default,
-              pattern: '^[0-9]+$',
-            },
+            schema: { type: 'integer', minimum: p.minimum, maximum: p.maximum, default: p.default },
             example: p.default,
           }))
         : []),

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ABILITIES } from '../../shared/routes.ts';
 import { PAGE_MAX, PER_PAGE_MAX } from '../../shared/domain/pagination.ts';
-import { Amount, Daemon, FinanceLineItem, Project } from '../store/resources.ts';
+import { Amount, Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
 
 /**
  * Every response body the API answers with, as valibot schemas: the single source of the

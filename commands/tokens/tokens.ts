@@ -4,41 +4,28 @@ import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { fail } from '../cli/errors.ts';
 import { escapeText } from '../cli/text.ts';
-import { getItems } from '../store/batch-get.ts';
-import { changeMemberships, ledgerEntries, listUserTokens } from '../store/memberships.ts';
-import {
-  memberKey,
-  membershipEntry,
-  pendingRange,
-  teamHeadKey,
-  tokenHashOf,
-  tokenKey,
-  userKey,
-  userTokenKey,
-  type Key,
-} from '../../shared/store/keys.ts';
+import { type Key, tokenHashOf, tokenKey, userKey, userTokenKey } from '../../shared/store/keys.ts';
+import { listUserTokens, tagTokenMemberships } from '../../shared/write/memberships.ts';
+import { getItems } from '../../shared/write/reads.ts';
 
 /** Token administration for the `token` command. Secrets are returned once and never stored. */
 
 /**
- * Issues a token (a user that does not exist is the command's failure): written active, then given the membership entries of its user's teams (a token
- * carries its memberships: shared/store/keys.ts). For each team the user lists, and each generation
- * an import is writing (pending in the ledger), the entry is added when that generation's member
- * index holds the user; the heads are then read again, and if one moved meanwhile (an import
- * switched it), the round is repeated. An import lists its members' tokens again before its first
- * switch, so a token created before that gets the new entries from the import, and one created
- * after finds the pending generations here: either way it reads every team of its user, in the
- * old state and in the new (docs/contract.md, section 7).
+ * Issues a token (a user that does not exist is the command's failure): written active, then given
+ * the membership entries of its user's teams (shared/write/memberships.ts, tagTokenMemberships),
+ * which a writer that changes the user's memberships meanwhile can never leave wrong: it finds the
+ * token when it lists the user's tokens, or the token finds its change (docs/contract.md, section 7).
  */
 export async function createToken(
   doc: DynamoDBDocumentClient,
   tableName: string,
   token: { userId: number; abilities: string[]; name: string; expiresAt: string | null },
 ): Promise<string> {
-  if (!(await userTeams(doc, tableName, token.userId)))
+  if (!(await userTeams(doc, tableName, token.userId))) {
     fail(
       `user ${token.userId} does not exist in table ${escapeText(tableName)} (import a snapshot that has them first)`,
     );
+  }
   const secret = generateToken();
   const hash = hashToken(secret);
   await doc.send(
@@ -62,57 +49,8 @@ export async function createToken(
       ],
     }),
   );
-  await tagMemberships(doc, tableName, token.userId, hash);
+  await tagTokenMemberships({ doc, tableName }, token.userId, hash);
   return secret;
-}
-
-async function tagMemberships(
-  doc: DynamoDBDocumentClient,
-  tableName: string,
-  userId: number,
-  hash: string,
-): Promise<void> {
-  const tagged = new Set<string>();
-  let heads = '';
-  for (let round = 0; round < 5; round++) {
-    const teamIds = (await userTeams(doc, tableName, userId)) ?? [];
-    const current = (
-      await getItems(
-        doc,
-        tableName,
-        teamIds.map((id) => teamHeadKey(id)),
-        { consistent: true },
-      )
-    ).map((head) => [Number(head.team_id), String(head.generation)] as const);
-    const pending = (await ledgerEntries(doc, tableName, pendingRange())).map(
-      (entry) => [Number(entry.team_id), String(entry.generation)] as const,
-    );
-    const candidates = [...current, ...pending].filter(
-      ([teamId, generation]) => !tagged.has(membershipEntry(teamId, generation)),
-    );
-    const members = new Set(
-      (
-        await getItems(
-          doc,
-          tableName,
-          candidates.map(([teamId, generation]) => memberKey(teamId, generation, userId)),
-          { consistent: true },
-        )
-      ).map((item) => String(item.pk)),
-    );
-    const entries = candidates.map(([teamId, generation]) => membershipEntry(teamId, generation));
-    await changeMemberships(
-      doc,
-      tableName,
-      hash,
-      'ADD',
-      entries.filter((_, i) => members.has(memberKey(...candidates[i]!, userId).pk)),
-    );
-    for (const entry of entries) tagged.add(entry);
-    const seen = JSON.stringify(current.toSorted());
-    if (seen === heads) return;
-    heads = seen;
-  }
 }
 
 /** The teams a user lists, or undefined when there is no such user. */
@@ -122,7 +60,7 @@ export async function userTeams(
   userId: number,
 ): Promise<number[] | undefined> {
   const user = await doc.send(new GetCommand({ TableName: tableName, Key: userKey(userId), ConsistentRead: true }));
-  return user.Item && ((user.Item.teams as number[] | undefined) ?? []);
+  return user.Item && [...((user.Item.teams as Iterable<number> | undefined) ?? [])];
 }
 
 /**
@@ -157,7 +95,7 @@ export async function revoke(
 /** A user's tokens, oldest first, as `token list` shows them: never a secret. */
 export async function listTokens(doc: DynamoDBDocumentClient, tableName: string, userId: number) {
   const now = new Date();
-  const items = await getItems(doc, tableName, (await listUserTokens(doc, tableName, userId)).map(tokenKey));
+  const items = await getItems(doc, tableName, (await listUserTokens({ doc, tableName }, userId)).map(tokenKey));
   // Tokens never move to another user (an import refuses that); checked all the same.
   return items
     .filter((item) => Number(item.user_id) === userId)

@@ -427,12 +427,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of objects per page: decimal digits only (no sign, exponent or fraction), 1 to 50
+                 * @description Number of objects per page: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 50
                  * @example 20
                  */
                 per_page?: number;
                 /**
-                 * @description The page to retrieve: decimal digits only (no sign, exponent or fraction), 1 to 9007199254740991
+                 * @description The page to retrieve: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 9007199254740991
                  * @example 1
                  */
                 page?: number;
@@ -547,12 +547,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of objects per page: decimal digits only (no sign, exponent or fraction), 1 to 50
+                 * @description Number of objects per page: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 50
                  * @example 20
                  */
                 per_page?: number;
                 /**
-                 * @description The page to retrieve: decimal digits only (no sign, exponent or fraction), 1 to 9007199254740991
+                 * @description The page to retrieve: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 9007199254740991
                  * @example 1
                  */
                 page?: number;
@@ -651,12 +651,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of objects per page: decimal digits only (no sign, exponent or fraction), 1 to 50
+                 * @description Number of objects per page: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 50
                  * @example 20
                  */
                 per_page?: number;
                 /**
-                 * @description The page to retrieve: decimal digits only (no sign, exponent or fraction), 1 to 9007199254740991
+                 * @description The page to retrieve: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 9007199254740991
                  * @example 1
                  */
                 page?: number;
@@ -771,12 +771,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of objects per page: decimal digits only (no sign, exponent or fraction), 1 to 50
+                 * @description Number of objects per page: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 50
                  * @example 20
                  */
                 per_page?: number;
                 /**
-                 * @description The page to retrieve: decimal digits only (no sign, exponent or fraction), 1 to 9007199254740991
+                 * @description The page to retrieve: an integer as Laravel's integer rule reads it (PHP's filter_var: an optional sign and surrounding white space, no leading zero), 1 to 9007199254740991
                  * @example 1
                  */
                 page?: number;

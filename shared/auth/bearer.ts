@@ -23,7 +23,11 @@ export function hashToken(secret: string): string {
   return hash('sha256', secret, 'hex');
 }
 
-const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+/**
+ * Spaces only, as docs/contract.md (section 2) and Laravel's `bearerToken()` have it: a tab or a
+ * no-break space after the scheme names no token. The token itself holds no white space of any kind.
+ */
+const BEARER = /^ *bearer +(\S+) *$/i;
 
 /** The token of an `Authorization: Bearer <token>` header value (scheme case-insensitive). */
 export function bearerToken(header: string | undefined): string | undefined {

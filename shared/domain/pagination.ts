@@ -16,11 +16,29 @@ export const PAGINATION_PARAMETERS = [
   { name: 'page', description: 'The page to retrieve', minimum: 1, maximum: PAGE_MAX, default: 1 },
 ] as const;
 
+/** PHP's integers are 64-bit: past this range `filter_var` reads no integer at all. */
+const PHP_INT_MIN = -(2n ** 63n);
+const PHP_INT_MAX = 2n ** 63n - 1n;
+
 /**
- * One query parameter: its default when absent; else decimal digits within [minimum, maximum],
- * or Laravel's message for the first rule it breaks. Two integers are checked by hand rather than
- * by a valibot schema: the schema's construction and first run were the largest part of what a
- * function added to the bare twin's cold start (docs/performance.md).
+ * The integer Laravel's `integer` rule reads, or undefined when it reads none: PHP's
+ * `filter_var($value, FILTER_VALIDATE_INT)` (docs/contract.md, section 4). Whitespace around the
+ * value is ignored (space, tab, line feed, carriage return and vertical tab; not form feed), then an
+ * optional sign, then `0` or digits without a leading zero, within PHP's 64-bit range. PHP's own
+ * answers for a corpus of odd values are in test/unit/laravel-integer.test.ts.
+ */
+export function laravelInteger(given: string): bigint | undefined {
+  const match = /^[ \t\n\r\v]*([+-]?)(0|[1-9][0-9]*)[ \t\n\r\v]*$/.exec(given);
+  if (!match) return undefined;
+  const value = BigInt(`${match[1]}${match[2]}`);
+  return value < PHP_INT_MIN || value > PHP_INT_MAX ? undefined : value;
+}
+
+/**
+ * One query parameter: its default when absent; else an integer as Laravel reads it, within
+ * [minimum, maximum], or Laravel's message for the first rule it breaks. Two integers are checked by
+ * hand rather than by a valibot schema: the schema's construction and first run were the largest part
+ * of what a function added to the bare twin's cold start (docs/performance.md).
  */
 function integerParameter(
   { name, minimum, maximum, default: fallback }: (typeof PAGINATION_PARAMETERS)[number],
@@ -28,9 +46,9 @@ function integerParameter(
 ): number | string {
   const label = name.replace('_', ' ');
   if (given === undefined) return fallback;
-  if (!/^[0-9]+$/.test(given)) return `The ${label} field must be an integer.`;
-  // BigInt first: "99999999999999999999" must fail the maximum, not round to a float.
-  const value = BigInt(given);
+  // A bigint: "9223372036854775807" must fail the maximum, not round to a float.
+  const value = laravelInteger(given);
+  if (value === undefined) return `The ${label} field must be an integer.`;
   if (value < minimum) return `The ${label} field must be at least ${minimum}.`;
   if (value > maximum) return `The ${label} field must not be greater than ${maximum}.`;
   return Number(value);

@@ -47,7 +47,7 @@ export interface QueryRead {
  * generation `head` names, else undefined (the handler then reads the page itself).
  */
 export interface Speculated {
-  earlyPage?: (head: TeamState) => Promise<string[] | undefined>;
+  earlyPage?: (head: TeamHead) => Promise<string[] | undefined>;
 }
 
 /** From requireValidPage, once check 4 passed. */

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { PageWindow } from '../domain/pagination.ts';
 import type { ListResource } from '../routes.ts';
-import type { TeamState } from '../store/team-reader.ts';
+import type { TeamHead } from '../store/team-reader.ts';
 import { jsonResponse } from './envelope.ts';
 
 /**
@@ -10,8 +10,8 @@ import { jsonResponse } from './envelope.ts';
  * Cache-Control, and a request whose If-None-Match names the current tag gets 304 with no body,
  * without the page's Query. Errors are never tagged or conditional.
  *
- * A tag is derived from what decides the body, not from the body: a generation's items never
- * change once its head names it, so (team, generation) fixes a page's data, `total` and
+ * A tag is derived from what decides the body, not from the body: a list's generation never
+ * changes once its head names it, so (team, the list's generation) fixes a page's data, `total` and
  * `last_page`; the page, per_page (and whether the request gave it) and the list's address fix
  * `meta` and `links`. BODY_FORMAT is part of every tag: change it with the shape of a body, so
  * that a tag issued by an older deployment never matches a new one.
@@ -27,7 +27,7 @@ export function entityTag(...parts: (string | number | boolean)[]): string {
 
 /** The tag of one page of a list, as listEnvelopeJson would write it. */
 export function listEntityTag(
-  team: TeamState,
+  team: TeamHead,
   resource: ListResource,
   window: PageWindow,
   perPageGiven: boolean,
@@ -36,7 +36,7 @@ export function listEntityTag(
   return entityTag(
     'list',
     team.teamId,
-    team.generation,
+    team.lists[resource].generation,
     resource,
     window.currentPage,
     window.perPage,

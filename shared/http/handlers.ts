@@ -70,7 +70,7 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
     .handler(async function listPage(event, context) {
       const { team: head, teamSegment } = context.access;
       const { page, perPage, perPageGiven } = context.page;
-      const window = pageWindow(head.counts[resource], page, perPage);
+      const window = pageWindow(head.lists[resource].count, page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
         const items = window.ordinals
@@ -82,8 +82,8 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
 }
 
 /**
- * GET /api/{team}/finances: the summary computed at import, stored in the team's finance item;
- * its generation fixes the tag.
+ * GET /api/{team}/finances: the summary the writers computed, stored in the team's finance item;
+ * its fingerprint is the tag.
  */
 export function financesHandler({ reader }: Runtime) {
   const route = routeNamed('finances');
@@ -91,7 +91,7 @@ export function financesHandler({ reader }: Runtime) {
     .use(authorize({ ability: route.ability, read: (...args) => reader.readTokenAndFinance(...args) }))
     .handler(async function financeSummary(event, context) {
       const { team: finance } = context.access;
-      const etag = entityTag('finances', finance.teamId, finance.generation);
+      const etag = entityTag('finances', finance.teamId, finance.tag);
       return conditionalJson(event, etag, () => financeJson(finance.fieldsJson, context.startedAt));
     });
 }

@@ -13,21 +13,29 @@ import { untilProcessed } from './retry.ts';
 /** An item as DynamoDB's wire format has it. */
 type RawItem = Record<string, AttributeValue>;
 
-/** What every request needs to know about its team: which team, and which generation is current. */
+/** What every request needs to know about its team: which team, and the members generation a token must name. */
 export interface TeamState {
   teamId: number;
+  membersGeneration: string;
+}
+
+/** A list of a team as its head names it: the generation readers use, and how many items it holds. */
+export interface ListState {
   generation: string;
+  count: number;
 }
 
 /** A list request's view of its team, from the team's head item (small: no members, no finance). */
 export interface TeamHead extends TeamState {
-  counts: Record<ListResource, number>;
+  lists: Record<ListResource, ListState>;
 }
 
 /** A finances request's view of its team, from the team's finance item. */
 export interface TeamFinance extends TeamState {
-  /** The finance response's leading fields as JSON text (see commands/import/finance.ts). */
+  /** The finance response's leading fields as JSON text (see shared/domain/finance.ts). */
   fieldsJson: string;
+  /** The summary's fingerprint: its ETag changes when the summary does, and only then. */
+  tag: string;
 }
 
 export interface StoredToken {
@@ -37,15 +45,15 @@ export interface StoredToken {
   revokedAt: string | null;
   /** Written by an import that has not finished: not valid yet (answers as an unknown token). */
   inactive: boolean;
-  /** `<team id>#<generation>` entries: the generations of teams whose members include the user. */
+  /** `<team id>#<members generation>` entries: the teams whose members include the user. */
   memberships: ReadonlySet<string>;
   /** The id of a token migrated from Laravel Sanctum, which an `<id>|<secret>` bearer must name. */
   sanctumId?: number;
 }
 
-/** Whether the token's user is a member of the team in the generation the request reads. */
+/** Whether the token's user is a member of the team, in the members generation its head names. */
 export function isMember(token: StoredToken, team: TeamState): boolean {
-  return token.memberships.has(membershipEntry(team.teamId, team.generation));
+  return token.memberships.has(membershipEntry(team.teamId, team.membersGeneration));
 }
 
 /** A page came back with fewer items than the head promised, even when read again (503, never a short 200). */
@@ -116,7 +124,7 @@ export class TeamReader {
       token,
       team: team && {
         ...toTeamState(team),
-        counts: { projects: Number(team.projects?.N), daemons: Number(team.daemons?.N) },
+        lists: { projects: toList(team, 'projects'), daemons: toList(team, 'daemons') },
       },
     };
   }
@@ -129,7 +137,8 @@ export class TeamReader {
   ): Promise<{ token?: StoredToken; team?: TeamFinance }> {
     const teamKey = teamKeyForSegment(teamSegment, 'FINANCE');
     const { token, team } = await this.readTokenWithTeamItem(tokenHash, teamKey, options);
-    return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S) } };
+    const tag = team && String((team.finance_fingerprint ?? team.generation)?.S);
+    return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S), tag: tag! } };
   }
 
   /**
@@ -155,9 +164,12 @@ export class TeamReader {
     return items;
   }
 
-  /** The items of a generation's page, by ordinal range, in one Query (eventually consistent unless asked). */
+  /**
+   * The items of a page of the list's generation the head names, by ordinal range, in one Query
+   * (eventually consistent unless asked).
+   */
   async queryPage(
-    team: TeamState,
+    team: TeamHead,
     resource: ListResource,
     { first, last }: Ordinals,
     { consistent, signal, usage }: ReadOptions,
@@ -170,7 +182,7 @@ export class TeamReader {
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
-            ':pk': { S: generationPartition(team.teamId, team.generation, resource) },
+            ':pk': { S: generationPartition(team.teamId, team.lists[resource].generation, resource) },
             ':first': { S: ordinalKey(first) },
             ':last': { S: ordinalKey(last) },
           },
@@ -236,6 +248,19 @@ function toStoredToken(item: RawItem): StoredToken {
   };
 }
 
+// A head or finance item written before each part had a generation of its own holds one
+// `generation` for all of them: read as such, it serves as it did.
+
 function toTeamState(item: RawItem): TeamState {
-  return { teamId: Number(item.team_id?.N), generation: String(item.generation?.S) };
+  return {
+    teamId: Number(item.team_id?.N),
+    membersGeneration: String((item.members_generation ?? item.generation)?.S),
+  };
+}
+
+function toList(item: RawItem, resource: ListResource): ListState {
+  return {
+    generation: String((item[`${resource}_generation`] ?? item.generation)?.S),
+    count: Number(item[resource]?.N),
+  };
 }

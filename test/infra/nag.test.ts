@@ -8,7 +8,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
 import { ROUTE_METHODS, SERVED_ROUTES } from '../../shared/routes.ts';
-import { CDK_CONTEXT, synthStack, type Synthesized } from './support.ts';
+import { CDK_CONTEXT, SYNC_CONTEXT, synthStack, type Synthesized } from './support.ts';
 
 /** Every prop set: the existing-table mode, a custom domain, CORS, an alarm topic, tracing. */
 const EVERY_OPTION: TeamResourcesStackProps = {
@@ -83,6 +83,17 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-APIG4',
       'AwsSolutions-IAM5[Resource::*]',
     ]);
+  });
+
+  it("is acknowledged, with the sync, for IAM5 on the sync's role only: the network interfaces Lambda makes in the VPC", () => {
+    const { stack } = synthStack({ context: SYNC_CONTEXT, props: (app) => propsFromContext(app.node) });
+    expect(new nag.AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
+    const found = acknowledgments(stack.sync!);
+    expect([...found.keys()].sort()).toEqual([
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:*/*]',
+    ]);
+    for (const reasons of found.values()) for (const reason of reasons) expect(reason).not.toMatch(/\n/);
   });
 
   it('is given a one-line reason for every acknowledgment', () => {

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ACCESS_LINE_METRICS, METRICS_NAMESPACE, OUTCOMES } from '../../shared/http/middleware/access-log.ts';
 import { ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
-import { resourcesOf, synthStack } from './support.ts';
+import { propsFromContext } from '../../infra/stack.ts';
+import { SYNC_METRICS } from '../../shared/sync/sync.ts';
+import { resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
 
 /**
  * What operators see: the dashboard and the metrics its widgets and the alarms name, the log
  * format the functions write in, and tracing. Every metric named must be one something emits:
  * the access line (shared/http/middleware/access-log.ts, with the dimensions it is published
- * with), the stack's own count of 429s, or a metric AWS documents for its namespace.
+ * with), the sync's line (shared/sync/sync.ts, SYNC_METRICS, without dimensions), the stack's own
+ * count of 429s, or a metric AWS documents for its namespace.
  */
 const DOCUMENTED: Record<string, string[]> = {
   // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
@@ -30,13 +33,14 @@ const EMITTED = new Map<string, string[]>([
     metrics.map((metric) => [metric.Name, [...dimensions].sort()] as [string, string[]]),
   ),
   ['ThrottledRequests', ['ApiId']],
+  ...SYNC_METRICS.map(({ Name }) => [Name, []] as [string, string[]]),
 ]);
 
 /** Why a metric as CloudWatch's dashboard JSON or an alarm names it is not one that is emitted; undefined when it is. */
 function notEmitted(namespace: string, name: string, dimensionNames: string[]): string | undefined {
   if (namespace === METRICS_NAMESPACE) {
     const expected = EMITTED.get(name);
-    if (!expected) return `${name} is not a metric of the access line`;
+    if (!expected) return `${name} is not a metric of the access line or the sync`;
     if (JSON.stringify([...dimensionNames].sort()) !== JSON.stringify(expected))
       return `${name} is published with ${expected}, not ${dimensionNames}`;
     return undefined;
@@ -46,10 +50,14 @@ function notEmitted(namespace: string, name: string, dimensionNames: string[]): 
 
 const { template } = synthStack({ props: { tracing: true } });
 const plain = synthStack().template;
+/** The stack with the sync (its four context keys), whose widgets and alarms are checked alike. */
+const synced = synthStack({ context: SYNC_CONTEXT, props: (app) => propsFromContext(app.node) }).template;
 
 /** The dashboard's widgets, its tokens (references to the stack's resources) as TOKEN. */
-function widgets(): { type: string; properties: { title: string; metrics?: unknown[][]; query?: string } }[] {
-  const body = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
+function widgets(
+  from = template,
+): { type: string; properties: { title: string; metrics?: unknown[][]; query?: string } }[] {
+  const body = Object.values(resourcesOf(from, 'AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
   return JSON.parse(
     (body['Fn::Join'][1] as unknown[]).map((part) => (typeof part === 'string' ? part : 'TOKEN')).join(''),
   ).widgets;
@@ -71,14 +79,29 @@ describe('the dashboard', () => {
     expect(JSON.stringify(template.toJSON().Outputs.DashboardUrl.Value)).toContain('#dashboards:name=');
   });
 
-  it("names only metrics that are emitted: the access line's with their dimensions, the stack's 429 count, or AWS's documented ones", () => {
-    const problems = widgets().flatMap((widget) =>
-      widgetMetrics(widget)
-        .map(([namespace, name, dims]) => notEmitted(namespace, name, dims))
-        .filter(Boolean),
-    );
-    expect(problems).toEqual([]);
-    expect(widgets().flatMap(widgetMetrics).length).toBeGreaterThan(50);
+  it("names only metrics that are emitted: the access line's with their dimensions, the sync's, the stack's 429 count, or AWS's documented ones", () => {
+    for (const from of [template, synced]) {
+      const problems = widgets(from).flatMap((widget) =>
+        widgetMetrics(widget)
+          .map(([namespace, name, dims]) => notEmitted(namespace, name, dims))
+          .filter(Boolean),
+      );
+      expect(problems).toEqual([]);
+      expect(widgets(from).flatMap(widgetMetrics).length).toBeGreaterThan(50);
+    }
+  });
+
+  it("shows every metric the sync emits, with the sync's four keys", () => {
+    const named = widgets(synced)
+      .flatMap(widgetMetrics)
+      .filter(([namespace]) => namespace === METRICS_NAMESPACE)
+      .map(([, name]) => name);
+    expect(named).toEqual(expect.arrayContaining(SYNC_METRICS.map(({ Name }) => Name)));
+    expect(
+      widgets()
+        .flatMap(widgetMetrics)
+        .some(([, name]) => name.startsWith('Sync')),
+    ).toBe(false);
   });
 
   it('shows requests by outcome for every route, latency p50/p90/p99 by route, and cold starts with their init duration', () => {
@@ -127,8 +150,10 @@ describe('the dashboard', () => {
 });
 
 describe('the alarms', () => {
-  it('name only metrics that are emitted', () => {
-    const problems = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).flatMap(({ Properties: alarm }) => {
+  it('name only metrics that are emitted, with the sync and without', () => {
+    const alarms = [template, synced].flatMap((from) => Object.values(resourcesOf(from, 'AWS::CloudWatch::Alarm')));
+    expect(alarms.some(({ Properties: alarm }) => JSON.stringify(alarm).includes('SyncLag'))).toBe(true);
+    const problems = alarms.flatMap(({ Properties: alarm }) => {
       const stats = alarm.Metrics
         ? alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric)
         : [alarm];

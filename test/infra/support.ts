@@ -57,3 +57,11 @@ export function resourcesOf(template: Template, type: string): Resources {
 export function logicalId(stack: TeamResourcesStack, construct: { node: { defaultChild?: unknown } }): string {
   return stack.getLogicalId(construct.node.defaultChild as never);
 }
+
+/** The sync's four context keys, as `cdk deploy -c …` gives them (docs/deploy.md). */
+export const SYNC_CONTEXT = {
+  syncSourceSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:laravel-db-AbCdEf',
+  syncVpcId: 'vpc-0123456789abcdef0',
+  syncSubnetIds: 'subnet-0123456789abcdef0, subnet-0fedcba9876543210',
+  syncSecurityGroupIds: 'sg-0123456789abcdef0',
+};

@@ -115,6 +115,8 @@ describe('1. token (401)', () => {
     ['an expired token', 'Bearer expired-10'],
     ['a revoked token', 'Bearer revoked-10'],
     ['two tokens', 'Bearer all-of-10 all-of-10'],
+    ['a tab for the space', 'Bearer\tall-of-10'],
+    ['a no-break space for the space', 'Bearer\u00a0all-of-10'],
   ])('rejects %s with 401 Unauthenticated. and WWW-Authenticate: Bearer', async (_, authorization) => {
     for (const { path } of ROUTES) {
       const res = await api.get(`/api/acme/${path}`, {
@@ -126,7 +128,7 @@ describe('1. token (401)', () => {
     }
   });
 
-  it.each(['bearer all-of-10', 'BEARER all-of-10', '  Bearer   all-of-10  ', 'Bearer\tall-of-10'])(
+  it.each(['bearer all-of-10', 'BEARER all-of-10', '  Bearer   all-of-10  '])(
     'accepts %j (scheme case-insensitive, spaces ignored)',
     async (authorization) => {
       const res = await api.get('/api/acme/projects', { headers: { Authorization: authorization } });

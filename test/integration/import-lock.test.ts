@@ -1,11 +1,14 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { acquireImportLock, LockHeld, LockLost } from '../../commands/import/lock.ts';
+import { acquireWriterLock, LeaseHeld, type LeaseOptions, LockLost } from '../../shared/write/lease.ts';
 import { importLockKey } from '../../shared/store/keys.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
+const acquireImportLock = (doc: TestTable['doc'], tableName: string, options: LeaseOptions) =>
+  acquireWriterLock(doc, tableName, 'import', options);
+
 /**
- * The import lock (commands/import/lock.ts), with its lease shortened from 60 s to a second or so:
+ * The writers' lock (shared/write/lease.ts), with its lease shortened from 60 s to a second or so:
  * a lock whose holder stopped renewing is taken over when its lease runs out; a live holder's is
  * not, and the second import says who holds it.
  */
@@ -52,7 +55,7 @@ describe('the import lock', () => {
     const holder = await acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 });
     await expect(
       acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 }),
-    ).rejects.toBeInstanceOf(LockHeld);
+    ).rejects.toBeInstanceOf(LeaseHeld);
     await expect(acquireImportLock(table.doc, table.tableName, { leaseMs: 3_000, renewEveryMs: 200 })).rejects.toThrow(
       /another import is running \(.+, pid \d+, started .+\)/,
     );

@@ -25,8 +25,8 @@ beforeEach(async () => {
 async function projectIds(secret: string, teamRef: string): Promise<number[] | null> {
   const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
-  if (head.counts.projects === 0) return [];
-  return (await reader.readPage(head, 'projects', { first: 1, last: head.counts.projects })).map(
+  if (head.lists.projects.count === 0) return [];
+  return (await reader.readPage(head, 'projects', { first: 1, last: head.lists.projects.count })).map(
     (json) => (JSON.parse(json) as { id: number }).id,
   );
 }

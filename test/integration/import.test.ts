@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/auth/bearer.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
-import { LockHeld } from '../../commands/import/lock.ts';
+import { LeaseHeld } from '../../shared/write/lease.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';
 import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
@@ -22,7 +22,7 @@ async function view(secret: string, teamRef: string) {
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   const { team: finance } = await reader.readTokenAndFinance(hashToken(secret), teamRef);
   const ids = async (resource: 'projects' | 'daemons') => {
-    const count = head.counts[resource];
+    const count = head.lists[resource].count;
     if (count === 0) return [];
     return (await reader.readPage(head, resource, { first: 1, last: count })).map(
       (json) => (JSON.parse(json) as { id: number }).id,
@@ -150,19 +150,22 @@ describe('import', () => {
     };
     let now = Date.parse('2026-01-01T00:00:00Z');
     const clock = () => now;
+    // Each import changes the projects (one more each time): an unchanged list is not written again.
+    let count = 10;
+    const changed = () => snapshot({ teams: [team(1, 'acme')], projects: projects(1, count++) });
     for (let i = 0; i < 4; i++) {
-      await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+      await importDocument(table, changed(), { clock });
       now += 60_000; // an import a minute
     }
     expect((await generationsOfAcme()).size).toBe(4); // the current one and three replaced within 5 minutes
     now += 5 * 60_000;
-    await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+    await importDocument(table, changed(), { clock });
     // Retired 4 minutes ago at most when this import ran: the last replaced one stays, with the new current one.
     const left = await generationsOfAcme();
     expect(left.size).toBeGreaterThanOrEqual(2);
     expect(left.size).toBeLessThanOrEqual(3);
     now += 10 * 60_000;
-    await importDocument(table, snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10) }), { clock });
+    await importDocument(table, changed(), { clock });
     expect((await generationsOfAcme()).size).toBe(2); // the current one and the one it just replaced
     const members = (await scanAll(table)).filter((i) => String(i.pk).endsWith('#MEMBER'));
     expect(new Set(members.map((i) => String(i.pk).split('#')[2])).size).toBeLessThanOrEqual(2);
@@ -233,7 +236,7 @@ describe('consistency while importing', () => {
       },
     );
     await first;
-    await expect(second).rejects.toBeInstanceOf(LockHeld);
+    await expect(second).rejects.toBeInstanceOf(LeaseHeld);
     await expect(second).rejects.toThrow(
       /another import is running .* run this import again when that one has finished/,
     );

@@ -1,14 +1,14 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { daemonJson, projectJson } from '../../commands/store/resources.ts';
-import { LIMITS } from '../../commands/import/snapshot.ts';
-import { resourceItem } from '../../commands/import/stored-items.ts';
-import { DYNAMODB_ITEM_BYTES, itemSize } from '../../commands/store/item-size.ts';
+import { daemonJson, projectJson } from '../../shared/domain/served-json.ts';
+import { LIMITS } from '../../shared/domain/records.ts';
+import { resourceItem } from '../../shared/write/items.ts';
+import { DYNAMODB_ITEM_BYTES, itemSize } from '../../shared/write/item-size.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
 /**
  * The import checks every item against DynamoDB's 400 KB before its first write, with sizes
- * computed as DynamoDB computes them (commands/store/item-size.ts). DynamoDB Local enforces the
+ * computed as DynamoDB computes them (shared/write/item-size.ts). DynamoDB Local enforces the
  * limit: an item the function sizes at exactly 400 KB is stored, one byte more is refused.
  */
 let table: TestTable;

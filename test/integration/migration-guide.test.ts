@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { projects, team, user } from '../support/snapshots.ts';
+import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 
 /**
  * docs/migrating.md, tested as written: its SQL (read from the page) exports Sanctum's
  * personal_access_tokens from PostgreSQL itself (PGlite: PostgreSQL compiled to WebAssembly) into
  * the snapshot's `tokens`; the snapshot imports, and the bearer values a Laravel client holds get
- * the answers Laravel gave them. The MySQL query runs too when MIGRATION_TEST_MARIADB names a
- * MariaDB client command (`mariadb -uroot test`); without it that test is skipped.
+ * the answers Laravel gave them. The MySQL query runs on the suite's MariaDB, through the mariadb
+ * client, as the guide runs it.
  */
 const GUIDE = readFileSync(new URL('../../docs/migrating.md', import.meta.url), 'utf8');
 const sqlOf = (dialect: string) => {
@@ -199,18 +200,25 @@ describe('a snapshot with the exported tokens', () => {
   });
 });
 
-describe("the guide's MySQL query", () => {
-  const client = process.env.MIGRATION_TEST_MARIADB?.trim();
+describe.skipIf(sourceServer('mysql').state === 'missing')("the guide's MySQL query, on the suite's MariaDB", () => {
+  let db: SourceDatabase;
+  beforeAll(async () => {
+    db = await createSourceDatabase('mysql', { schema: false });
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-  it.skipIf(!client)('exports the same tokens from MariaDB (MIGRATION_TEST_MARIADB)', () => {
-    const [command, ...args] = client!.split(/\s+/);
+  it('exports the same tokens from MariaDB, with the mariadb client as the guide runs it', () => {
+    const url = new URL(db.url);
+    const client = ['-h', url.hostname, '-P', url.port, '-u', db.user, `-p${db.password}`, db.database];
     const run = (sql: string) => {
-      const result = spawnSync(command!, [...args, '--batch', '--raw', '--skip-column-names'], {
+      const result = spawnSync('mariadb', [...client, '--batch', '--raw', '--skip-column-names'], {
         input: sql,
         encoding: 'utf8',
         timeout: 60_000,
       });
-      if (result.status !== 0) throw new Error(`${client} failed: ${result.stderr}`);
+      if (result.status !== 0) throw new Error(`mariadb failed: ${result.stderr}`);
       return result.stdout;
     };
     const quote = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;

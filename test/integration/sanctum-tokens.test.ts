@@ -209,3 +209,26 @@ describe('token list and revoke --id --user', () => {
       expect((await functions()('/api/acme/projects', bearer)).status).toBe(401);
   });
 });
+
+describe("a Sanctum id names one token (Sanctum's primary key)", () => {
+  const FIRST = 'Fq2Wd4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Zx2Cv4Bn6M';
+  const SECOND = 'Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Zx2Cv4Bn6MFq2Wd4';
+  const migrated = (secret: string) => ({
+    teams: [team(1, 'acme')],
+    users: [user(10, [1])],
+    tokens: [{ id: 70, user_id: 10, name: 'cli', token_sha256: hashToken(secret), abilities: ['*'] }],
+    projects: projects(1, 3),
+  });
+
+  it('replaces the token that held the id before: it stops working, in either form', async () => {
+    await importDocument(table, migrated(FIRST));
+    expect((await functions()('/api/acme/projects', `70|${FIRST}`)).status).toBe(200);
+    await importDocument(table, migrated(SECOND));
+    for (const bearer of [`70|${FIRST}`, FIRST]) {
+      const r = await functions()('/api/acme/projects', bearer);
+      expect({ status: r.status, body: r.body, authenticate: r.authenticate }).toEqual(UNAUTHENTICATED);
+    }
+    expect((await functions()('/api/acme/projects', `70|${SECOND}`)).status).toBe(200);
+    expect((await functions()('/api/acme/projects', SECOND)).status).toBe(200);
+  });
+});

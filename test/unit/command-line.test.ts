@@ -1,3 +1,4 @@
+import { npmRunSync } from '../../commands/sync.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command<Record<string, Option>>> = {
   invoke: npmRunInvoke,
   openapi: npmRunOpenapi,
   bench: npmRunBench,
+  sync: npmRunSync,
 };
 const EVENT = join(ROOT, 'events/projects.json');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forEachConcurrently } from '../../commands/store/concurrently.ts';
+import { forEachConcurrently } from '../../shared/write/concurrently.ts';
 
 /** The commands' per-item work, 16 items at a time, on work whose every step the test releases by hand. */
 function gatedWork(count: number) {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAmount, jsonNumber, parseAmount, WrittenNumber } from '../../commands/import/decimal.ts';
+import { formatAmount, jsonNumber, parseAmount, WrittenNumber } from '../../shared/domain/decimal.ts';
 
 /** The units of an amount that must parse, or a failed test naming the input. */
 function units(input: unknown): bigint {

@@ -15,7 +15,13 @@ import {
  * bytes through the real handlers, and that a match is answered without the page's Query, is
  * tested against DynamoDB Local (read-cost.test.ts, conditional-get.test.ts).
  */
-const TEAM = { teamId: 1, generation: 'g2' };
+/** A team whose projects are at generation g2 and daemons at d1. */
+const team = (teamId: number, projects: string, membersGeneration = 'm1') => ({
+  teamId,
+  membersGeneration,
+  lists: { projects: { generation: projects, count: 100 }, daemons: { generation: 'd1', count: 100 } },
+});
+const TEAM = team(1, 'g2');
 const PATH = 'https://api.example.com/api/acme/projects';
 const tag = (
   overrides: {
@@ -44,9 +50,15 @@ describe('entity tags', () => {
     expect(tag()).toBe(tag());
   });
 
+  it("stay the same when another part of the team changes (the other list, the members' generation)", () => {
+    const other = team(1, 'g2', 'm2');
+    other.lists.daemons.generation = 'd2';
+    expect(tag({ team: other })).toBe(tag());
+  });
+
   it.each([
-    ['generation', { team: { teamId: 1, generation: 'g3' } }],
-    ['team', { team: { teamId: 2, generation: 'g2' } }],
+    ["list's generation", { team: team(1, 'g3') }],
+    ['team', { team: team(2, 'g2') }],
     ['resource', { resource: 'daemons' as const }],
     ['page', { page: 3 }],
     ['per_page', { perPage: 10 }],

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { financeFieldsJson, summarizeCosts } from '../../commands/import/finance.ts';
+import { financeFieldsJson, summarizeCosts } from '../../shared/domain/finance.ts';
 import { PAGE_MAX, pageWindow } from '../../shared/domain/pagination.ts';
 import { basePath, baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/http/envelope.ts';
 import { monotonicMs } from '../../shared/clock.ts';

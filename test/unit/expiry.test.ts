@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isExpired } from '../../shared/auth/bearer.ts';
-import { toUtcTimestamp } from '../../commands/import/timestamp.ts';
+import { toUtcTimestamp } from '../../shared/domain/timestamp.ts';
 import { expiryFrom } from '../../commands/tokens/expiry.ts';
 
 const NOW = new Date('2026-06-01T12:00:00.000Z');

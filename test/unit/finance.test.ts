@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAmount } from '../../commands/import/decimal.ts';
-import { financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost } from '../../commands/import/finance.ts';
+import { parseAmount } from '../../shared/domain/decimal.ts';
+import { financeFieldsJson, SERVERS_LABEL, summarizeCosts, type Cost } from '../../shared/domain/finance.ts';
 
 /** A cost of `amount` (decimal text), so tests read in money rather than in units. */
 function cost(label: string, amount: string, currency = 'EUR'): Cost {

@@ -73,17 +73,12 @@ describe('openapi.json', () => {
     }
   });
 
-  it('gives page and per_page the digits-only rule the API enforces, and team an example to call it with', () => {
+  it("gives page and per_page their ranges and Laravel's integer rule, and team an example to call it with", () => {
     const [team, perPage, page] = committed.paths['/api/{team}/projects'].get.parameters;
     expect(team.example).toBe('acme');
-    expect(perPage.schema).toEqual({ type: 'integer', minimum: 1, maximum: 50, default: 20, pattern: '^[0-9]+$' });
-    expect(page.schema).toEqual({
-      type: 'integer',
-      minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
-      default: 1,
-      pattern: '^[0-9]+$',
-    });
+    expect(perPage.schema).toEqual({ type: 'integer', minimum: 1, maximum: 50, default: 20 });
+    expect(page.schema).toEqual({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 });
+    expect(perPage.description).toContain("Laravel's integer rule");
   });
 
   it('states the formats and ranges of what it serves: created_at a date-time, amounts from 0 to below 100,000,000,000', () => {

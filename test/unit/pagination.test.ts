@@ -45,17 +45,27 @@ describe('parsePagination', () => {
       expect(accepted({ per_page: '20' }).perPageGiven).toBe(true);
     });
 
-    it('accepts leading zeros: per_page=007 is 7', () => {
-      expect(accepted({ per_page: '007' }).perPage).toBe(7);
+    it('accepts a sign and surrounding white space, as PHP does: per_page=" +7 " is 7', () => {
+      expect(accepted({ per_page: ' +7 ' }).perPage).toBe(7);
+    });
+
+    it('rejects leading zeros, as PHP does: per_page=007 is not an integer', () => {
+      expect(rejected({ per_page: '007' })).toEqual({ per_page: ['The per page field must be an integer.'] });
     });
 
     it('rejects per_page=51 with "must not be greater than 50"', () => {
       expect(rejected({ per_page: '51' })).toEqual({ per_page: ['The per page field must not be greater than 50.'] });
     });
 
-    it('rejects a per_page far beyond any number with "must not be greater than 50"', () => {
-      expect(rejected({ per_page: '99999999999999999999999' })).toEqual({
+    it('rejects the largest 64-bit integer with "must not be greater than 50"', () => {
+      expect(rejected({ per_page: '9223372036854775807' })).toEqual({
         per_page: ['The per page field must not be greater than 50.'],
+      });
+    });
+
+    it('rejects a per_page past the 64-bit range with "must be an integer", as PHP does', () => {
+      expect(rejected({ per_page: '99999999999999999999999' })).toEqual({
+        per_page: ['The per page field must be an integer.'],
       });
     });
 
@@ -63,17 +73,17 @@ describe('parsePagination', () => {
       expect(rejected({ per_page: '0' })).toEqual({ per_page: ['The per page field must be at least 1.'] });
     });
 
-    it('rejects per_page=000 with "must be at least 1"', () => {
-      expect(rejected({ per_page: '000' })).toEqual({ per_page: ['The per page field must be at least 1.'] });
+    it('rejects a negative per_page with "must be at least 1"', () => {
+      expect(rejected({ per_page: '-1' })).toEqual({ per_page: ['The per page field must be at least 1.'] });
     });
 
     it.each([
       ['empty', ''],
-      ['negative', '-1'],
+      ['zeros', '000'],
       ['a fraction', '1.5'],
       ['a word', 'ten'],
-      ['with a sign', '+5'],
-      ['with white space', ' 5'],
+      ['with two signs', '+-5'],
+      ['with a form feed', '\f5'],
       ['in exponent notation', '1e1'],
       ['repeated (joined with a comma)', '10,20'],
     ])('rejects a per_page that is %s with "must be an integer"', (_, value) => {
@@ -96,19 +106,27 @@ describe('parsePagination', () => {
       });
     });
 
-    it('rejects a page of 30 digits with "must not be greater than 9007199254740991"', () => {
-      expect(rejected({ page: '9'.repeat(30) })).toEqual({
+    it('rejects a page of 19 digits with "must not be greater than 9007199254740991"', () => {
+      expect(rejected({ page: '9'.repeat(18) })).toEqual({
         page: ['The page field must not be greater than 9007199254740991.'],
       });
+    });
+
+    it('rejects a page of 30 digits with "must be an integer": past the 64-bit range', () => {
+      expect(rejected({ page: '9'.repeat(30) })).toEqual({ page: ['The page field must be an integer.'] });
     });
 
     it('rejects page=0 with "must be at least 1"', () => {
       expect(rejected({ page: '0' })).toEqual({ page: ['The page field must be at least 1.'] });
     });
 
+    it('rejects a negative page with "must be at least 1"', () => {
+      expect(rejected({ page: '-2' })).toEqual({ page: ['The page field must be at least 1.'] });
+    });
+
     it.each([
       ['empty', ''],
-      ['negative', '-2'],
+      ['with a leading zero', '02'],
       ['a fraction', '2.0'],
       ['a word', 'last'],
       ['repeated (joined with a comma)', '1,2'],
@@ -134,24 +152,24 @@ describe('parsePagination', () => {
       expect(rejected({ per_page: '10', page: '0' })).toEqual({ page: ['The page field must be at least 1.'] });
     });
 
-    it('reads any digits within the limits as that number', () => {
+    it('reads any integer within the limits as that number, with or without a plus sign and spaces', () => {
       fc.assert(
         fc.property(
           fc.integer({ min: 1, max: 50 }),
           fc.integer({ min: 1, max: PAGE_MAX }),
-          fc.nat({ max: 3 }),
-          (perPage, page, zeros) => {
-            const value = accepted({ per_page: '0'.repeat(zeros) + perPage, page: '0'.repeat(zeros) + page });
+          fc.constantFrom('', '+', ' ', ' +', '\t'),
+          (perPage, page, before) => {
+            const value = accepted({ per_page: `${before}${perPage}`, page: `${before}${page}` });
             expect(value).toEqual({ page, perPage, perPageGiven: true });
           },
         ),
       );
     });
 
-    it('rejects every value with a character other than a digit as not an integer', () => {
+    it('rejects every value with a character other than a digit, a sign or white space as not an integer', () => {
       fc.assert(
         fc.property(
-          fc.string().filter((s) => !/^[0-9]+$/.test(s)),
+          fc.string().filter((s) => /[^0-9+\- \t\n\r\v]/.test(s)),
           (value) => {
             expect(rejected({ per_page: value })).toEqual({ per_page: ['The per page field must be an integer.'] });
           },

@@ -1,6 +1,7 @@
+import { listFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { checkRecord, LIMITS } from '../../commands/import/snapshot.ts';
+import { checkRecord, LIMITS } from '../../shared/domain/records.ts';
 import { validateSnapshotFile, type SnapshotTeam, type ValidSnapshot } from '../../commands/import/validation.ts';
 import { snapshotFile, validateDocument } from '../support/validate.ts';
 import { hashToken } from '../../shared/auth/bearer.ts';
@@ -97,7 +98,10 @@ describe('pass 1: valid snapshots', () => {
     expect(await isValid(CONTRACT_EXAMPLE)).toBe(true);
   });
 
-  it('keeps of the contract’s example team its ids, sums and members, not its records', async () => {
+  it('keeps of the contract’s example team its ids, sums, fingerprints and members, not its records', async () => {
+    const FINANCE_JSON =
+      '"data":[{"label":"Backups","amount":5,"currency":"EUR"},{"label":"Servers","amount":24.15,"currency":"EUR"}],' +
+      '"totals":{"EUR":29.15},"grand_total":29.15,"results":2';
     const team = await teamOf(CONTRACT_EXAMPLE, 1);
     expect({ ...team, projectIds: ids(team.projectIds), daemonIds: ids(team.daemonIds) }).toEqual({
       index: 0,
@@ -114,6 +118,16 @@ describe('pass 1: valid snapshots', () => {
         totals: [{ currency: 'EUR', units: 291_500n }],
         grandTotal: 291_500n,
       },
+      // Fingerprinted as served: the time in UTC, fields in the contract's order.
+      projectsFingerprint: listFingerprint([
+        '{"id":100,"name":"Site","slug":"site","client_id":3,"created_at":"2026-01-02T03:04:05+00:00"}',
+      ]),
+      daemonsFingerprint: listFingerprint([
+        '{"id":1,"name":"queue","command":"php artisan queue:work","username":"forge","directory":"/home/forge/site",' +
+          '"processes":2,"environment_id":5,"server_id":7}',
+      ]),
+      financeJson: FINANCE_JSON,
+      financeFingerprint: textFingerprint(FINANCE_JSON),
       memberIds: [10],
     });
   });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toUtcTimestamp } from '../../commands/import/timestamp.ts';
+import { toUtcTimestamp } from '../../shared/domain/timestamp.ts';
 
 const SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');

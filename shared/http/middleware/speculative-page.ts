@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { monotonicMs } from '../../clock.ts';
 import { pageWindow } from '../../domain/pagination.ts';
 import type { ListResource } from '../../routes.ts';
-import type { TeamHead, TeamReader, TeamState } from '../../store/team-reader.ts';
+import type { TeamHead, TeamReader } from '../../store/team-reader.ts';
 import type { Authorized, Context, QueryRead, Speculated, Timed } from '../context.ts';
 import { credentialsOf, type CredentialsInternal } from './authorize.ts';
 
@@ -33,7 +33,7 @@ type Internal = CredentialsInternal & {
   /** The pair this request is remembered under, and its early Query if one went out. */
   speculation?: { pair: string; early?: Promise<EarlyPage | undefined> };
 };
-type EarlyPage = { team: TeamState; items: string[] };
+type EarlyPage = { team: TeamHead; items: string[] };
 // What authorize leaves on the context (`access`, once the checks passed) is read after the answer.
 type SpeculationContext = Context & Timed & QueryRead & Speculated & Partial<Authorized>;
 
@@ -75,7 +75,7 @@ export function speculativePage({
       const head = recentHead(pair);
       const { query } = context;
       if (!head || !query.ok || event.headers?.['if-none-match'] !== undefined) return;
-      const { ordinals } = pageWindow(head.counts[resource], query.value.page, query.value.perPage);
+      const { ordinals } = pageWindow(head.lists[resource].count, query.value.page, query.value.perPage);
       if (!ordinals) return;
       // A Query that fails is simply not used: the handler reads the page itself.
       const early = reader.queryPage(head, resource, ordinals, context).then(
@@ -85,7 +85,9 @@ export function speculativePage({
       internal.speculation.early = early;
       context.earlyPage = async (current) => {
         const page = await early;
-        const sameGeneration = page?.team.teamId === current.teamId && page.team.generation === current.generation;
+        const sameGeneration =
+          page?.team.teamId === current.teamId &&
+          page.team.lists[resource].generation === current.lists[resource].generation;
         return sameGeneration ? page.items : undefined;
       };
     },

@@ -30,7 +30,11 @@ function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
   return { lines, logged, middleware: accessLog(route) };
 }
 
-const ACME: TeamHead = { teamId: 1, generation: 'g1', counts: { projects: 0, daemons: 0 } };
+const ACME: TeamHead = {
+  teamId: 1,
+  membersGeneration: 'g1',
+  lists: { projects: { generation: 'g1', count: 0 }, daemons: { generation: 'g1', count: 0 } },
+};
 const TOKEN: StoredToken = {
   userId: 10,
   abilities: ['*'],
@@ -129,7 +133,7 @@ describe('the access line', () => {
       response: jsonResponse(200, '{}'),
     });
     request.context.access = {
-      team: { teamId: 7, generation: 'g1', fieldsJson: '' },
+      team: { teamId: 7, membersGeneration: 'g1', fieldsJson: '', tag: 't1' },
       token: TOKEN,
       teamSegment: 'acme',
     };

@@ -24,12 +24,17 @@ const NOW = new Date('2026-06-01T12:00:00.000Z');
 beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
 afterEach(() => vi.useRealTimers());
 
-/** Team 1 (acme), whose current generation is g2. */
-const ACME: TeamHead = { teamId: 1, generation: 'g2', counts: { projects: 3, daemons: 1 } };
+/** Team 1 (acme), whose members generation is g2, as is its projects' current generation. */
+const ACME: TeamHead = {
+  teamId: 1,
+  membersGeneration: 'g2',
+  lists: { projects: { generation: 'g2', count: 3 }, daemons: { generation: 'g2', count: 1 } },
+};
 const ACME_FINANCE: TeamFinance = {
   teamId: 1,
-  generation: 'g2',
+  membersGeneration: 'g2',
   fieldsJson: '"data":[],"totals":{},"grand_total":0,"results":0',
+  tag: 'f1',
 };
 
 /** A valid token of user 10, a member of team 1 in its current generation. */

@@ -5,7 +5,7 @@ import { hashToken } from '../../../shared/auth/bearer.ts';
 import type { PaginationResult } from '../../../shared/domain/pagination.ts';
 import { authorize } from '../../../shared/http/middleware/authorize.ts';
 import { speculativePage } from '../../../shared/http/middleware/speculative-page.ts';
-import type { StoredToken, TeamHead, TeamReader, TeamState } from '../../../shared/store/team-reader.ts';
+import type { StoredToken, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
 import { apiContext, apiEvent, thrownContractError, type ApiContext } from '../../support/middy-request.ts';
 
 /**
@@ -36,12 +36,18 @@ const TOKENS = new Map(
 
 /** A list function's two steps over stand-in reads; its handler returns what the early Query gives it. */
 function listFunction() {
-  let head: TeamHead = { teamId: 1, generation: 'g2', counts: { projects: 3, daemons: 1 } };
+  // The projects' generation moves; the members' (g2) and the daemons' stay.
+  const headAt = (generation: string): TeamHead => ({
+    teamId: 1,
+    membersGeneration: 'g2',
+    lists: { projects: { generation, count: 3 }, daemons: { generation: 'd1', count: 1 } },
+  });
+  let head = headAt('g2');
   const sent: string[] = [];
-  let pageQuery: (team: TeamState) => Promise<string[]> = async () => ['{"id":1}', '{"id":2}', '{"id":3}'];
+  let pageQuery: (team: TeamHead) => Promise<string[]> = async () => ['{"id":1}', '{"id":2}', '{"id":3}'];
   const reader = {
-    async queryPage(team: TeamState, _resource: string, ordinals: { first: number; last: number }) {
-      sent.push(`Query ${team.generation} ${ordinals.first}-${ordinals.last}`);
+    async queryPage(team: TeamHead, resource: 'projects', ordinals: { first: number; last: number }) {
+      sent.push(`Query ${team.lists[resource].generation} ${ordinals.first}-${ordinals.last}`);
       return pageQuery(team);
     },
   };
@@ -63,7 +69,7 @@ function listFunction() {
   return {
     request,
     sent,
-    moveTo: (generation: string) => void (head = { ...head, generation }),
+    moveTo: (generation: string) => void (head = headAt(generation)),
     answerQueriesWith: (query: typeof pageQuery) => void (pageQuery = query),
   };
 }

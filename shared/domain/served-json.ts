@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { toUtcTimestamp } from './timestamp.ts';
 
 /**
  * The resources as the API returns them: fields exactly these, in this order (docs/contract.md,
@@ -50,3 +51,18 @@ const writer = (schema: typeof Project | typeof Daemon) => {
 };
 export const projectJson: (p: Project) => string = writer(Project);
 export const daemonJson: (d: Daemon) => string = writer(Daemon);
+
+/**
+ * A project or daemon as the API serves it, from a record of a snapshot or a row of the source
+ * (checked by shared/domain/records.ts): its time in UTC, a missing client as null. The import
+ * fingerprints and writes this text, the sync too: one text for the same record.
+ */
+export function servedJson(collection: 'projects' | 'daemons', fields: Record<string, unknown>): string {
+  if (collection === 'daemons') return daemonJson(fields as Daemon);
+  const createdAt = toUtcTimestamp(String(fields.created_at))!;
+  return projectJson({
+    ...(fields as Project),
+    client_id: (fields.client_id ?? null) as number | null,
+    created_at: createdAt,
+  });
+}

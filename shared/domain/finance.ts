@@ -9,7 +9,10 @@ export interface Cost {
   units: bigint;
 }
 
-/** A team's costs: one line per (label, currency), ordered by label then currency as plain code units; totals per currency; the grand total. */
+/**
+ * A team's costs: one line per (label, currency), ordered by label then currency as plain code
+ * units; totals per currency; the grand total.
+ */
 export type FinanceSummary = ReturnType<typeof summarizeCosts>;
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

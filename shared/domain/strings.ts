@@ -1,4 +1,3 @@
-import { count } from '../cli/text.ts';
 /**
  * The snapshot format's rule for strings (docs/contract.md, section 7), in one place for the snapshot's
  * fields and the names given on the command line (`token create --name`): well-formed Unicode
@@ -19,6 +18,23 @@ export function stringProblem(text: string, max: number): string | undefined {
   if (!text.isWellFormed()) return 'is not well-formed Unicode (it has a lone surrogate)';
   if (CONTROL.test(text)) return 'contains a control character';
   if (text.length === 0) return 'must not be empty';
-  if (codePoints(text) > max) return `must be at most ${count(max)} characters`;
+  if (codePoints(text) > max) return `must be at most ${max.toLocaleString('en')} characters`;
   return undefined;
+}
+
+const SHOWN_CHARACTERS = 40;
+
+/**
+ * A value from data as a message echoes it: its first 40 characters and `…` when longer (a
+ * 1,000,000-digit id, a 10 KB name). What prints a message escapes its control characters
+ * (commands/cli/text.ts).
+ */
+export function cutText(value: unknown): string {
+  const characters = [...String(value)];
+  return characters.length > SHOWN_CHARACTERS ? `${characters.slice(0, SHOWN_CHARACTERS).join('')}…` : String(value);
+}
+
+/** Text from data, quoted for a message: cut (cutText), in double quotes, a quote inside written `\"`. */
+export function quote(text: string): string {
+  return `"${cutText(text).replaceAll('"', '\\"')}"`;
 }

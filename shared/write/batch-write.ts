@@ -1,6 +1,6 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { untilProcessed } from '../../shared/store/retry.ts';
-import type { Key } from '../../shared/store/keys.ts';
+import { untilProcessed } from '../store/retry.ts';
+import type { Key } from '../store/keys.ts';
 
 export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
 

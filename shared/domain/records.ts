@@ -1,15 +1,16 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from '../../shared/routes.ts';
+import { TOKEN_ABILITIES } from '../routes.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
-import { quote } from './problems.ts';
-import { NAME_MAX, stringProblem } from './strings.ts';
+import { NAME_MAX, quote, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
 
 /**
  * The snapshot format, record by record (docs/contract.md, section 7): the collections, the fields each
  * record may have, and the rules of each field. Rules between records (references, duplicates,
- * totals, sizes) are in validation.ts, which reads the file.
+ * totals, sizes) are the import's (commands/import/validation.ts, which reads the file) and the
+ * sync's (shared/sync/read-team.ts, which reads the source): a row of the source is judged by the
+ * same rules as a record of a snapshot.
  */
 
 /** Limits of the format. Strings count Unicode code points. */
@@ -86,8 +87,7 @@ const secret = v.pipe(
   v.string('must be a string'),
   v.regex(
     new RegExp(`^[\\x21-\\x7e]{${LIMITS.secretMin},${LIMITS.secretMax}}$`),
-    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces ` +
-      '(it travels in a header)',
+    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces (it travels in a header)`,
   ),
   // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/auth/bearer.ts).
   v.check((s) => !s.includes('|'), 'must not contain "|" (a bearer "<id>|<secret>" is split at it)'),
@@ -106,11 +106,11 @@ const abilities = v.array(name, 'must be an array of abilities');
 /** The abilities a hand-written `token` entry may name: the API's own. */
 const OwnAbilities = v.object({
   abilities: v.array(
-    v.picklist(TOKEN_ABILITIES, ({ input }) => {
-      const given = input as string;
-      const closest = closestKey(given, TOKEN_ABILITIES);
-      return `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(given)} (did you mean "${closest}"?)`;
-    }),
+    v.picklist(
+      TOKEN_ABILITIES,
+      ({ input }) =>
+        `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`,
+    ),
   ),
 });
 
@@ -210,10 +210,30 @@ export type AnyRecord = Partial<
 export function checkRecord(
   collection: Collection,
   record: Record<string, unknown>,
+  only?: readonly string[],
 ): { ok: true; record: AnyRecord } | { ok: false; problems: string[] } {
-  const result = v.safeParse(COLLECTIONS[collection] as v.GenericSchema, record, { abortPipeEarly: true });
+  const schema = only ? pickedSchema(collection, only) : (COLLECTIONS[collection] as v.GenericSchema);
+  const result = v.safeParse(schema, record, { abortPipeEarly: true });
   if (result.success) return { ok: true, record: result.output as AnyRecord };
   return { ok: false, problems: result.issues.map(describe) };
+}
+
+const picked = new Map<string, v.GenericSchema>();
+
+/**
+ * A collection's rules for some of its fields only: the sync reads of an environment, a server or
+ * a client only what the API serves or refers to (no name), and judges just that.
+ */
+function pickedSchema(collection: Collection, fields: readonly string[]): v.GenericSchema {
+  const key = `${collection}:${fields.join(',')}`;
+  let schema = picked.get(key);
+  if (!schema) {
+    const whole = COLLECTIONS[collection];
+    const object = ('pipe' in whole ? whole.pipe[0] : whole) as v.ObjectSchema<v.ObjectEntries, undefined>;
+    schema = v.pick(object, fields as never) as unknown as v.GenericSchema;
+    picked.set(key, schema);
+  }
+  return schema;
 }
 
 function describe(issue: v.BaseIssue<unknown>): string {

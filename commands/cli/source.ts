@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { fail, usageError } from './errors.ts';
+import { inputFile } from './paths.ts';
+import { escapeText } from './text.ts';
+
+/**
+ * The source database as the commands that sync take it (npm run sync, npm start -- --source):
+ * the URL (--source, else SOURCE_DATABASE_URL), the zone of its times without one (--timezone,
+ * default UTC) and the mapping (Laravel's, or a mapping file's replacements). A malformed URL or
+ * zone is a usage error; a mapping file that is no mapping fails, naming its key.
+ */
+export async function sourceOptions(values: { source?: string; mapping?: string; timezone?: string }) {
+  const text = values.source ?? process.env.SOURCE_DATABASE_URL?.trim();
+  if (!text) usageError('name the source database: --source <url> (or SOURCE_DATABASE_URL)');
+  const { parseSourceUrl, SourceUrlError } = await import('../../shared/sync/source.ts');
+  let source: ReturnType<typeof parseSourceUrl>;
+  try {
+    source = parseSourceUrl(text);
+  } catch (error) {
+    if (error instanceof SourceUrlError) usageError(`--source: ${escapeText(error.message)}`);
+    throw error;
+  }
+  const { isTimeZone } = await import('../../shared/sync/times.ts');
+  const timezone = values.timezone ?? 'UTC';
+  if (!isTimeZone(timezone)) {
+    usageError(`--timezone must be a time zone such as UTC or Europe/Berlin, not "${escapeText(timezone)}"`);
+  }
+  const file = values.mapping === undefined ? undefined : await inputFile(values.mapping, '--mapping');
+  const { defaultMapping, MappingError, withMappingFile } = await import('../../shared/sync/mapping.ts');
+  let mapping = defaultMapping(source.engine);
+  if (file) {
+    try {
+      mapping = withMappingFile(mapping, JSON.parse(await readFile(file, 'utf8')));
+    } catch (error) {
+      if (error instanceof MappingError || error instanceof SyntaxError) {
+        fail(`the mapping ${escapeText(file)} is not usable: ${escapeText(error.message)}`);
+      }
+      throw error;
+    }
+  }
+  return { source, timezone, mapping };
+}

@@ -1,0 +1,130 @@
+import { fail, usageError } from './cli/errors.ts';
+import { command, onExit, runCommand } from './cli/run.ts';
+import { sourceOptions } from './cli/source.ts';
+import { escapeText, reportLine } from './cli/text.ts';
+
+/** npm run sync: keeps the table live from the Laravel service's database (docs/sync.md). */
+export const SYNC = {
+  name: 'npm run sync',
+  usage: [
+    'npm run sync -- setup --source <url> [--mapping <mapping.json>]',
+    'npm run sync -- --source <url> [--once] [--mapping <mapping.json>] [--timezone <zone>] [--full-pass-every <5m>]',
+    'npm run sync -- remove --source <url> [--mapping <mapping.json>]',
+  ],
+  about: `
+Keeps the table TABLE_NAME names in step with a PostgreSQL or MySQL/MariaDB database whose schema
+follows Laravel's conventions (or the mapping file's queries): a first full pass, then every change
+as it is committed, each served by the API within seconds. The source must be prepared once with
+setup (triggers that record each change in a table of their own); remove takes that away again.
+The source's password is never printed. Ctrl-C or SIGTERM stops the sync between two writes.
+
+commands:
+  setup                      checks the source (schema, privileges, settings) and prepares it
+  remove                     removes what setup installed
+  (none)                     syncs until stopped; with --once, one full pass, then exits 0`,
+  options: {
+    source: {
+      type: 'string',
+      value: '<url>',
+      help: 'postgres://user:password@host:5432/db or mysql://… (default: SOURCE_DATABASE_URL)',
+    },
+    once: { type: 'boolean', help: 'one full pass, then exit 0 (a first load, or a check that the two agree)' },
+    mapping: {
+      type: 'string',
+      value: '<mapping.json>',
+      help: "queries and watched tables for a schema that differs from Laravel's",
+    },
+    timezone: {
+      type: 'string',
+      value: '<zone>',
+      help: "the zone of the source's times without one (Laravel's app.timezone); default UTC",
+    },
+    'full-pass-every': {
+      type: 'string',
+      value: '<5m>',
+      help: 'how often a full pass reconciles what the triggers cannot report, in m or h; default 5m',
+    },
+  },
+  environment: {
+    SOURCE_DATABASE_URL: 'the source, when --source is not given',
+    TABLE_NAME: 'the table (default team-resources)',
+    DYNAMODB_ENDPOINT: 'a DynamoDB-compatible endpoint (the table is created there if missing); without it, AWS',
+    AWS_REGION: "AWS's region, when no endpoint is set (credentials: the AWS default chain)",
+  },
+  positionals: ['[<command>]'],
+} as const;
+
+const COMMANDS = ['setup', 'remove'] as const;
+
+/** `5m`, `1h`, `90s`: a duration of at least 10 seconds. */
+function durationValue(option: string, text: string): number {
+  const match = /^([0-9]{1,6})(s|m|h)$/.exec(text);
+  const ms = match ? Number(match[1]) * { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'] : 0;
+  if (ms < 10_000)
+    usageError(`${option} must be a duration of at least 10 s, such as 5m or 1h, not "${escapeText(text)}"`);
+  return ms;
+}
+
+export const npmRunSync = command(SYNC, async ({ values, positionals: [subcommand] }) => {
+  if (subcommand !== undefined && !COMMANDS.includes(subcommand as (typeof COMMANDS)[number])) {
+    usageError(`unknown command "${escapeText(subcommand)}" (use ${COMMANDS.join(', ')}, or none to sync)`);
+  }
+  if (subcommand !== undefined) {
+    for (const option of ['once', 'timezone', 'full-pass-every'] as const) {
+      if (values[option] !== undefined) usageError(`--${option} does not apply to ${subcommand}`);
+    }
+  }
+  const fullPassEveryMs =
+    values['full-pass-every'] === undefined ? undefined : durationValue('--full-pass-every', values['full-pass-every']);
+  const { source, timezone, mapping } = await sourceOptions(values);
+  const { connectPatiently, runSync, SyncRefused } = await import('../shared/sync/sync.ts');
+  const refused = (error: unknown): never => {
+    if (error instanceof SyncRefused) fail(escapeText(error.message));
+    throw error;
+  };
+
+  if (subcommand !== undefined) {
+    const { removeSetup, setUpSource } = await import('../shared/sync/setup.ts');
+    const connection = await connectPatiently(source, { giveUpAfterMs: 30_000 }).catch(refused);
+    try {
+      const lines =
+        subcommand === 'setup'
+          ? await setUpSource(connection, mapping, source.redacted).catch(refused)
+          : await removeSetup(connection, mapping, source.redacted);
+      process.stdout.write(`${lines.map(escapeText).join('\n')}\n`);
+    } finally {
+      await connection.close();
+    }
+    return;
+  }
+
+  const { databaseClient } = await import('./cli/database.ts');
+  const { ensureTable } = await import('./store/table.ts');
+  const { tableName, place, doc } = databaseClient();
+  // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
+  if (!place.onAws) await ensureTable(doc, tableName);
+  const stop = new AbortController();
+  let running: Promise<void> | undefined;
+  // A signal stops the sync between two writes; it gives its leases back on the way out.
+  onExit(async () => {
+    stop.abort();
+    await running?.catch(() => {});
+  });
+  reportLine(`syncing ${escapeText(tableName)} from ${source.redacted}${values.once ? ' (one full pass)' : ''}`);
+  running = runSync(
+    {
+      source,
+      mapping,
+      timezone,
+      table: { doc, tableName },
+      say: (line) => void reportLine(line),
+      metric: (line) => void process.stdout.write(`${line}\n`),
+      ...(fullPassEveryMs !== undefined && { fullPassEveryMs }),
+    },
+    { once: values.once === true, signal: stop.signal },
+  );
+  await running.catch(refused);
+  if (values.once) reportLine(`the table ${escapeText(tableName)} holds what the source holds`);
+});
+
+if (import.meta.main) await runCommand(npmRunSync);

@@ -1,0 +1,211 @@
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
+import { METRICS_NAMESPACE } from '../http/middleware/access-log.ts';
+import { readLogLevel } from '../log.ts';
+import { createDynamoDbClient } from '../store/dynamodb-client.ts';
+import { LeaseHeld, readSyncLease } from '../write/lease.ts';
+import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
+import { takeSuccessorPlace } from './handover.ts';
+import { defaultMapping } from './mapping.ts';
+import { readSecret, SecretError, sourceUrlFromSecret } from './secret.ts';
+import { parseSourceUrl, SourceUrlError } from './source.ts';
+import { runSync, SYNC_METRICS, SyncRefused } from './sync.ts';
+import { isTimeZone } from './times.ts';
+
+/**
+ * The sync as AWS runs it (functions/sync.ts; docs/deploy.md, "The sync"): EventBridge Scheduler
+ * invokes the function every minute, and each invocation either syncs or leaves at once.
+ *
+ * - Nobody holds the sync's lease: this invocation syncs (runSync) until SYNC_MARGIN_MS before
+ *   its timeout, announcing that end on the lease.
+ * - A holder announced an end within SYNC_HANDOVER_WITHIN_MS: this invocation takes the
+ *   successor's place (handover.ts), connects to the source meanwhile, and takes the lease over
+ *   the moment the holder gives it back (lease.ts, waitForEndWithinMs). It applies the changes
+ *   recorded in between first, then a full pass.
+ * - Any other holder (one ending later, a successor already waiting, or a sync run elsewhere
+ *   that announced no end): this invocation leaves, after one read of the lease.
+ *
+ * A source that refuses the run (credentials, schema, setup, a secret that cannot be read, or
+ * silence for 30 s) ends the invocation with one log line and a SyncSourceErrors metric; the next
+ * invocation, a minute later, tries again, which is what the "source keeps failing" alarm counts.
+ *
+ * The source comes from the Secrets Manager secret SOURCE_SECRET_ARN names (secret.ts); for local
+ * runs and tests, SOURCE_DATABASE_URL stands in for it (Secrets Manager has no local emulator).
+ * What the invocation says goes to stdout, one JSON object a line, which Lambda sends to CloudWatch
+ * Logs as it is; the sync's metric lines are embedded metric format documents
+ * (docs/operations.md).
+ */
+export interface DeployedSyncConfig {
+  tableName: string;
+  dynamodbEndpoint?: string;
+  secretArn?: string;
+  sourceUrl?: string;
+  timezone: string;
+  logLevel: ReturnType<typeof readLogLevel>;
+}
+
+/** The function's environment, checked at start-up: a missing or bad value fails the cold start, naming it. */
+export function readDeployedConfig(env: NodeJS.ProcessEnv = process.env): DeployedSyncConfig {
+  const text = (name: string) => env[name]?.trim() || undefined;
+  const tableName = text('TABLE_NAME');
+  if (!tableName) throw new Error('TABLE_NAME is not set');
+  const secretArn = text('SOURCE_SECRET_ARN');
+  const sourceUrl = text('SOURCE_DATABASE_URL');
+  if (!secretArn && !sourceUrl) throw new Error('SOURCE_SECRET_ARN (or, locally, SOURCE_DATABASE_URL) is not set');
+  const timezone = text('SOURCE_TIMEZONE') ?? 'UTC';
+  if (!isTimeZone(timezone)) throw new Error(`SOURCE_TIMEZONE must be a time zone such as UTC, not "${timezone}"`);
+  return {
+    tableName,
+    dynamodbEndpoint: text('DYNAMODB_ENDPOINT'),
+    secretArn,
+    sourceUrl,
+    timezone,
+    logLevel: readLogLevel(env),
+  };
+}
+
+/** What an invocation did (Lambda discards it for a scheduled invocation; the log says the same). */
+export type SyncInvocation =
+  | { outcome: 'synced'; heldFrom: number; heldUntil: number; tookOver: boolean }
+  | { outcome: 'left'; reason: string }
+  | { outcome: 'refused'; reason: string };
+
+export interface DeployedSyncOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Where each line goes (default: stdout). */
+  write?: (line: string) => void;
+}
+
+const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+
+/** The handler Lambda invokes: its configuration read once, a fresh DynamoDB client per invocation. */
+export function syncHandler(options: DeployedSyncOptions = {}) {
+  const config = readDeployedConfig(options.env);
+  const write = options.write ?? ((line: string) => void process.stdout.write(`${line}\n`));
+
+  return async function handler(event: unknown, context: Context): Promise<SyncInvocation> {
+    const schedule = scheduleFields(event);
+    const log = (level: (typeof LEVELS)[number], message: string, fields: object = {}) => {
+      if (LEVELS.indexOf(level) < LEVELS.indexOf(config.logLevel)) return;
+      write(
+        JSON.stringify({
+          level,
+          message,
+          timestamp: new Date().toISOString(),
+          service: 'team-resources-sync',
+          function_request_id: context.awsRequestId,
+          ...schedule,
+          ...fields,
+        }),
+      );
+    };
+    const until = () => context.getRemainingTimeInMillis() < SYNC_MARGIN_MS;
+    const endsAt = Date.now() + context.getRemainingTimeInMillis() - SYNC_MARGIN_MS;
+
+    // A client of its own: the sync counts its writes at the client's middleware stack.
+    const client = createDynamoDbClient({
+      endpoint: config.dynamodbEndpoint,
+      connectionTimeoutMs: 3_000,
+      requestTimeoutMs: 10_000,
+      maxAttempts: 8,
+    });
+    const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    const table = { doc, tableName: config.tableName };
+    try {
+      const holder = await readSyncLease(doc, config.tableName);
+      if (holder) {
+        const endsIn = holder.ends_at === undefined ? undefined : holder.ends_at - Date.now();
+        const where = { holder: `${holder.host}, pid ${holder.pid}`, holder_started: iso(holder.started_at) };
+        if (endsIn === undefined) {
+          // A sync run elsewhere (npm run sync): it keeps the table, and this stack's sync is idle.
+          log('INFO', 'a sync that runs elsewhere holds the lease: this invocation leaves the table to it', where);
+          return { outcome: 'left', reason: 'a sync that runs elsewhere' };
+        }
+        if (endsIn > SYNC_HANDOVER_WITHIN_MS) {
+          log('DEBUG', 'the running invocation keeps the sync', { ...where, holder_ends: iso(holder.ends_at!) });
+          return { outcome: 'left', reason: 'the running invocation ends later' };
+        }
+        if (!(await takeSuccessorPlace(doc, config.tableName, holder, context.awsRequestId))) {
+          log('DEBUG', 'another invocation waits to take over', where);
+          return { outcome: 'left', reason: 'another invocation waits to take over' };
+        }
+        log('INFO', 'taking over from the running invocation when it ends', { holder_ends: iso(holder.ends_at!) });
+      }
+      if (until()) return { outcome: 'left', reason: 'too little time left' };
+
+      const source = parseSourceUrl(config.sourceUrl ?? sourceUrlFromSecret(await readSecret(config.secretArn!)));
+      let heldFrom = 0;
+      let heldUntil = 0;
+      await runSync(
+        {
+          source,
+          mapping: defaultMapping(source.engine),
+          timezone: config.timezone,
+          table,
+          say: (line) => log('INFO', line),
+          metric: write,
+        },
+        {
+          until,
+          lease: { endsAt, waitForEndWithinMs: SYNC_HANDOVER_WITHIN_MS },
+          changesFirst: holder !== undefined,
+          giveUpOnSilence: true,
+          onLease: (held) => {
+            if (held) heldFrom = Date.now();
+            else heldUntil = Date.now();
+            log('INFO', held ? 'took the sync over' : 'handed the sync over', { ends: iso(endsAt) });
+          },
+        },
+      );
+      return { outcome: 'synced', heldFrom, heldUntil, tookOver: holder !== undefined };
+    } catch (error) {
+      if (error instanceof SyncRefused && error.cause instanceof LeaseHeld) {
+        log('DEBUG', 'another invocation took the sync first', { reason: error.cause.message });
+        return { outcome: 'left', reason: 'another invocation took the sync first' };
+      }
+      if (error instanceof SyncRefused || error instanceof SecretError || error instanceof SourceUrlError) {
+        log('ERROR', error.message);
+        write(sourceErrorLine());
+        return { outcome: 'refused', reason: error.message };
+      }
+      log('ERROR', `the sync failed: ${(error as Error).name}: ${(error as Error).message}`);
+      throw error;
+    } finally {
+      client.destroy();
+    }
+  };
+}
+
+/** The schedule's own words for this invocation (deployed-settings.ts, SCHEDULER_INPUT), for the log. */
+function scheduleFields(event: unknown): Record<string, string> {
+  if (typeof event !== 'object' || event === null) return {};
+  const { scheduledTime, executionId, attemptNumber } = event as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries({ scheduled_time: scheduledTime, execution_id: executionId, attempt: attemptNumber }).filter(
+      ([, value]) => typeof value === 'string',
+    ),
+  ) as Record<string, string>;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * One embedded metric format document: the source failed this invocation. Only SyncSourceErrors:
+ * how far behind the sync is, it cannot tell without the source.
+ */
+export function sourceErrorLine(): string {
+  return JSON.stringify({
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [[]],
+          Metrics: SYNC_METRICS.filter((metric) => metric.Name === 'SyncSourceErrors'),
+        },
+      ],
+    },
+    message: 'sync',
+    SyncSourceErrors: 1,
+  });
+}

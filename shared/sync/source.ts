@@ -1,0 +1,312 @@
+import mysql from 'mysql2';
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+
+/**
+ * The source database, PostgreSQL or MySQL/MariaDB, through maintained drivers (node-postgres with
+ * pg-cursor, mysql2), behind the few calls the sync makes: a query, a stream of rows read a batch at
+ * a time (never a whole table in memory), a read-only repeatable-read transaction, and a listener
+ * for PostgreSQL's notifications. Both engines hand rows back alike: ids and decimals as exact
+ * strings, times as the text the column holds, in UTC for columns that carry a zone.
+ *
+ * SQL is written with `?` parameters; for PostgreSQL they become `$1`, `$2`…
+ */
+export type SourceEngine = 'postgres' | 'mysql';
+
+export const ENGINE_NAMES: Record<SourceEngine, string> = { postgres: 'PostgreSQL', mysql: 'MySQL/MariaDB' };
+
+export interface SourceUrl {
+  engine: SourceEngine;
+  /** The URL as given, for the driver. */
+  url: string;
+  /** The URL with its password replaced by `***`: the only form any message shows. */
+  redacted: string;
+  database: string;
+}
+
+export type Row = Record<string, unknown>;
+
+/** How long a source may stay silent before a call is abandoned (docs/contract.md, sections 8 and 9). */
+export const SOURCE_SILENCE_MS = 10_000;
+
+export class SourceUrlError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SourceUrlError';
+  }
+}
+
+const SCHEMES: Record<string, SourceEngine> = {
+  'postgres:': 'postgres',
+  'postgresql:': 'postgres',
+  'mysql:': 'mysql',
+  'mariadb:': 'mysql',
+};
+
+/** The URL with its password, if any, as `***`. */
+export function redactUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    // Not a URL: whatever follows a colon before an @ may be a password.
+    return text.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+  }
+}
+
+/** A source URL, checked: postgres://, postgresql://, mysql:// or mariadb://, naming a database. */
+export function parseSourceUrl(text: string): SourceUrl {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SourceUrlError(`not a database URL: ${redactUrl(text)}`);
+  }
+  const engine = SCHEMES[url.protocol];
+  if (!engine) {
+    throw new SourceUrlError(
+      `${redactUrl(text)}: the source must be postgres://, postgresql://, mysql:// or mariadb:// ` +
+        `(not ${url.protocol}//)`,
+    );
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!database) throw new SourceUrlError(`${redactUrl(text)}: the URL names no database (…/<database>)`);
+  return { engine, url: text, redacted: redactUrl(text), database };
+}
+
+/** A connection to the source: one session, used by one caller at a time. */
+export interface SourceConnection {
+  readonly engine: SourceEngine;
+  query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Every row of the query, a batch at a time, in order; `onRow` may wait (the read waits for it). */
+  stream(sql: string, params: unknown[], onRow: (row: Row) => void | Promise<void>): Promise<void>;
+  /** `work` in a read-only transaction at REPEATABLE READ: every read in it sees one state of the source. */
+  readConsistently<T>(work: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const STREAM_BATCH = 500;
+
+/** `?` to `$1`, `$2`… (the sync's own SQL holds no `?` but its parameters). */
+export const toPostgresParameters = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+/** Times of PostgreSQL as their text, not a Date in the process's zone (timestamp, timestamptz, date). */
+const RAW_TIME_TYPES = new Set([1114, 1184, 1082]);
+const postgresTypes = {
+  getTypeParser: (oid: number, format?: string) =>
+    RAW_TIME_TYPES.has(oid) ? (text: string) => text : pg.types.getTypeParser(oid, format as never),
+};
+
+/** Connects, and sets the session up as the sync reads it (UTC, exact numbers). */
+export async function connectSource(source: SourceUrl): Promise<SourceConnection> {
+  return source.engine === 'postgres' ? connectPostgres(source) : connectMysql(source);
+}
+
+async function connectPostgres(source: SourceUrl): Promise<SourceConnection> {
+  const client = new pg.Client({
+    connectionString: source.url,
+    connectionTimeoutMillis: SOURCE_SILENCE_MS,
+    query_timeout: SOURCE_SILENCE_MS,
+    types: postgresTypes as never,
+    application_name: 'team-resources-sync',
+  });
+  // A connection that drops between calls is reported by the next call; this keeps the event from
+  // being an unhandled error.
+  client.on('error', () => {});
+  await client.connect();
+  await client.query("SET TIME ZONE 'UTC'");
+  return {
+    engine: 'postgres',
+    query: async <T extends Row>(sql: string, params: unknown[] = []) =>
+      (await client.query(toPostgresParameters(sql), params)).rows as T[],
+    async stream(sql, params, onRow) {
+      const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
+      try {
+        for (;;) {
+          const rows = await withinSilence(cursor.read(STREAM_BATCH));
+          for (const row of rows) await onRow(row);
+          if (rows.length < STREAM_BATCH) break;
+        }
+      } finally {
+        await cursor.close().catch(() => {});
+      }
+    },
+    async readConsistently(work) {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        return await work();
+      } finally {
+        await client.query('ROLLBACK').catch(() => {});
+      }
+    },
+    close: () => client.end().catch(() => {}),
+  };
+}
+
+async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
+  const connection = mysql.createConnection({
+    uri: source.url.replace(/^mariadb:/, 'mysql:'),
+    connectTimeout: SOURCE_SILENCE_MS,
+    // Exact: BIGINT and DECIMAL as strings; times as the text the column holds (TIMESTAMP in UTC).
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    decimalNumbers: false,
+    dateStrings: true,
+    timezone: 'Z',
+    multipleStatements: false,
+  });
+  connection.on('error', () => {});
+  const promise = connection.promise();
+  await promise.connect();
+  await promise.query("SET time_zone = '+00:00'");
+  return {
+    engine: 'mysql',
+    query: async <T extends Row>(sql: string, params: unknown[] = []) => {
+      const [rows] = await promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params);
+      return (Array.isArray(rows) ? rows : []) as T[];
+    },
+    stream(sql, params, onRow) {
+      return new Promise<void>((resolve, reject) => {
+        const rows = connection.query(sql, params).stream({ highWaterMark: STREAM_BATCH });
+        let failed = false;
+        rows.on('data', (row: Row) => {
+          rows.pause();
+          Promise.resolve(onRow(row)).then(
+            () => rows.resume(),
+            (error) => {
+              failed = true;
+              rows.destroy();
+              reject(error);
+            },
+          );
+        });
+        rows.on('error', (error) => {
+          if (!failed) reject(error);
+        });
+        rows.on('end', () => {
+          if (!failed) resolve();
+        });
+      });
+    },
+    async readConsistently(work) {
+      await promise.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await promise.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+      try {
+        return await work();
+      } finally {
+        await promise.query('ROLLBACK').catch(() => {});
+      }
+    },
+    close: () => promise.end().catch(() => {}),
+  };
+}
+
+/** A call that has waited past SOURCE_SILENCE_MS is abandoned: its connection is then not trusted again. */
+async function withinSilence<T>(call: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+  });
+  try {
+    return await Promise.race([call, silence]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The source sent nothing for SOURCE_SILENCE_MS. */
+export class SourceSilent extends Error {
+  constructor() {
+    super(`no response for ${SOURCE_SILENCE_MS / 1000} s`);
+    this.name = 'SourceSilent';
+  }
+}
+
+/**
+ * Listens for PostgreSQL's notifications on `channel` on a connection of its own, calling `onNotify`
+ * for each (a trigger's pg_notify reaches the listener only once its transaction commits:
+ * https://www.postgresql.org/docs/current/sql-notify.html). `onLost` is told when the connection ends.
+ */
+export async function listenPostgres(
+  source: SourceUrl,
+  channel: string,
+  onNotify: () => void,
+  onLost: (error: Error) => void,
+): Promise<{ close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: source.url, connectionTimeoutMillis: SOURCE_SILENCE_MS });
+  client.on('error', onLost);
+  client.on('end', () => onLost(new Error('the listening connection ended')));
+  client.on('notification', onNotify);
+  await client.connect();
+  await client.query(`LISTEN ${channel}`);
+  return {
+    close: async () => {
+      client.removeAllListeners('end');
+      await client.end().catch(() => {});
+    },
+  };
+}
+
+/** What kind of failure an error of the source is: the sync reports each kind its own way. */
+export type SourceFault = 'credentials' | 'database' | 'privileges' | 'schema' | 'unreachable';
+
+const POSTGRES_FAULTS: Record<string, SourceFault> = {
+  '28P01': 'credentials', // invalid_password
+  '28000': 'credentials', // invalid_authorization_specification
+  '3D000': 'database', // invalid_catalog_name
+  '42501': 'privileges', // insufficient_privilege
+  '42P01': 'schema', // undefined_table
+  '42703': 'schema', // undefined_column
+  '57P01': 'unreachable', // admin_shutdown
+  '57P02': 'unreachable', // crash_shutdown
+  '57P03': 'unreachable', // cannot_connect_now
+  '53300': 'unreachable', // too_many_connections
+};
+const MYSQL_FAULTS: Record<string, SourceFault> = {
+  ER_ACCESS_DENIED_ERROR: 'credentials',
+  ER_DBACCESS_DENIED_ERROR: 'privileges',
+  ER_BAD_DB_ERROR: 'database',
+  ER_TABLEACCESS_DENIED_ERROR: 'privileges',
+  ER_COLUMNACCESS_DENIED_ERROR: 'privileges',
+  ER_SPECIFIC_ACCESS_DENIED_ERROR: 'privileges',
+  ER_NO_SUCH_TABLE: 'schema',
+  ER_BAD_FIELD_ERROR: 'schema',
+  ER_CON_COUNT_ERROR: 'unreachable',
+  ER_SERVER_SHUTDOWN: 'unreachable',
+};
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
+
+/** The kind of an error the source or the driver raised, or undefined for anything else (a bug). */
+export function sourceFault(error: unknown): SourceFault | undefined {
+  if (error instanceof SourceSilent) return 'unreachable';
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  if (code && POSTGRES_FAULTS[code]) return POSTGRES_FAULTS[code];
+  if (code && MYSQL_FAULTS[code]) return MYSQL_FAULTS[code];
+  if (code && NETWORK_CODES.has(code)) return 'unreachable';
+  // mysql2 marks an error of the connection itself (lost, closed, cut) as fatal.
+  if ((error as { fatal?: boolean }).fatal === true) return 'unreachable';
+  // node-postgres's own words for a connection that ended or timed out before the server answered.
+  if (
+    /Connection terminated|timeout expired|Query read timeout|Client has encountered a connection error/i.test(
+      message ?? '',
+    )
+  ) {
+    return 'unreachable';
+  }
+  return undefined;
+}

@@ -1,0 +1,99 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { propsFromContext } from '../../infra/stack.ts';
+import { SYNC_MARGIN_MS } from '../../shared/sync/deployed-settings.ts';
+import { freshTable, type TestTable } from '../support/dynamodb.ts';
+import { NODE } from '../support/import-process.ts';
+import { startCommand } from '../support/processes.ts';
+import { emfProblems } from '../support/emf.ts';
+import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
+import { seedSource } from '../support/source-seed.ts';
+import { servedWithin, setUp } from '../support/sync.ts';
+import { tableApi } from '../support/table-api.ts';
+import { logicalId, SYNC_CONTEXT, synthStack } from './support.ts';
+
+/**
+ * Run what you deploy: the sync's bundle as `cdk synth` wrote it (one ES module, the database
+ * drivers inside), imported from the cloud assembly by a Node process of its own and invoked
+ * against DynamoDB Local and the suite's PostgreSQL, writing to stdout as it would in Lambda.
+ */
+const TOKEN = 'bundle-secret-token-01';
+let assemblyDir: string;
+let bundleFile: string;
+let db: SourceDatabase;
+let table: TestTable;
+
+describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle", () => {
+  beforeAll(async () => {
+    assemblyDir = mkdtempSync(join(tmpdir(), 'team-resources-sync-assembly-'));
+    const { app, stack } = synthStack({
+      bundle: true,
+      outdir: assemblyDir,
+      context: SYNC_CONTEXT,
+      props: (a) => propsFromContext(a.node),
+    });
+    const assembly = app.synth();
+    const template = JSON.parse(readFileSync(join(assembly.directory, 'TeamResourcesApi.template.json'), 'utf8'));
+    // The asset's folder is named by its hash, which is the S3 key the template gives the code.
+    const key: string = template.Resources[logicalId(stack, stack.sync!.function)].Properties.Code.S3Key;
+    bundleFile = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+
+    db = await createSourceDatabase('postgres');
+    await seedSource(db, {
+      teams: [{ id: 1, slug: 'acme', name: 'Acme', user_id: 10 }],
+      users: [{ id: 10, name: 'Ada', teams: [1] }],
+      tokens: [{ id: 70, user_id: 10, token: TOKEN, abilities: ['*'] }],
+      projects: [{ id: 100, team_id: 1, name: 'Site', slug: 'site' }],
+    });
+    await setUp(db);
+    table = await freshTable();
+  }, 180_000);
+  afterAll(async () => {
+    await db?.drop();
+    rmSync(assemblyDir, { recursive: true, force: true });
+  });
+
+  it('syncs the source into the table and serves a change within 10 s, its lines on stdout', async () => {
+    // A process of its own, as Lambda's: the bundle reads its configuration when imported, and
+    // SOURCE_DATABASE_URL stands in for the stack's secret. The invocation syncs for 8 seconds.
+    const invoke = `
+      const { handler } = await import(${JSON.stringify(pathToFileURL(bundleFile).href)});
+      const deadline = Date.now() + ${SYNC_MARGIN_MS + 8_000};
+      const context = { awsRequestId: 'bundle', getRemainingTimeInMillis: () => deadline - Date.now() };
+      const result = await handler({ scheduledTime: '2026-01-01T00:00:00Z' }, context);
+      process.stdout.write('result ' + JSON.stringify(result) + '\\n');`;
+    const run = startCommand(NODE, ['--input-type=module', '-e', invoke], {
+      cwd: tmpdir(),
+      env: {
+        PATH: process.env.PATH,
+        TABLE_NAME: table.tableName,
+        DYNAMODB_ENDPOINT: table.endpoint,
+        SOURCE_DATABASE_URL: db.url,
+      },
+    });
+    process.env.LOG_LEVEL = 'SILENT';
+    const api = tableApi(table);
+    const names = async () => {
+      const answer = await api.get('/api/acme/projects', { token: TOKEN });
+      return answer.status === 200 ? (answer.body.data as { name: string }[]).map((p) => p.name) : [];
+    };
+    const crashed = run.exited.then(() => {
+      throw new Error(`the invocation ended before serving the source:\n${run.output()}`);
+    });
+    crashed.catch(() => {}); // once served, its end is expected
+    await Promise.race([servedWithin(async () => (await names()).includes('Site'), 30_000), crashed]);
+    await db.query("UPDATE projects SET name = 'Site renamed' WHERE id = 100");
+    expect(await servedWithin(async () => (await names()).includes('Site renamed'))).toBeLessThan(10_000);
+
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    const lines = run.output().split('\n').filter(Boolean);
+    expect(JSON.parse(lines.at(-1)!.replace(/^result /, ''))).toMatchObject({ outcome: 'synced' });
+    const metrics = lines.filter((line) => line.includes('"_aws"'));
+    expect(metrics.length).toBeGreaterThan(0);
+    for (const line of metrics) expect(emfProblems(line)).toEqual([]);
+    expect(lines.some((line) => line.includes('"took the sync over"'))).toBe(true);
+  }, 60_000);
+});

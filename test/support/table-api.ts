@@ -1,0 +1,50 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
+import { readApiConfig } from '../../shared/config.ts';
+import { financesHandler, listHandler } from '../../shared/http/handlers.ts';
+import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
+import { TeamReader } from '../../shared/store/team-reader.ts';
+import type { TestTable } from './dynamodb.ts';
+
+type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface TableAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+}
+
+/**
+ * The real handlers (the functions' own chains) over one test table, in this process, as warm
+ * functions: a test file may read several tables at once (the local server serves one, from the
+ * environment). Requests are routed as API Gateway routes them.
+ */
+export function tableApi(table: TestTable) {
+  // The functions' access lines are not what these tests read.
+  process.env.LOG_LEVEL = 'SILENT';
+  const client = createDynamoDbClient({ endpoint: table.endpoint, requestTimeoutMs: 10_000 });
+  const runtime = {
+    config: readApiConfig({ TABLE_NAME: table.tableName }),
+    reader: new TeamReader(client, { tableName: table.tableName }),
+  };
+  const handlers: Record<string, Handler> = {
+    projects: listHandler('projects', runtime) as unknown as Handler,
+    daemons: listHandler('daemons', runtime) as unknown as Handler,
+    finances: financesHandler(runtime) as unknown as Handler,
+  };
+  return {
+    async get(target: string, options: { token?: string; ifNoneMatch?: string } = {}): Promise<TableAnswer> {
+      const rawHeaders = ['Host', 'api.example.com'];
+      if (options.token !== undefined) rawHeaders.push('Authorization', `Bearer ${options.token}`);
+      if (options.ifNoneMatch !== undefined) rawHeaders.push('If-None-Match', options.ifNoneMatch);
+      const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1' });
+      if (!routed.route) throw new Error(`no route for ${target}`);
+      const result = await handlers[routed.route.name]!(routed.event, lambdaContext(routed.route.name, 10_000, 'test'));
+      return {
+        status: result.statusCode!,
+        headers: (result.headers ?? {}) as Record<string, string>,
+        body: result.body ? JSON.parse(result.body) : undefined,
+      };
+    },
+  };
+}
