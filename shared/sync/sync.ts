@@ -6,9 +6,12 @@ import {
   type DesiredState,
   type DesiredUser,
   isEmpty,
+  listsWritten,
   type Plan,
   type PlanProblem,
   readPlan,
+  type TeamPlan,
+  tokenChanges,
   tokenFingerprint,
 } from '../write/plan.ts';
 import { getItems, queryAll } from '../write/reads.ts';
@@ -77,6 +80,8 @@ const CHANGES_PER_BATCH = 20_000;
  * are applied, so they wait at most for one batch.
  */
 const TEAMS_PER_BATCH = 20;
+/** A team's write is heavy past this many list items: teams with light writes go first. */
+const HEAVY_WRITE = 1_000;
 /** Teams a batch of changes plans together at most (those a change of many teams touches, in turns). */
 const TEAMS_PER_PLAN = 100;
 /** Tokens a full pass or a batch reads from the source at once. */
@@ -479,10 +484,10 @@ class Sync {
       const options = { startedAt: this.s.clock(), tokenOfAnotherUser: 'move', slugCycles: 'together' } as const;
 
       /** The plan for every team that keeps the rules, with the problems that left the others out. */
-      const plan = async (t: TableRef) => {
+      const plan = async (t: TableRef, only?: ReadonlySet<number>) => {
         const problems = new Map<number, Refusal[]>();
         for (let round = 0; ; round++) {
-          const planned = await readPlan(t, this.desiredOf(read, held, problems, tokens, also), options);
+          const planned = await readPlan(t, this.desiredOf(read, held, problems, tokens, also, only), options);
           if (planned.problems.length === 0) return { planned, problems };
           // A slug held by a team not read here: that team may have given it up in the same
           // transaction of the source, so it is read and planned with the rest.
@@ -507,18 +512,21 @@ class Sync {
         }
       };
 
-      let { planned, problems } = await plan({ doc, tableName });
-      if (!isEmpty(planned)) {
+      const first = await plan({ doc, tableName });
+      const problems = new Map(first.problems);
+      for (const only of lightFirst(first.planned, read.keys())) {
         // Planned again under the lock: what an import wrote meanwhile is what the write starts from.
-        ({ planned, problems } = await this.underLock(async (w) => {
-          const locked = await plan(w);
-          if (!isEmpty(locked.planned)) {
-            await applyPlan(w, locked.planned, async (emit) => {
-              for (const { team } of read.values()) await team.items(emit);
+        const locked = await this.underLock(async (w) => {
+          const again = await plan(w, only);
+          if (!isEmpty(again.planned)) {
+            await applyPlan(w, again.planned, async (emit) => {
+              for (const [teamId, { team }] of read) if (only.has(teamId)) await team.items(emit);
             });
           }
-          return locked;
-        }));
+          return again;
+        });
+        for (const teamId of only) problems.delete(teamId);
+        for (const [teamId, refusals] of locked.problems) if (only.has(teamId)) problems.set(teamId, refusals);
       }
       let refused = 0;
       for (const [teamId, { team, parts }] of read) {
@@ -539,6 +547,7 @@ class Sync {
     leftOut: ReadonlyMap<number, unknown>,
     tokens: SourceTokens,
     also: Also,
+    only?: ReadonlySet<number>,
   ): DesiredState {
     const desired: DesiredState = {
       teams: [],
@@ -549,7 +558,7 @@ class Sync {
       removedTokens: tokens.gone,
     };
     for (const [teamId, { team }] of read) {
-      if (leftOut.has(teamId) || team.state === 'refused') continue;
+      if (leftOut.has(teamId) || team.state === 'refused' || (only && !only.has(teamId))) continue;
       if (team.state === 'absent') {
         desired.removedTeams!.push(teamId);
         continue;
@@ -775,6 +784,35 @@ function lag(changes: Change[], readAt: number, now: number): number {
 }
 
 /** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
+/**
+ * A batch's teams in the order their writes go: those that write a few items before those that
+ * rewrite a long list, so that a small change is not kept waiting behind a large one (a cost line
+ * behind 20,000 new projects); unless something ties them (a slug one gives the other, a user
+ * leaving one and joining the other, a token or a user that changes), when they stay one plan.
+ */
+function lightFirst(planned: Plan, teamIds: Iterable<number>): ReadonlySet<number>[] {
+  if (isEmpty(planned)) return [];
+  const all = new Set(teamIds);
+  const itemsOf = (team: TeamPlan) => listsWritten(team).reduce((n, list) => n + (team.desired[list]?.count ?? 0), 0);
+  const heavy = planned.teams.filter((team) => itemsOf(team) > HEAVY_WRITE);
+  const light = planned.teams.filter((team) => !heavy.includes(team));
+  if (heavy.length === 0 || light.length + planned.removedTeams.length === 0) return [all];
+  const { tokens, users } = planned;
+  const tokensOrUsers =
+    tokens.created.length + tokens.removed.length + tokens.indexed.length > 0 ||
+    tokens.kept.some(tokenChanges) ||
+    users.written.length + users.teamsAsSet.length + users.removed.length > 0;
+  const meets = (a: number[], b: number[]) => a.some((id) => b.includes(id));
+  const tied = (a: TeamPlan, b: TeamPlan) =>
+    a.desired.identity.slug === b.stored?.identity.slug ||
+    b.desired.identity.slug === a.stored?.identity.slug ||
+    meets(a.joining, b.leaving) ||
+    meets(a.leaving, b.joining);
+  if (tokensOrUsers || light.some((a) => heavy.some((b) => tied(a, b)))) return [all];
+  const heavyIds = new Set(heavy.map((team) => team.desired.identity.id));
+  return [new Set([...all].filter((id) => !heavyIds.has(id))), heavyIds];
+}
+
 /** The teams of a batch that a problem of its plan leaves out. */
 function teamsOf(problem: PlanProblem, read: ReadonlyMap<number, { team: SourceTeam }>): number[] {
   if (problem.kind === 'slugTaken' || problem.kind === 'slugCycle') return [problem.team.identity.id];
