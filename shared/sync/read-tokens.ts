@@ -10,7 +10,8 @@ import { sourceTime } from './times.ts';
  * Tokens of the source (Sanctum's personal_access_tokens, by the mapping's tokens query), as the
  * snapshot's rules judge a migrated token (docs/contract.md, sections 6, 7 and 9): by its hash,
  * with its Sanctum id, abilities (Sanctum's JSON list; NULL: none) and expiry. A token whose user
- * is not in the source is no token (Sanctum finds no tokenable for it): it goes, as a deleted one.
+ * is not in the source is no token (Sanctum finds no tokenable for it): it goes, as a deleted one;
+ * so does a token the rules refuse (fail closed: a bad token row never keeps a right).
  */
 export interface SourceTokens {
   /** The tokens that are there and keep every rule. */
@@ -41,8 +42,9 @@ export async function readTokens(
   const found = new Set<number>();
   for (const row of rows) {
     const token = judgeToken(row, timezone, result.refusals);
-    if (token === 'refused') found.add(Number(row.id));
-    else if (token) {
+    // A token the rules refuse is no token here (it is said once): kept as it was, it could keep a
+    // right the source has taken away. Fixed, it comes back.
+    if (token && token !== 'refused') {
       found.add(token.sanctumId!);
       result.tokens.push(token);
     }
@@ -81,6 +83,11 @@ function judgeToken(row: Row, timezone: string, refusals: Refusal[]): DesiredTok
       abilities = row.abilities; // not JSON: the rules say what it should be
     }
   }
+  // Sanctum decodes the column to a PHP array and looks among its values (in_array): a list that PHP
+  // wrote after array_diff or unset is a JSON object, {"1":"projects:read"}, and means its values.
+  // JSON null is no abilities.
+  if (abilities === null) abilities = [];
+  else if (typeof abilities === 'object' && !Array.isArray(abilities)) abilities = Object.values(abilities);
   const checked = checkRecord('tokens', {
     id: sourceId(row.id),
     user_id: sourceId(row.user_id),

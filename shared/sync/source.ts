@@ -48,12 +48,18 @@ export function redactUrl(text: string): string {
   try {
     const url = new URL(text);
     if (url.password) url.password = '***';
+    // Both drivers also read a password from the query (?password=, and pg's ?sslpassword=).
+    for (const name of [...url.searchParams.keys()]) {
+      if (PASSWORD_PARAMETER.test(name)) url.searchParams.set(name, '***');
+    }
     return url.toString();
   } catch {
-    // Not a URL: whatever follows a colon before an @ may be a password.
-    return text.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+    // Not a URL: whatever follows a colon before an @ may be a password, and so may a parameter.
+    return text.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@').replace(/([?&][^=&]*pass[^=&]*=)[^&]*/gi, '$1***');
   }
 }
+
+const PASSWORD_PARAMETER = /pass/i;
 
 /** A source URL, checked: postgres://, postgresql://, mysql:// or mariadb://, naming a database. */
 export function parseSourceUrl(text: string): SourceUrl {

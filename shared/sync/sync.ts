@@ -6,8 +6,12 @@ import {
   type DesiredState,
   type DesiredUser,
   isEmpty,
+  listsWritten,
+  type Plan,
   type PlanProblem,
   readPlan,
+  type TeamPlan,
+  tokenChanges,
   tokenFingerprint,
 } from '../write/plan.ts';
 import { getItems, queryAll } from '../write/reads.ts';
@@ -15,8 +19,15 @@ import { applyPlan } from '../write/steps.ts';
 import { onEveryWrite, type TableRef, type Writer } from '../write/writer.ts';
 import { type Change, consumeChanges, missingSchema, NOTIFY_CHANNEL, preparedFor, readChanges } from './capture.ts';
 import type { Mapping } from './mapping.ts';
-import { ALL_SOURCE_PARTS, readTeam, type Refusal, refusalLine, type SourcePart } from './read-team.ts';
-import { readTokens, streamTokens } from './read-tokens.ts';
+import {
+  ALL_SOURCE_PARTS,
+  readTeam,
+  type Refusal,
+  refusalLine,
+  type SourcePart,
+  type SourceTeam,
+} from './read-team.ts';
+import { readTokens, type SourceTokens, streamTokens } from './read-tokens.ts';
 import { connectSource, listenPostgres, type SourceConnection, sourceFault, type SourceUrl } from './source.ts';
 
 /**
@@ -62,15 +73,40 @@ const POLL_MS = 500;
 const GIVE_UP_AFTER_MS = 30_000;
 const IDLE_METRIC_EVERY_MS = 60_000;
 /** Changes read (and applied together) at once. */
-const CHANGES_PER_BATCH = 2_000;
-/** Teams a full pass writes under one hold of the writers' lock (an import waits at most for these). */
-const TEAMS_PER_LOCK = 50;
-/** A full pass's batch ends after this long too, so that changes committed meanwhile wait no longer. */
-const BATCH_MS = 1_000;
+const CHANGES_PER_BATCH = 20_000;
+/**
+ * Teams a full pass reads and writes together (in one transaction of the source, one plan, one hold
+ * of the writers' lock when anything differs): between two batches, the changes committed meanwhile
+ * are applied, so they wait at most for one batch.
+ */
+const TEAMS_PER_BATCH = 20;
+/** A team's write is heavy past this many list items: teams with light writes go first. */
+const HEAVY_WRITE = 1_000;
+/** Teams a batch of changes plans together at most (those a change of many teams touches, in turns). */
+const TEAMS_PER_PLAN = 100;
 /** Tokens a full pass or a batch reads from the source at once. */
 const TOKENS_PER_READ = 500;
 // At most 5 s between tries: a source back from an outage is caught up within the contract's 10 s.
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000];
+
+/** Besides teams, what a batch of changes names: tokens by Sanctum id, users renamed or gone. */
+interface Also {
+  tokens: number[];
+  users: DesiredUser[];
+  removedUsers: number[];
+}
+const NOTHING_ELSE: Also = { tokens: [], users: [], removedUsers: [] };
+
+/** A plan that writes nothing: what a batch whose every team is left out does. */
+const EMPTY_PLAN: Plan = {
+  startedAt: 0,
+  teams: [],
+  together: [],
+  removedTeams: [],
+  tokens: { created: [], indexed: [], kept: [], removed: [] },
+  users: { written: [], teamsAsSet: [], removed: [] },
+  problems: [],
+};
 
 /** What a pass did, for its metric line. */
 interface Pass {
@@ -329,20 +365,15 @@ class Sync {
       else partsOf(id).add(part);
     }
     const { desiredUsers, removedUsers } = await this.usersChanged(users, partsOf, tokens);
-    return this.underLock(async (w) => {
-      let refused = 0;
-      if (tokens.size + desiredUsers.length + removedUsers.length > 0) {
-        refused += await this.applyTokens(w, [...tokens], desiredUsers, removedUsers);
-      }
-      const held = new Set(
-        (await getItems(w.doc, w.tableName, [...teams.keys()].map(teamHeadKey))).map((item) => Number(item.team_id)),
-      );
-      for (const [teamId, parts] of teams) {
-        const wanted = held.has(teamId) ? parts : new Set(ALL_SOURCE_PARTS);
-        refused += await this.applyTeam(w, teamId, wanted, held.has(teamId));
-      }
-      return refused;
-    });
+    // One plan for up to TEAMS_PER_PLAN teams (what one transaction of the source touches, as a rule):
+    // the users and tokens with the first.
+    const all = [...teams];
+    let refused = 0;
+    for (let i = 0; i === 0 || i < all.length; i += TEAMS_PER_PLAN) {
+      const also = i === 0 ? { tokens: [...tokens], users: desiredUsers, removedUsers } : NOTHING_ELSE;
+      refused += await this.applyTogether(new Map(all.slice(i, i + TEAMS_PER_PLAN)), also);
+    }
+    return refused;
   }
 
   /**
@@ -367,9 +398,13 @@ class Sync {
         item,
       ]),
     );
+    const arrived: number[] = [];
     for (const id of list) {
       const item = stored.get(id);
-      if (!item) continue;
+      if (!item) {
+        if (present.has(id)) arrived.push(id);
+        continue;
+      }
       if (present.has(id)) {
         desiredUsers.push({ id, name: present.get(id) });
         continue;
@@ -384,7 +419,29 @@ class Sync {
         if (token.sanctum_id !== undefined) tokens.add(Number(token.sanctum_id));
       }
     }
+    if (arrived.length > 0) await this.userArrived(arrived, partsOf, tokens);
     return { desiredUsers, removedUsers };
+  }
+
+  /**
+   * Users the table does not hold who are in the source (new, or deleted and inserted again with the
+   * same id): the teams that list them and their tokens are read, as their rows may have waited there.
+   */
+  private async userArrived(ids: number[], partsOf: (teamId: number) => Set<SourcePart>, tokens: Set<number>) {
+    const { queries } = this.s.mapping;
+    const marks = ids.map(() => '?').join(', ');
+    const teams = await this.source!.query(
+      `SELECT m.team_id AS id FROM (${queries.team_user}) m WHERE m.user_id IN (${marks})
+       UNION SELECT t.id FROM (${queries.teams}) t WHERE t.user_id IN (${marks})`,
+      [...ids, ...ids],
+    );
+    for (const row of teams) partsOf(Number(row.id)).add('members');
+    for (const row of await this.source!.query(
+      `SELECT t.id FROM (${queries.tokens}) t WHERE t.user_id IN (${marks})`,
+      ids,
+    )) {
+      tokens.add(Number(row.id));
+    }
   }
 
   /** The table's writers' lock for `work` (an import running: LeaseHeld, and the batch waits for the next pass). */
@@ -398,29 +455,123 @@ class Sync {
     }
   }
 
-  /** One team: read in one consistent transaction of the source, planned, written. Returns the rows refused. */
-  private async applyTeam(w: Writer, teamId: number, parts: ReadonlySet<SourcePart>, held: boolean): Promise<number> {
+  /**
+   * Teams (each with the parts a change touched), and the tokens and users a batch names, read in one
+   * consistent transaction of the source and written as one plan (docs/contract.md, section 9): every
+   * right taken away (a token narrowed or gone, a member leaving any of these teams) before any is
+   * granted, and a slug handed from one team to another in the order that frees it first. A team
+   * whose rows or plan break a rule is left out of the plan, said once, and kept as it was; the rest
+   * go on. The writers' lock is taken only when there is something to write. Returns the rows refused.
+   */
+  private async applyTogether(teams: Map<number, Set<SourcePart>>, also: Also = NOTHING_ELSE): Promise<number> {
     const source = this.source!;
     return source.readConsistently(async () => {
-      const team = await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone);
-      const read = (r: Refusal) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team');
-      this.report(team.refusals, read);
-      if (team.state === 'refused') return team.refusals.length;
-      const desired: DesiredState =
-        team.state === 'absent'
-          ? { teams: [], users: [], tokens: [], removedTeams: [teamId] }
-          : { teams: [team.desired!], users: team.users, tokens: [] };
-      // A team the table does not hold yet is written whole or not at all.
-      const complete = team.desired && team.desired.projects && team.desired.daemons && team.desired.finance;
-      if (team.state === 'present' && !held && !complete) return team.refusals.length;
-      const plan = await readPlan(w, desired, { startedAt: this.s.clock(), tokenOfAnotherUser: 'move' });
-      if (plan.problems.length > 0) {
-        this.report([...team.refusals, ...plan.problems.map((p) => planRefusal(p, teamId))], read);
-        return team.refusals.length + plan.problems.length;
+      const { doc, tableName } = this.s.table;
+      const read = new Map<number, { team: SourceTeam; parts: ReadonlySet<SourcePart> }>();
+      const held = new Set<number>();
+      const readSome = async (wanted: Map<number, ReadonlySet<SourcePart>>) => {
+        for (const item of await getItems(doc, tableName, [...wanted.keys()].map(teamHeadKey))) {
+          held.add(Number(item.team_id));
+        }
+        for (const [teamId, asked] of wanted) {
+          // A team the table does not hold yet is read, and written, whole.
+          const parts = held.has(teamId) ? asked : new Set(ALL_SOURCE_PARTS);
+          read.set(teamId, { team: await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone), parts });
+        }
+      };
+      await readSome(teams);
+      const tokens = await readTokens(source, this.s.mapping, this.s.timezone, { ids: also.tokens });
+      const options = { startedAt: this.s.clock(), tokenOfAnotherUser: 'move', slugCycles: 'together' } as const;
+
+      /** The plan for every team that keeps the rules, with the problems that left the others out. */
+      const plan = async (t: TableRef, only?: ReadonlySet<number>) => {
+        const problems = new Map<number, Refusal[]>();
+        for (let round = 0; ; round++) {
+          const planned = await readPlan(t, this.desiredOf(read, held, problems, tokens, also, only), options);
+          if (planned.problems.length === 0) return { planned, problems };
+          // A slug held by a team not read here: that team may have given it up in the same
+          // transaction of the source, so it is read and planned with the rest.
+          const holders = new Map<number, ReadonlySet<SourcePart>>();
+          for (const problem of planned.problems) {
+            if (problem.kind === 'slugTaken' && !read.has(problem.holder))
+              holders.set(problem.holder, new Set(['team']));
+          }
+          if (holders.size > 0 && round < 2) {
+            await readSome(holders);
+            continue;
+          }
+          const before = problems.size;
+          for (const problem of planned.problems) {
+            // A problem that names no team read here leaves them all out: nothing is written.
+            const named = teamsOf(problem, read);
+            for (const teamId of named.length > 0 ? named : read.keys()) {
+              problems.set(teamId, [...(problems.get(teamId) ?? []), planRefusal(problem, teamId)]);
+            }
+          }
+          if (problems.size === before) return { planned: EMPTY_PLAN, problems };
+        }
+      };
+
+      const first = await plan({ doc, tableName });
+      const problems = new Map(first.problems);
+      for (const only of lightFirst(first.planned, read.keys())) {
+        // Planned again under the lock: what an import wrote meanwhile is what the write starts from.
+        const locked = await this.underLock(async (w) => {
+          const again = await plan(w, only);
+          if (!isEmpty(again.planned)) {
+            await applyPlan(w, again.planned, async (emit) => {
+              for (const [teamId, { team }] of read) if (only.has(teamId)) await team.items(emit);
+            });
+          }
+          return again;
+        });
+        for (const teamId of only) problems.delete(teamId);
+        for (const [teamId, refusals] of locked.problems) if (only.has(teamId)) problems.set(teamId, refusals);
       }
-      if (!isEmpty(plan)) await applyPlan(w, plan, team.items);
-      return team.refusals.length;
+      let refused = 0;
+      for (const [teamId, { team, parts }] of read) {
+        const all = [...team.refusals, ...(problems.get(teamId) ?? [])];
+        this.report(all, (r) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team'));
+        refused += all.length;
+      }
+      const asked = new Set(also.tokens.map(String));
+      this.report(tokens.refusals, (r) => r.part === 'token' && asked.has(r.id));
+      return refused + tokens.refusals.length;
     });
+  }
+
+  /** What the teams read ask of the table: those left out (refused, or a problem of the plan) are not named. */
+  private desiredOf(
+    read: Map<number, { team: SourceTeam }>,
+    held: ReadonlySet<number>,
+    leftOut: ReadonlyMap<number, unknown>,
+    tokens: SourceTokens,
+    also: Also,
+    only?: ReadonlySet<number>,
+  ): DesiredState {
+    const desired: DesiredState = {
+      teams: [],
+      users: [...also.users],
+      tokens: tokens.tokens,
+      removedTeams: [],
+      removedUsers: also.removedUsers,
+      removedTokens: tokens.gone,
+    };
+    for (const [teamId, { team }] of read) {
+      if (leftOut.has(teamId) || team.state === 'refused' || (only && !only.has(teamId))) continue;
+      if (team.state === 'absent') {
+        desired.removedTeams!.push(teamId);
+        continue;
+      }
+      // A team the table does not hold yet is written whole or not at all.
+      const complete = team.desired!.projects && team.desired!.daemons && team.desired!.finance;
+      if (!held.has(teamId) && !complete) continue;
+      desired.teams.push(team.desired!);
+      desired.users.push(...team.users);
+    }
+    // A user who is a member of several of these teams is named once.
+    desired.users = [...new Map(desired.users.map((user) => [user.id, user])).values()];
+    return desired;
   }
 
   /** Tokens by Sanctum id (and users renamed or gone), read from the source and written as it says. */
@@ -476,16 +627,9 @@ class Sync {
     let next = 0;
     while (next < teamIds.length) {
       if (this.stopped) return; // left for the next run: what it wrote so far is whole
-      refused += await this.underLock(async (w) => {
-        const batchEnds = this.s.clock() + BATCH_MS;
-        let n = 0;
-        for (let inBatch = 0; next < teamIds.length && inBatch < TEAMS_PER_LOCK; inBatch++) {
-          if (inBatch > 0 && this.s.clock() >= batchEnds) break;
-          const teamId = teamIds[next++]!;
-          n += await this.applyTeam(w, teamId, new Set(ALL_SOURCE_PARTS), inTable.has(teamId));
-        }
-        return n;
-      });
+      const batch = new Map(teamIds.slice(next, next + TEAMS_PER_BATCH).map((id) => [id, new Set(ALL_SOURCE_PARTS)]));
+      next += batch.size;
+      refused += await this.applyTogether(batch);
       await this.changesMeanwhile();
     }
     const index = new Map(
@@ -502,8 +646,10 @@ class Sync {
       this.s.mapping,
       this.s.timezone,
       (token, id) => {
+        // A refused token is not seen: it goes (read-tokens.ts).
+        if (token === 'refused') return;
         seen.add(id);
-        if (token !== 'refused' && index.get(id) !== tokenFingerprint(token)) differing.push(id);
+        if (index.get(id) !== tokenFingerprint(token)) differing.push(id);
       },
       tokenRefusals,
     );
@@ -638,6 +784,44 @@ function lag(changes: Change[], readAt: number, now: number): number {
 }
 
 /** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
+/**
+ * A batch's teams in the order their writes go: those that write a few items before those that
+ * rewrite a long list, so that a small change is not kept waiting behind a large one (a cost line
+ * behind 20,000 new projects); unless something ties them (a slug one gives the other, a user
+ * leaving one and joining the other, a token or a user that changes), when they stay one plan.
+ */
+function lightFirst(planned: Plan, teamIds: Iterable<number>): ReadonlySet<number>[] {
+  if (isEmpty(planned)) return [];
+  const all = new Set(teamIds);
+  const itemsOf = (team: TeamPlan) => listsWritten(team).reduce((n, list) => n + (team.desired[list]?.count ?? 0), 0);
+  const heavy = planned.teams.filter((team) => itemsOf(team) > HEAVY_WRITE);
+  const light = planned.teams.filter((team) => !heavy.includes(team));
+  if (heavy.length === 0 || light.length + planned.removedTeams.length === 0) return [all];
+  const { tokens, users } = planned;
+  const tokensOrUsers =
+    tokens.created.length + tokens.removed.length + tokens.indexed.length > 0 ||
+    tokens.kept.some(tokenChanges) ||
+    users.written.length + users.teamsAsSet.length + users.removed.length > 0;
+  const meets = (a: number[], b: number[]) => a.some((id) => b.includes(id));
+  const tied = (a: TeamPlan, b: TeamPlan) =>
+    a.desired.identity.slug === b.stored?.identity.slug ||
+    b.desired.identity.slug === a.stored?.identity.slug ||
+    meets(a.joining, b.leaving) ||
+    meets(a.leaving, b.joining);
+  if (tokensOrUsers || light.some((a) => heavy.some((b) => tied(a, b)))) return [all];
+  const heavyIds = new Set(heavy.map((team) => team.desired.identity.id));
+  return [new Set([...all].filter((id) => !heavyIds.has(id))), heavyIds];
+}
+
+/** The teams of a batch that a problem of its plan leaves out. */
+function teamsOf(problem: PlanProblem, read: ReadonlyMap<number, { team: SourceTeam }>): number[] {
+  if (problem.kind === 'slugTaken' || problem.kind === 'slugCycle') return [problem.team.identity.id];
+  if (problem.kind === 'tooManyTeams') {
+    return [...read].flatMap(([id, { team }]) => (team.desired?.memberIds?.includes(problem.userId) ? [id] : []));
+  }
+  return [];
+}
+
 function planRefusal(problem: PlanProblem, teamId: number): Refusal {
   switch (problem.kind) {
     case 'slugTaken':

@@ -86,6 +86,11 @@ export interface PlanOptions {
    * cannot move to another user); a sync follows the source, which says whose it is.
    */
   tokenOfAnotherUser: 'refuse' | 'move';
+  /**
+   * Teams that swap slugs (a cycle no order can free): an import refuses them (rename in two
+   * imports); a sync, which must follow the source, switches them together in one transaction.
+   */
+  slugCycles?: 'refuse' | 'together';
 }
 
 /** A part of a team that changes alone. */
@@ -152,6 +157,8 @@ export interface Plan {
   startedAt: number;
   /** Teams that change, in the order they switch (a team that takes a slug after the team that gives it up). */
   teams: TeamPlan[];
+  /** Teams among `teams` that swap slugs: they switch last, together, in one transaction. */
+  together: TeamPlan[];
   /** Teams that go: they switch first, giving up their slugs. */
   removedTeams: RemovedTeamPlan[];
   tokens: TokenPlan;
@@ -222,9 +229,11 @@ export async function readPlan(t: TableRef, desired: DesiredState, options: Plan
 
   const users = await planUsers(t, desired, teams, removedTeams, problems);
   const tokens = await planTokens(t, desired, options, problems);
+  const { ordered, together } = orderForSlugMoves(teams, problems, options.slugCycles ?? 'refuse');
   return {
     startedAt: options.startedAt,
-    teams: orderForSlugMoves(teams, problems),
+    teams: [...ordered, ...together],
+    together,
     removedTeams,
     tokens,
     users,
@@ -457,10 +466,29 @@ export function tokenChanges({ desired, stored }: TokenPlan['kept'][number]): bo
 }
 
 /**
- * A team may take a slug another team of the same write gives up; that team must switch first. A
- * cycle (two teams swapping slugs) cannot be ordered and is a problem, naming both.
+ * Rights taken away before rights granted (docs/contract.md, section 9): of the teams free to switch,
+ * those whose members only leave go first, those whose members only join last, so that a user
+ * moved from one team to another never reads both.
  */
-function orderForSlugMoves(teams: TeamPlan[], problems: PlanProblem[]): TeamPlan[] {
+function membersOrder(team: TeamPlan): number {
+  const leaving = team.leaving.length > 0;
+  const joining = team.joining.length > 0;
+  return leaving && !joining ? 0 : !leaving && !joining ? 1 : leaving ? 2 : 3;
+}
+
+/** Teams switched together in one transaction at most (each adds up to 11 actions of its 100). */
+export const TEAMS_SWITCHED_TOGETHER = 8;
+
+/**
+ * A team may take a slug another team of the same write gives up; that team must switch first. A
+ * cycle (two teams swapping slugs) cannot be ordered: refused, it is a problem naming both;
+ * `together`, the teams left (the cycle, and any waiting on it) switch last in one transaction.
+ */
+function orderForSlugMoves(
+  teams: TeamPlan[],
+  problems: PlanProblem[],
+  cycles: 'refuse' | 'together',
+): { ordered: TeamPlan[]; together: TeamPlan[] } {
   const holderOf = (team: TeamPlan, among: TeamPlan[]) =>
     among.find(
       (other) =>
@@ -473,13 +501,14 @@ function orderForSlugMoves(teams: TeamPlan[], problems: PlanProblem[]): TeamPlan
   while (remaining.length > 0) {
     const ready = remaining.filter((team) => !holderOf(team, remaining));
     if (ready.length === 0) {
+      if (cycles === 'together' && remaining.length <= TEAMS_SWITCHED_TOGETHER) return { ordered, together: remaining };
       for (const team of remaining) {
         problems.push({ kind: 'slugCycle', team: team.desired, holder: holderOf(team, remaining)!.desired });
       }
-      return ordered;
+      return { ordered, together: [] };
     }
-    ordered.push(...ready);
+    ordered.push(...ready.sort((a, b) => membersOrder(a) - membersOrder(b)));
     remaining = remaining.filter((team) => !ready.includes(team));
   }
-  return ordered;
+  return { ordered, together: [] };
 }

@@ -44,7 +44,7 @@ import { deleteRequest, putRequest, requestWriter, sendChecked, type Writer, wri
  *    the next one finds).
  * 4. Switch each team, one transaction each, on condition that its head is still at the revision
  *    the plan read and that the lock is still held: members who leave lose the team just before,
- *    members who join gain it just after.
+ *    members who join gain it just after; teams whose members only leave switch first.
  * 5. Widen and activate the tokens, and sweep what retention allows.
  */
 
@@ -199,13 +199,43 @@ async function switchTeams(w: Writer, plan: Plan, { onProgress }: StepHooks): Pr
     await removeTeam(w, team);
     await onProgress?.({ phase: 'switching', done: ++done, total });
   }
+  // Each team: its leaving members lose it just before its switch, its joining members gain it just
+  // after (plan.ts orders the teams so that those whose members only leave switch first).
+  const together = new Set(plan.together);
   for (const team of plan.teams) {
-    await switchTeam(w, team);
+    if (together.has(team)) continue;
+    await membersLeave(w, team);
+    if (!onlyMembers(team)) await transact(w, team.desired.identity.id, switchActions(w, team, [team]));
+    await membersJoin(w, team);
     await onProgress?.({ phase: 'switching', done: ++done, total });
+  }
+  if (together.size > 0) {
+    for (const team of plan.together) await membersLeave(w, team);
+    await transact(w, plan.together[0]!.desired.identity.id, switchedTogether(w, plan.together));
+    for (const team of plan.together) await membersJoin(w, team);
+    done += together.size;
+    await onProgress?.({ phase: 'switching', done, total });
   }
 }
 
-type TransactAction = Record<string, unknown>;
+/**
+ * Teams that swap slugs, in one transaction: each team's actions, where one team's slug copy that
+ * another takes over is that team's put alone (a transaction names an item once), on condition that
+ * it is held by one of these teams.
+ */
+function switchedTogether(w: Writer, teams: TeamPlan[]): TransactAction[] {
+  const byKey = new Map<string, TransactAction>();
+  for (const team of teams.filter((t) => !onlyMembers(t))) {
+    for (const action of switchActions(w, team, teams)) {
+      const { Key, Item } = (action.Put ?? action.Delete) as { Key?: Key; Item?: Key };
+      const key = JSON.stringify([(Key ?? Item)!.pk, (Key ?? Item)!.sk]);
+      if (!byKey.has(key) || action.Put) byKey.set(key, action);
+    }
+  }
+  return [...byKey.values()];
+}
+
+type TransactAction = { Put?: { Item: Key }; Delete?: { Key: Key } } & Record<string, unknown>;
 
 /** Sends the switch of one team, the lock's check first (so that its cancellation reason is the first). */
 async function transact(w: Writer, teamId: number, actions: TransactAction[]): Promise<void> {
@@ -230,49 +260,60 @@ function atRevision(revision: number | undefined): { ConditionExpression: string
   return { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': revision } };
 }
 
-/** A team's slug copies belong to it: a copy another team holds is never overwritten or removed. */
-const ownSlug = (teamId: number) => ({
-  ConditionExpression: 'attribute_not_exists(pk) OR team_id = :id',
-  ExpressionAttributeValues: { ':id': teamId },
+/**
+ * A team's slug copies belong to it: a copy another team holds is never overwritten or removed (but
+ * by a team that it swaps slugs with, in the same transaction).
+ */
+const ownSlug = (teamIds: number[]) => ({
+  ConditionExpression: `attribute_not_exists(pk) OR team_id IN (${teamIds.map((_, i) => `:id${i}`).join(', ')})`,
+  ExpressionAttributeValues: Object.fromEntries(teamIds.map((id, i) => [`:id${i}`, id])),
 });
 
-const put = (w: Writer, Item: object, condition = {}) => ({ Put: { TableName: w.tableName, Item, ...condition } });
+const put = (w: Writer, Item: Key, condition = {}) => ({ Put: { TableName: w.tableName, Item, ...condition } });
 const remove = (w: Writer, Key: Key, condition = {}) => ({ Delete: { TableName: w.tableName, Key, ...condition } });
 
-/** Members who leave, the transaction, members who join, then the members' fingerprint. */
-async function switchTeam(w: Writer, team: TeamPlan): Promise<void> {
+const onlyMembers = ({ changes }: TeamPlan) => changes.size === 1 && changes.has('members');
+
+/** The actions of the transaction that switches a team's head (`owners`: the teams its slug copies may be held by). */
+function switchActions(w: Writer, team: TeamPlan, owners: TeamPlan[]): TransactAction[] {
   const { desired, stored, next, changes } = team;
   const id = desired.identity.id;
-  if (team.leaving.length > 0) await leaveTeam(w, id, next.membersGeneration, team.leaving);
-  const onlyMembers = changes.size === 1 && changes.has('members');
-  if (!onlyMembers) {
-    const { slug } = desired.identity;
-    const slugMoved = stored !== undefined && stored.identity.slug !== slug;
-    const financeJson = desired.finance?.json ?? team.keptFinanceJson;
-    const writeFinance = (changes.has('finance') || slugMoved) && financeJson !== undefined;
-    const finance = (ref: string | number) =>
-      financeItem(desired.identity, financeJson!, next.financeFingerprint, ref, next.membersGeneration);
-    const now = w.clock();
-    await transact(w, id, [
-      put(w, headItem(id, next), atRevision(stored?.revision)),
-      put(w, headItem(slug, next), ownSlug(id)),
-      ...(writeFinance ? [put(w, finance(id)), put(w, finance(slug), ownSlug(id))] : []),
-      ...listsWritten(team).flatMap((list) => [
-        remove(w, pendingKey(id, next[list].generation, list)),
-        ...(stored ? [put(w, retiredItem(id, stored[list].generation, list, now))] : []),
-      ]),
-      ...(slugMoved
-        ? [
-            remove(w, teamHeadKey(stored.identity.slug), ownSlug(id)),
-            remove(w, teamFinanceKey(stored.identity.slug), ownSlug(id)),
-          ]
-        : []),
-      ...(stored ? [] : [put(w, teamListItem(id))]),
-    ]);
-  }
+  const { slug } = desired.identity;
+  const slugMoved = stored !== undefined && stored.identity.slug !== slug;
+  const financeJson = desired.finance?.json ?? team.keptFinanceJson;
+  const writeFinance = (changes.has('finance') || slugMoved) && financeJson !== undefined;
+  const finance = (ref: string | number) =>
+    financeItem(desired.identity, financeJson!, next.financeFingerprint, ref, next.membersGeneration);
+  const now = w.clock();
+  const own = ownSlug(owners.map((owner) => owner.desired.identity.id));
+  return [
+    put(w, headItem(id, next), atRevision(stored?.revision)),
+    put(w, headItem(slug, next), own),
+    ...(writeFinance ? [put(w, finance(id)), put(w, finance(slug), own)] : []),
+    ...listsWritten(team).flatMap((list) => [
+      remove(w, pendingKey(id, next[list].generation, list)),
+      ...(stored ? [put(w, retiredItem(id, stored[list].generation, list, now))] : []),
+    ]),
+    ...(slugMoved
+      ? [remove(w, teamHeadKey(stored.identity.slug), own), remove(w, teamFinanceKey(stored.identity.slug), own)]
+      : []),
+    ...(stored ? [] : [put(w, teamListItem(id))]),
+  ];
+}
+
+/** Before its switch: members who leave the team. */
+async function membersLeave(w: Writer, team: TeamPlan): Promise<void> {
+  if (team.leaving.length > 0) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, team.leaving);
+}
+
+/** After its switch: members who join, then the members' fingerprint. */
+async function membersJoin(w: Writer, team: TeamPlan): Promise<void> {
+  const { desired, stored, next, changes } = team;
+  const id = desired.identity.id;
   if (team.joining.length > 0) await joinTeam(w, id, next.membersGeneration, team.joining);
   if (changes.has('members')) {
-    await recordMembers(w, id, membersFingerprint(desired.memberIds!), onlyMembers ? stored!.revision : next.revision);
+    const revision = onlyMembers(team) ? stored!.revision : next.revision;
+    await recordMembers(w, id, membersFingerprint(desired.memberIds!), revision);
   }
 }
 
@@ -307,9 +348,9 @@ async function removeTeam(w: Writer, { stored, leaving }: RemovedTeamPlan): Prom
   const now = w.clock();
   await transact(w, id, [
     remove(w, teamHeadKey(id), atRevision(stored.revision)),
-    remove(w, teamHeadKey(slug), ownSlug(id)),
+    remove(w, teamHeadKey(slug), ownSlug([id])),
     remove(w, teamFinanceKey(id)),
-    remove(w, teamFinanceKey(slug), ownSlug(id)),
+    remove(w, teamFinanceKey(slug), ownSlug([id])),
     remove(w, teamListKey(id)),
     put(w, retiredItem(id, stored.projects.generation, 'projects', now)),
     put(w, retiredItem(id, stored.daemons.generation, 'daemons', now)),

@@ -12,18 +12,22 @@ import { tableApi } from '../support/table-api.ts';
  * A full pass over a large source takes longer than 10 s (a first load, or the periodic pass of a
  * big database): the changes committed meanwhile are applied between its batches of teams, not after
  * it (docs/sync.md, "How changes are found"). Here a sync starts over a table already in step (its
- * first pass then writes nothing), but every call it sends DynamoDB waits 100 ms first, so that
- * reading 100 teams' heads takes it well over 10 s; the change is to the last team it reads.
+ * first pass then writes nothing), but every call it sends DynamoDB waits 200 ms first, so that
+ * reading 300 teams' heads takes it well over 10 s; once it has gone past team 1, team 1 changes.
  */
-const TEAMS = 100;
+const TEAMS = 300;
 const SECRET = 'long-pass-secret-0001';
 
-/** The table through a client whose every call waits `ms` first: a slow table for the sync alone. */
-function slowCalls(table: TestTable, ms: number): TestTable {
+/**
+ * The table through a client whose every call waits `ms` first (a slow table for the sync alone),
+ * telling `onCall` what each call asks for.
+ */
+function slowCalls(table: TestTable, ms: number, onCall: (input: string) => void): TestTable {
   const client = createDynamoDbClient({ endpoint: table.endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   doc.middlewareStack.add(
     (next) => async (args) => {
+      onCall(JSON.stringify(args.input));
       await sleep(ms);
       return next(args);
     },
@@ -65,11 +69,20 @@ describeSources('a change committed during a long full pass', (engine) => {
     const first = startSync(db, table);
     await servedWithin(async () => first.ready, 60_000);
     await first.stop();
-    const sync = startSync(db, slowCalls(table, 100));
+    // The pass reads teams in batches of 20, in id order: a read of team 21's head is past team 1.
+    let pastTeamOne: () => void = () => {};
+    const past = new Promise<void>((resolve) => {
+      pastTeamOne = resolve;
+    });
+    const sync = startSync(
+      db,
+      slowCalls(table, 200, (input) => input.includes('"TEAMREF#21"') && pastTeamOne()),
+    );
     try {
-      await db.query(`UPDATE projects SET name = 'Renamed' WHERE id = ${TEAMS}`);
+      await past;
+      await db.query(`UPDATE projects SET name = 'Renamed' WHERE id = 1`);
       await servedWithin(
-        async () => (await api.get(`/api/team-${TEAMS}/projects`, { token: SECRET })).body.data[0].name === 'Renamed',
+        async () => (await api.get('/api/team-1/projects', { token: SECRET })).body.data[0].name === 'Renamed',
       );
       expect(sync.ready).toBe(false);
       expect(sync.lines).toEqual([]);
