@@ -382,11 +382,12 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
     w,
     plan.users.removed.map((id) => deleteRequest(userKey(id))),
   );
-  // New tokens get their memberships while still inactive, then become valid.
-  await forEachConcurrently(created, async (token) => {
+  // New tokens get their memberships while still inactive (a user's tokens together), then become valid.
+  const byUser = Map.groupBy(created, (token) => token.userId);
+  await forEachConcurrently([...byUser], async ([userId, tokens]) => {
     w.lock.assertHeld();
-    await tagTokenMemberships(w, token.userId, token.hash);
-    await updateToken(w, token.hash, token.userId, widened(token));
+    await tagTokenMemberships(w, userId, ...tokens.map((token) => token.hash));
+    await forEachConcurrently(tokens, (token) => updateToken(w, token.hash, token.userId, widened(token)));
   });
   await forEachConcurrently(kept.filter(widensToken), ({ desired }) =>
     updateToken(w, desired.hash, desired.userId, widened(desired)),
