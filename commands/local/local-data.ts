@@ -8,11 +8,11 @@ import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 
 /**
- * A local table with a snapshot in it: DYNAMODB_ENDPOINT's (created there if missing), or one in a
- * DynamoDB Local in memory started for this process. Points the functions' configuration
- * (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION) at it, as Lambda's environment would.
+ * A local table: DYNAMODB_ENDPOINT's (created there if missing), or one in a DynamoDB Local in
+ * memory started for this process. Points the functions' configuration (TABLE_NAME,
+ * DYNAMODB_ENDPOINT, AWS_REGION) at it, as Lambda's environment would.
  */
-export async function prepareLocalData(snapshot: ValidSnapshot) {
+export async function prepareLocalTable() {
   let endpoint = endpointSetting();
   // The DynamoDB Local this process started (no DYNAMODB_ENDPOINT): stopped when the command ends, however it ends.
   let dynamo: DynamoDbLocal | undefined;
@@ -30,8 +30,14 @@ export async function prepareLocalData(snapshot: ValidSnapshot) {
   const { tableName, doc } = databaseClient(dynamo !== undefined);
   process.env.TABLE_NAME = tableName;
   await ensureTable(doc, tableName);
+  return { endpoint, tableName, doc, dynamo };
+}
+
+/** A local table (prepareLocalTable) with a snapshot in it. */
+export async function prepareLocalData(snapshot: ValidSnapshot) {
+  const table = await prepareLocalTable();
   const progress = progressDisplay();
-  const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing });
+  const summary = await importSnapshot(table.doc, table.tableName, snapshot, { onProgress: progress.importing });
   progress.stop();
-  return { endpoint, tableName, doc, summary, dynamo };
+  return { ...table, summary };
 }

@@ -38,12 +38,16 @@ export const NOTIFY_CHANNEL = 'team_resources_changes';
 const CAPTURE_VERSION = '1';
 
 /** A recorded change: what it touches (ref null: every team's part, after a TRUNCATE), and how long ago. */
-export interface Change {
-  id: string;
-  part: ChangePart;
-  ref: string | null;
-  /** Seconds since it was recorded, by the source's clock. */
-  ageSeconds: number;
+/** The changes recorded, as the sync applies them: what they touch, each once. */
+export interface ChangeBatch {
+  /** A part of a team, a user or a token by its id; `ref` null: a TRUNCATE, every team. */
+  touched: { part: ChangePart; ref: string | null }[];
+  /** How many changes were read. */
+  count: number;
+  /** Seconds since the oldest was recorded, by the source's clock. */
+  oldestSeconds: number;
+  /** The ids read, as runs of consecutive ids: deleted exactly these, a run at a time. */
+  runs: [bigint, bigint][];
 }
 
 /** The fingerprint of what setup installs for a mapping: a sync compares it with the one recorded. */
@@ -193,27 +197,40 @@ export async function preparedFor(
 // ---- Reading and consuming changes ------------------------------------------------------------------
 
 /** Up to `limit` recorded changes, oldest first, with their age by the source's clock. */
-export async function readChanges(source: SourceConnection, limit: number): Promise<Change[]> {
+/**
+ * Every change recorded, streamed (never the whole table in memory): read in the same snapshot as the
+ * rows they name (the caller's readConsistently), so that a transaction committed meanwhile is in
+ * neither and comes whole in the next batch, whatever its size.
+ */
+export async function readChanges(source: SourceConnection): Promise<ChangeBatch> {
   const age =
     source.engine === 'postgres'
       ? 'EXTRACT(EPOCH FROM (clock_timestamp() - changed_at))'
       : 'TIMESTAMPDIFF(MICROSECOND, changed_at, NOW(6)) / 1000000';
-  const rows = await source.query<Row>(
-    `SELECT id, part, ref, ${age} AS age FROM ${CHANGES_TABLE} ORDER BY id LIMIT ${Math.trunc(limit)}`,
-  );
-  return rows.map((row) => ({
-    id: String(row.id),
-    part: row.part as ChangePart,
-    ref: row.ref === null ? null : String(row.ref),
-    ageSeconds: Math.max(0, Number(row.age)),
-  }));
+  const touched = new Map<string, { part: ChangePart; ref: string | null }>();
+  const batch: ChangeBatch = { touched: [], count: 0, oldestSeconds: 0, runs: [] };
+  await source.stream(`SELECT id, part, ref, ${age} AS age FROM ${CHANGES_TABLE} ORDER BY id`, [], (row) => {
+    const id = BigInt(String(row.id));
+    const last = batch.runs.at(-1);
+    if (last && last[1] + 1n === id) last[1] = id;
+    else batch.runs.push([id, id]);
+    const ref = row.ref === null ? null : String(row.ref);
+    touched.set(`${row.part} ${ref}`, { part: row.part as ChangePart, ref });
+    batch.count += 1;
+    batch.oldestSeconds = Math.max(batch.oldestSeconds, Number(row.age));
+  });
+  batch.touched = [...touched.values()];
+  return batch;
 }
 
-/** Deletes exactly these changes (once applied): a change recorded meanwhile stays for the next read. */
-export async function consumeChanges(source: SourceConnection, changes: Change[]): Promise<void> {
-  for (let i = 0; i < changes.length; i += 1_000) {
-    const ids = changes.slice(i, i + 1_000).map((change) => change.id);
-    await source.query(`DELETE FROM ${CHANGES_TABLE} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+/** Deletes exactly the changes read (once applied): a change recorded meanwhile stays for the next read. */
+export async function consumeChanges(source: SourceConnection, batch: ChangeBatch): Promise<void> {
+  for (let i = 0; i < batch.runs.length; i += 500) {
+    const runs = batch.runs.slice(i, i + 500);
+    await source.query(
+      `DELETE FROM ${CHANGES_TABLE} WHERE ${runs.map(() => '(id BETWEEN ? AND ?)').join(' OR ')}`,
+      runs.flatMap(([first, last]) => [String(first), String(last)]),
+    );
   }
 }
 

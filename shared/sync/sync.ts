@@ -17,7 +17,14 @@ import {
 import { getItems, queryAll } from '../write/reads.ts';
 import { applyPlan } from '../write/steps.ts';
 import { onEveryWrite, type TableRef, type Writer } from '../write/writer.ts';
-import { type Change, consumeChanges, missingSchema, NOTIFY_CHANNEL, preparedFor, readChanges } from './capture.ts';
+import {
+  type ChangeBatch,
+  consumeChanges,
+  missingSchema,
+  NOTIFY_CHANNEL,
+  preparedFor,
+  readChanges,
+} from './capture.ts';
 import type { Mapping } from './mapping.ts';
 import {
   ALL_SOURCE_PARTS,
@@ -72,8 +79,6 @@ const FULL_PASS_EVERY_MS = 5 * 60_000;
 const POLL_MS = 500;
 const GIVE_UP_AFTER_MS = 30_000;
 const IDLE_METRIC_EVERY_MS = 60_000;
-/** Changes read (and applied together) at once. */
-const CHANGES_PER_BATCH = 20_000;
 /**
  * Teams a full pass reads and writes together (in one transaction of the source, one plan, one hold
  * of the writers' lock when anything differs): between two batches, the changes committed meanwhile
@@ -82,8 +87,6 @@ const CHANGES_PER_BATCH = 20_000;
 const TEAMS_PER_BATCH = 20;
 /** A team's write is heavy past this many list items: teams with light writes go first. */
 const HEAVY_WRITE = 1_000;
-/** Teams a batch of changes plans together at most (those a change of many teams touches, in turns). */
-const TEAMS_PER_PLAN = 100;
 /** Tokens a full pass or a batch reads from the source at once. */
 const TOKENS_PER_READ = 500;
 // At most 5 s between tries: a source back from an outage is caught up within the contract's 10 s.
@@ -323,23 +326,30 @@ class Sync {
   /** The changes recorded since the last pass, applied together; false when there were none. */
   private async applyChanges(): Promise<boolean> {
     const source = this.source!;
-    const changes = await readChanges(source, CHANGES_PER_BATCH);
-    if (changes.length === 0) return false;
-    const started = this.s.clock();
-    if (changes.some((change) => change.ref === null)) {
-      // A TRUNCATE: every team's part, as a full pass reads it (which applies no changes meanwhile:
-      // this one is among them).
+    // The changes and the rows they name are read in one snapshot of the source: a transaction that
+    // commits meanwhile is in neither, and is applied whole with the next batch.
+    const read = await source.readConsistently(async () => {
+      const batch = await readChanges(source);
+      if (batch.count === 0) return undefined;
+      // A TRUNCATE: every team's part, as a full pass reads it (outside this snapshot).
+      if (batch.touched.some((change) => change.ref === null)) return { batch, truncated: true };
+      const started = this.s.clock();
+      const refused = await this.applyBatch(batch);
+      const lagSeconds = Math.round((batch.oldestSeconds + (this.s.clock() - started) / 1000) * 1000) / 1000;
+      this.passMetric({ changes: batch.count, lagSeconds, refused });
+      return { batch, truncated: false };
+    });
+    if (!read) return false;
+    if (read.truncated) {
+      // A full pass applies no changes meanwhile: this one is among them.
       this.truncated = true;
       try {
         await this.fullPass();
       } finally {
         this.truncated = false;
       }
-    } else {
-      const refused = await this.applyBatch(changes);
-      this.passMetric({ changes: changes.length, lagSeconds: lag(changes, started, this.s.clock()), refused });
     }
-    await consumeChanges(source, changes);
+    await consumeChanges(source, read.batch);
     return true;
   }
 
@@ -353,27 +363,19 @@ class Sync {
   }
 
   /** What a batch of changes touches: its teams' parts, its users, its tokens. */
-  private async applyBatch(changes: Change[]): Promise<number> {
+  private async applyBatch(batch: ChangeBatch): Promise<number> {
     const teams = new Map<number, Set<SourcePart>>();
     const users = new Set<number>();
     const tokens = new Set<number>();
     const partsOf = (teamId: number) => teams.get(teamId) ?? teams.set(teamId, new Set()).get(teamId)!;
-    for (const { part, ref } of changes) {
+    for (const { part, ref } of batch.touched) {
       const id = Number(ref);
       if (part === 'user') users.add(id);
       else if (part === 'token') tokens.add(id);
       else partsOf(id).add(part);
     }
     const { desiredUsers, removedUsers } = await this.usersChanged(users, partsOf, tokens);
-    // One plan for up to TEAMS_PER_PLAN teams (what one transaction of the source touches, as a rule):
-    // the users and tokens with the first.
-    const all = [...teams];
-    let refused = 0;
-    for (let i = 0; i === 0 || i < all.length; i += TEAMS_PER_PLAN) {
-      const also = i === 0 ? { tokens: [...tokens], users: desiredUsers, removedUsers } : NOTHING_ELSE;
-      refused += await this.applyTogether(new Map(all.slice(i, i + TEAMS_PER_PLAN)), also);
-    }
-    return refused;
+    return this.applyTogether(teams, { tokens: [...tokens], users: desiredUsers, removedUsers });
   }
 
   /**
@@ -456,8 +458,9 @@ class Sync {
   }
 
   /**
-   * Teams (each with the parts a change touched), and the tokens and users a batch names, read in one
-   * consistent transaction of the source and written as one plan (docs/contract.md, section 9): every
+   * Teams (each with the parts a change touched), and the tokens and users a batch names, read in the
+   * snapshot of the source the caller opened (readConsistently) and written as one plan
+   * (docs/contract.md, section 9): every
    * right taken away (a token narrowed or gone, a member leaving any of these teams) before any is
    * granted, and a slug handed from one team to another in the order that frees it first. A team
    * whose rows or plan break a rule is left out of the plan, said once, and kept as it was; the rest
@@ -465,79 +468,77 @@ class Sync {
    */
   private async applyTogether(teams: Map<number, Set<SourcePart>>, also: Also = NOTHING_ELSE): Promise<number> {
     const source = this.source!;
-    return source.readConsistently(async () => {
-      const { doc, tableName } = this.s.table;
-      const read = new Map<number, { team: SourceTeam; parts: ReadonlySet<SourcePart> }>();
-      const held = new Set<number>();
-      const readSome = async (wanted: Map<number, ReadonlySet<SourcePart>>) => {
-        for (const item of await getItems(doc, tableName, [...wanted.keys()].map(teamHeadKey))) {
-          held.add(Number(item.team_id));
-        }
-        for (const [teamId, asked] of wanted) {
-          // A team the table does not hold yet is read, and written, whole.
-          const parts = held.has(teamId) ? asked : new Set(ALL_SOURCE_PARTS);
-          read.set(teamId, { team: await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone), parts });
-        }
-      };
-      await readSome(teams);
-      const tokens = await readTokens(source, this.s.mapping, this.s.timezone, { ids: also.tokens });
-      const options = { startedAt: this.s.clock(), tokenOfAnotherUser: 'move', slugCycles: 'together' } as const;
-
-      /** The plan for every team that keeps the rules, with the problems that left the others out. */
-      const plan = async (t: TableRef, only?: ReadonlySet<number>) => {
-        const problems = new Map<number, Refusal[]>();
-        for (let round = 0; ; round++) {
-          const planned = await readPlan(t, this.desiredOf(read, held, problems, tokens, also, only), options);
-          if (planned.problems.length === 0) return { planned, problems };
-          // A slug held by a team not read here: that team may have given it up in the same
-          // transaction of the source, so it is read and planned with the rest.
-          const holders = new Map<number, ReadonlySet<SourcePart>>();
-          for (const problem of planned.problems) {
-            if (problem.kind === 'slugTaken' && !read.has(problem.holder))
-              holders.set(problem.holder, new Set(['team']));
-          }
-          if (holders.size > 0 && round < 2) {
-            await readSome(holders);
-            continue;
-          }
-          const before = problems.size;
-          for (const problem of planned.problems) {
-            // A problem that names no team read here leaves them all out: nothing is written.
-            const named = teamsOf(problem, read);
-            for (const teamId of named.length > 0 ? named : read.keys()) {
-              problems.set(teamId, [...(problems.get(teamId) ?? []), planRefusal(problem, teamId)]);
-            }
-          }
-          if (problems.size === before) return { planned: EMPTY_PLAN, problems };
-        }
-      };
-
-      const first = await plan({ doc, tableName });
-      const problems = new Map(first.problems);
-      for (const only of lightFirst(first.planned, read.keys())) {
-        // Planned again under the lock: what an import wrote meanwhile is what the write starts from.
-        const locked = await this.underLock(async (w) => {
-          const again = await plan(w, only);
-          if (!isEmpty(again.planned)) {
-            await applyPlan(w, again.planned, async (emit) => {
-              for (const [teamId, { team }] of read) if (only.has(teamId)) await team.items(emit);
-            });
-          }
-          return again;
-        });
-        for (const teamId of only) problems.delete(teamId);
-        for (const [teamId, refusals] of locked.problems) if (only.has(teamId)) problems.set(teamId, refusals);
+    const { doc, tableName } = this.s.table;
+    const read = new Map<number, { team: SourceTeam; parts: ReadonlySet<SourcePart> }>();
+    const held = new Set<number>();
+    const readSome = async (wanted: Map<number, ReadonlySet<SourcePart>>) => {
+      for (const item of await getItems(doc, tableName, [...wanted.keys()].map(teamHeadKey))) {
+        held.add(Number(item.team_id));
       }
-      let refused = 0;
-      for (const [teamId, { team, parts }] of read) {
-        const all = [...team.refusals, ...(problems.get(teamId) ?? [])];
-        this.report(all, (r) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team'));
-        refused += all.length;
+      for (const [teamId, asked] of wanted) {
+        // A team the table does not hold yet is read, and written, whole.
+        const parts = held.has(teamId) ? asked : new Set(ALL_SOURCE_PARTS);
+        read.set(teamId, { team: await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone), parts });
       }
-      const asked = new Set(also.tokens.map(String));
-      this.report(tokens.refusals, (r) => r.part === 'token' && asked.has(r.id));
-      return refused + tokens.refusals.length;
-    });
+    };
+    await readSome(teams);
+    const tokens = await readTokens(source, this.s.mapping, this.s.timezone, { ids: also.tokens });
+    const options = { startedAt: this.s.clock(), tokenOfAnotherUser: 'move', slugCycles: 'together' } as const;
+
+    /** The plan for every team that keeps the rules, with the problems that left the others out. */
+    const plan = async (t: TableRef, only?: ReadonlySet<number>) => {
+      const problems = new Map<number, Refusal[]>();
+      for (;;) {
+        const planned = await readPlan(t, this.desiredOf(read, held, problems, tokens, also, only), options);
+        if (planned.problems.length === 0) return { planned, problems };
+        // A slug held by a team not read here: that team may have given it up in the same
+        // transaction of the source, so it is read and planned with the rest.
+        const holders = new Map<number, ReadonlySet<SourcePart>>();
+        for (const problem of planned.problems) {
+          if (problem.kind === 'slugTaken' && !read.has(problem.holder)) holders.set(problem.holder, new Set(['team']));
+        }
+        // Each round reads teams not read before: a chain of handed slugs is followed to its end.
+        if (holders.size > 0) {
+          await readSome(holders);
+          continue;
+        }
+        const before = problems.size;
+        for (const problem of planned.problems) {
+          // A problem that names no team read here leaves them all out: nothing is written.
+          const named = teamsOf(problem, read);
+          for (const teamId of named.length > 0 ? named : read.keys()) {
+            problems.set(teamId, [...(problems.get(teamId) ?? []), planRefusal(problem, teamId)]);
+          }
+        }
+        if (problems.size === before) return { planned: EMPTY_PLAN, problems };
+      }
+    };
+
+    const first = await plan({ doc, tableName });
+    const problems = new Map(first.problems);
+    for (const only of lightFirst(first.planned, read.keys())) {
+      // Planned again under the lock: what an import wrote meanwhile is what the write starts from.
+      const locked = await this.underLock(async (w) => {
+        const again = await plan(w, only);
+        if (!isEmpty(again.planned)) {
+          await applyPlan(w, again.planned, async (emit) => {
+            for (const [teamId, { team }] of read) if (only.has(teamId)) await team.items(emit);
+          });
+        }
+        return again;
+      });
+      for (const teamId of only) problems.delete(teamId);
+      for (const [teamId, refusals] of locked.problems) if (only.has(teamId)) problems.set(teamId, refusals);
+    }
+    let refused = 0;
+    for (const [teamId, { team, parts }] of read) {
+      const all = [...team.refusals, ...(problems.get(teamId) ?? [])];
+      this.report(all, (r) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team'));
+      refused += all.length;
+    }
+    const asked = new Set(also.tokens.map(String));
+    this.report(tokens.refusals, (r) => r.part === 'token' && asked.has(r.id));
+    return refused + tokens.refusals.length;
   }
 
   /** What the teams read ask of the table: those left out (refused, or a problem of the plan) are not named. */
@@ -629,7 +630,7 @@ class Sync {
       if (this.stopped) return; // left for the next run: what it wrote so far is whole
       const batch = new Map(teamIds.slice(next, next + TEAMS_PER_BATCH).map((id) => [id, new Set(ALL_SOURCE_PARTS)]));
       next += batch.size;
-      refused += await this.applyTogether(batch);
+      refused += await source.readConsistently(() => this.applyTogether(batch));
       await this.changesMeanwhile();
     }
     const index = new Map(
@@ -778,12 +779,6 @@ function isDynamoDbFailure(error: unknown): boolean {
 }
 
 /** Seconds from the oldest change's recording to `now`. */
-function lag(changes: Change[], readAt: number, now: number): number {
-  const oldest = Math.max(...changes.map((change) => change.ageSeconds));
-  return Math.round((oldest + (now - readAt) / 1000) * 1000) / 1000;
-}
-
-/** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
 /**
  * A batch's teams in the order their writes go: those that write a few items before those that
  * rewrite a long list, so that a small change is not kept waiting behind a large one (a cost line
@@ -822,6 +817,7 @@ function teamsOf(problem: PlanProblem, read: ReadonlyMap<number, { team: SourceT
   return [];
 }
 
+/** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
 function planRefusal(problem: PlanProblem, teamId: number): Refusal {
   switch (problem.kind) {
     case 'slugTaken':

@@ -96,14 +96,14 @@ export async function leaveTeam(w: Writer, teamId: number, membersGeneration: st
 }
 
 /**
- * Gives a token the entries of every team its user is a member of: the teams its user item lists,
+ * Gives tokens of one user the entries of every team it is a member of: the teams its user item lists,
  * where the team's member index holds the user. Used for a token `token create` issues and for
  * the new tokens of a write, neither under the writers' lock. A writer that takes a member away
  * meanwhile removes the index item before it lists the user's tokens; so once the entries are
  * added, the index is read again and any entry whose index item has gone is removed: whichever
  * comes first, no entry of a member who left stays on the token.
  */
-export async function tagTokenMemberships(t: TableRef, userId: number, hash: string): Promise<void> {
+export async function tagTokenMemberships(t: TableRef, userId: number, ...hashes: string[]): Promise<void> {
   const { Item: user } = await t.doc.send(
     new GetCommand({ TableName: t.tableName, Key: userKey(userId), ConsistentRead: true }),
   );
@@ -118,13 +118,10 @@ export async function tagTokenMemberships(t: TableRef, userId: number, hash: str
     new Set(
       (await getItems(t.doc, t.tableName, indexKeys, { consistent: true })).map((item) => entryOf(item as never)),
     );
+  // The user's reads once for all of its tokens (a first load gives a user thousands).
   const entries = [...(await indexed())];
-  await changeMemberships(t, hash, 'ADD', entries);
+  await forEachConcurrently(hashes, (hash) => changeMemberships(t, hash, 'ADD', entries));
   const still = await indexed();
-  await changeMemberships(
-    t,
-    hash,
-    'DELETE',
-    entries.filter((entry) => !still.has(entry)),
-  );
+  const gone = entries.filter((entry) => !still.has(entry));
+  await forEachConcurrently(hashes, (hash) => changeMemberships(t, hash, 'DELETE', gone));
 }

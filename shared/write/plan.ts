@@ -5,6 +5,7 @@ import {
   sanctumKey,
   teamFinanceKey,
   teamHeadKey,
+  TOKEN_PREFIX,
   tokenKey,
   userKey,
 } from '../store/keys.ts';
@@ -157,8 +158,8 @@ export interface Plan {
   startedAt: number;
   /** Teams that change, in the order they switch (a team that takes a slug after the team that gives it up). */
   teams: TeamPlan[];
-  /** Teams among `teams` that swap slugs: they switch last, together, in one transaction. */
-  together: TeamPlan[];
+  /** Groups of teams among `teams` that swap slugs: they switch last, each group in one transaction. */
+  together: TeamPlan[][];
   /** Teams that go: they switch first, giving up their slugs. */
   removedTeams: RemovedTeamPlan[];
   tokens: TokenPlan;
@@ -232,7 +233,7 @@ export async function readPlan(t: TableRef, desired: DesiredState, options: Plan
   const { ordered, together } = orderForSlugMoves(teams, problems, options.slugCycles ?? 'refuse');
   return {
     startedAt: options.startedAt,
-    teams: [...ordered, ...together],
+    teams: [...ordered, ...together.flat()],
     together,
     removedTeams,
     tokens,
@@ -382,17 +383,25 @@ async function planTokens(
   );
   const holders = new Map([...indexItems].map(([id, item]) => [id, item.hash]));
   const plan: TokenPlan = { created: [], indexed: [], kept: [], removed: [] };
-  const remove = async (hash: string) => {
-    const [item] = await get([tokenKey(hash)]);
-    if (item) plan.removed.push({ hash, ...pick(storedToken(item)) });
-  };
   const pick = (token: StoredToken) => ({ userId: token.userId, sanctumId: token.sanctumId });
+  // The tokens that go (gone from the source, or replaced by another of their Sanctum id): read at
+  // once, as many as there are (a mass delete of thousands).
+  const going = new Set<string>();
+  for (const token of desired.tokens) {
+    const holder = token.sanctumId === undefined ? undefined : holders.get(token.sanctumId);
+    // Sanctum's id is its primary key: the token that held it before is replaced, and stops working.
+    if (holder !== undefined && holder !== token.hash) going.add(holder);
+  }
+  for (const sanctumId of desired.removedTokens ?? []) {
+    const hash = holders.get(sanctumId);
+    if (hash !== undefined) going.add(hash);
+  }
+  for (const item of await get([...going].map(tokenKey))) {
+    plan.removed.push({ hash: String(item.pk).slice(TOKEN_PREFIX.length), ...pick(storedToken(item)) });
+  }
 
   for (const token of desired.tokens) {
     const stored = byHash.get(tokenKey(token.hash).pk);
-    const holder = token.sanctumId === undefined ? undefined : holders.get(token.sanctumId);
-    // Sanctum's id is its primary key: the token that held it before is replaced, and stops working.
-    if (holder !== undefined && holder !== token.hash) await remove(holder);
     if (!stored || stored.inactive) {
       plan.created.push(token);
     } else if (stored.userId !== token.userId) {
@@ -407,10 +416,6 @@ async function planTokens(
     }
     const index = token.sanctumId === undefined ? undefined : indexItems.get(token.sanctumId);
     if (token.sanctumId !== undefined && index?.fingerprint !== tokenFingerprint(token)) plan.indexed.push(token);
-  }
-  for (const sanctumId of desired.removedTokens ?? []) {
-    const hash = holders.get(sanctumId);
-    if (hash !== undefined) await remove(hash);
   }
   return plan;
 }
@@ -465,6 +470,19 @@ export function tokenChanges({ desired, stored }: TokenPlan['kept'][number]): bo
   );
 }
 
+/** Teams split into the groups that the slugs they take from each other tie together. */
+function slugGroups(teams: TeamPlan[], holderOf: (team: TeamPlan, among: TeamPlan[]) => TeamPlan | undefined) {
+  const groupOf = new Map(teams.map((team) => [team, [team]]));
+  for (const team of teams) {
+    const holder = holderOf(team, teams);
+    const [a, b] = [groupOf.get(team)!, holder && groupOf.get(holder)!];
+    if (!b || a === b) continue;
+    a.push(...b);
+    for (const member of b) groupOf.set(member, a);
+  }
+  return [...new Set(groupOf.values())];
+}
+
 /**
  * Rights taken away before rights granted (docs/contract.md, section 9): of the teams free to switch,
  * those whose members only leave go first, those whose members only join last, so that a user
@@ -488,7 +506,7 @@ function orderForSlugMoves(
   teams: TeamPlan[],
   problems: PlanProblem[],
   cycles: 'refuse' | 'together',
-): { ordered: TeamPlan[]; together: TeamPlan[] } {
+): { ordered: TeamPlan[]; together: TeamPlan[][] } {
   const holderOf = (team: TeamPlan, among: TeamPlan[]) =>
     among.find(
       (other) =>
@@ -501,11 +519,14 @@ function orderForSlugMoves(
   while (remaining.length > 0) {
     const ready = remaining.filter((team) => !holderOf(team, remaining));
     if (ready.length === 0) {
-      if (cycles === 'together' && remaining.length <= TEAMS_SWITCHED_TOGETHER) return { ordered, together: remaining };
-      for (const team of remaining) {
+      // The teams left hold each other's slugs: each group of them, tied by the slugs they hand on,
+      // switches in one transaction (five pairs swapping are five groups).
+      const groups = cycles === 'together' ? slugGroups(remaining, holderOf) : [remaining];
+      const together = groups.filter((group) => cycles === 'together' && group.length <= TEAMS_SWITCHED_TOGETHER);
+      for (const team of groups.filter((group) => !together.includes(group)).flat()) {
         problems.push({ kind: 'slugCycle', team: team.desired, holder: holderOf(team, remaining)!.desired });
       }
-      return { ordered, together: [] };
+      return { ordered, together };
     }
     ordered.push(...ready.sort((a, b) => membersOrder(a) - membersOrder(b)));
     remaining = remaining.filter((team) => !ready.includes(team));

@@ -99,10 +99,14 @@ export async function narrowFirst(w: Writer, plan: Plan): Promise<void> {
   await clearDeadWriters(w);
   const { removed, kept, indexed } = plan.tokens;
   const reindexed = new Set(indexed.map((token) => token.sanctumId));
+  // The tokens first, which is what revokes them (thousands, in a mass delete), then their indexes.
+  await writeRequests(
+    w,
+    removed.map((token) => deleteRequest(tokenKey(token.hash))),
+  );
   await writeRequests(
     w,
     removed.flatMap((token) => [
-      deleteRequest(tokenKey(token.hash)),
       deleteRequest(userTokenKey(token.userId, token.hash)),
       // Its Sanctum id's item goes with it, unless a token of this write takes the id over.
       ...(token.sanctumId !== undefined && !reindexed.has(token.sanctumId)
@@ -199,21 +203,32 @@ async function switchTeams(w: Writer, plan: Plan, { onProgress }: StepHooks): Pr
     await removeTeam(w, team);
     await onProgress?.({ phase: 'switching', done: ++done, total });
   }
+  // What switches together: a team, or teams that swap slugs (plan.ts), in the plan's order.
+  const grouped = new Set(plan.together.flat());
+  const units = [...plan.teams.filter((team) => !grouped.has(team)).map((team) => [team]), ...plan.together];
   // Each team: its leaving members lose it just before its switch, its joining members gain it just
-  // after (plan.ts orders the teams so that those whose members only leave switch first).
-  const together = new Set(plan.together);
-  for (const team of plan.teams) {
-    if (together.has(team)) continue;
-    await membersLeave(w, team);
-    if (!onlyMembers(team)) await transact(w, team.desired.identity.id, switchActions(w, team, [team]));
-    await membersJoin(w, team);
-    await onProgress?.({ phase: 'switching', done: ++done, total });
-  }
-  if (together.size > 0) {
-    for (const team of plan.together) await membersLeave(w, team);
-    await transact(w, plan.together[0]!.desired.identity.id, switchedTogether(w, plan.together));
-    for (const team of plan.together) await membersJoin(w, team);
-    done += together.size;
+  // after (plan.ts puts teams whose members only leave first). Where the slugs' order makes a team
+  // that a user joins switch before one she leaves, she leaves that one before any switch: a right
+  // taken away is in force no later than one granted (docs/contract.md, section 9).
+  const firstJoin = new Map<number, number>();
+  units.forEach((unit, at) => {
+    for (const userId of unit.flatMap((team) => team.joining)) if (!firstJoin.has(userId)) firstJoin.set(userId, at);
+  });
+  const early = new Map<TeamPlan, number[]>();
+  units.forEach((unit, at) => {
+    for (const team of unit) {
+      const users = team.leaving.filter((userId) => (firstJoin.get(userId) ?? at) < at);
+      if (users.length > 0) early.set(team, users);
+    }
+  });
+  for (const [team, users] of early) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, users);
+  for (const unit of units) {
+    for (const team of unit) await membersLeave(w, team, early.get(team) ?? []);
+    const [first] = unit;
+    if (unit.length > 1) await transact(w, first!.desired.identity.id, switchedTogether(w, unit));
+    else if (!onlyMembers(first!)) await transact(w, first!.desired.identity.id, switchActions(w, first!, unit));
+    for (const team of unit) await membersJoin(w, team);
+    done += unit.length;
     await onProgress?.({ phase: 'switching', done, total });
   }
 }
@@ -302,8 +317,9 @@ function switchActions(w: Writer, team: TeamPlan, owners: TeamPlan[]): TransactA
 }
 
 /** Before its switch: members who leave the team. */
-async function membersLeave(w: Writer, team: TeamPlan): Promise<void> {
-  if (team.leaving.length > 0) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, team.leaving);
+async function membersLeave(w: Writer, team: TeamPlan, leftAlready: number[]): Promise<void> {
+  const leaving = team.leaving.filter((userId) => !leftAlready.includes(userId));
+  if (leaving.length > 0) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, leaving);
 }
 
 /** After its switch: members who join, then the members' fingerprint. */
@@ -366,11 +382,12 @@ export async function widenLast(w: Writer, plan: Plan): Promise<void> {
     w,
     plan.users.removed.map((id) => deleteRequest(userKey(id))),
   );
-  // New tokens get their memberships while still inactive, then become valid.
-  await forEachConcurrently(created, async (token) => {
+  // New tokens get their memberships while still inactive (a user's tokens together), then become valid.
+  const byUser = Map.groupBy(created, (token) => token.userId);
+  await forEachConcurrently([...byUser], async ([userId, tokens]) => {
     w.lock.assertHeld();
-    await tagTokenMemberships(w, token.userId, token.hash);
-    await updateToken(w, token.hash, token.userId, widened(token));
+    await tagTokenMemberships(w, userId, ...tokens.map((token) => token.hash));
+    await forEachConcurrently(tokens, (token) => updateToken(w, token.hash, token.userId, widened(token)));
   });
   await forEachConcurrently(kept.filter(widensToken), ({ desired }) =>
     updateToken(w, desired.hash, desired.userId, widened(desired)),

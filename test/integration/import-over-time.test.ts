@@ -11,7 +11,7 @@ import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 import { validateDocument } from '../support/validate.ts';
 
 /**
- * Issue 22, case by case: imports that stay right however often they run, and wherever they are
+ * Case by case: imports that stay right however often they run, and wherever they are
  * killed (docs/contract.md, section 7). Kills and pauses happen at chosen DynamoDB calls of the
  * import (interceptedTable); readers are the real functions behind the local server.
  */
@@ -52,8 +52,8 @@ const killBeforeActivation = (operation: string) => {
 
 describe('case 1: history never blocks, and never grows a token', () => {
   // Each import replaces all 200 generations: entries of replaced generations kept on the token, for
-  // however few imports, make it larger after the second import than after the first (before
-  // issue 22, fifteen imports took it from 9 KB to 72 KB); the third and fourth show that it does
+  // however few imports, make it larger after the second import than after the first (when they
+  // were kept, fifteen imports took it from 9 KB to 72 KB); the third and fourth show that it does
   // not grow later either.
   const IMPORTS = 4;
   it('imports a user in 200 teams four times in a row, each succeeding, the token as large as after the first', async () => {
