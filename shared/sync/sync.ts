@@ -162,6 +162,11 @@ class Sync {
   private readonly notes = new Set<string>();
   private sourceDown = false;
   private lastFullPass = 0;
+  /**
+   * Teams refused whole (a bad team row, a problem of the plan), with the parts whose changes came
+   * meanwhile: their changes are consumed, so the parts are read again with the team's next change.
+   */
+  private readonly heldBack = new Map<number, ReadonlySet<SourcePart>>();
   /** A full pass that a TRUNCATE started, from within applyChanges. */
   private truncated = false;
   private lastMetric = 0;
@@ -476,8 +481,11 @@ class Sync {
         held.add(Number(item.team_id));
       }
       for (const [teamId, asked] of wanted) {
-        // A team the table does not hold yet is read, and written, whole.
-        const parts = held.has(teamId) ? asked : new Set(ALL_SOURCE_PARTS);
+        // A team the table does not hold yet is read, and written, whole; a held one with the parts
+        // whose changes it could not take while it was refused.
+        const parts = held.has(teamId)
+          ? new Set([...asked, ...(this.heldBack.get(teamId) ?? [])])
+          : new Set(ALL_SOURCE_PARTS);
         read.set(teamId, { team: await readTeam(source, this.s.mapping, teamId, parts, this.s.timezone), parts });
       }
     };
@@ -532,6 +540,8 @@ class Sync {
     }
     let refused = 0;
     for (const [teamId, { team, parts }] of read) {
+      if (team.state === 'refused' || problems.has(teamId)) this.heldBack.set(teamId, parts);
+      else this.heldBack.delete(teamId);
       const all = [...team.refusals, ...(problems.get(teamId) ?? [])];
       this.report(all, (r) => r.teamId === teamId && (parts.has(r.part as SourcePart) || r.part === 'team'));
       refused += all.length;

@@ -101,6 +101,10 @@ describeSources('a bad row in the source', (engine) => {
       'INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (201, 2, $1, $2, $3, $3)',
       ['Held back', 'held', '2026-01-02 03:04:05'],
     );
+    // The project's change is taken (and the team still refused) before the team row is fixed: the
+    // fix alone must bring the project too.
+    const pending = async () => Number((await db.query('SELECT COUNT(*) AS n FROM team_resources_changes'))[0]!.n);
+    await servedWithin(async () => (await pending()) === 0);
     await db.query('UPDATE teams SET name = $1 WHERE id = 2', ['Globex']);
     await servedWithin(async () => (await names('globex')).includes('Held back'));
     // The new team and its bad project in one commit: the sync never sees the team without it.
