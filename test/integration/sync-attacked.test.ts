@@ -293,6 +293,7 @@ describeSources('the sync, with a full pass every 2 s', (engine) => {
       async () => (await api.get(`/api/team-${TEAMS}/projects`, { token: ADA })).status === 200,
       60_000,
     );
+    await servedWithin(async () => sync.ready, 60_000); // the first pass's last token writes
   }, 120_000);
   afterAll(async () => {
     await sync?.stop();
@@ -300,7 +301,6 @@ describeSources('the sync, with a full pass every 2 s', (engine) => {
   });
 
   it('writes at most the lease (one write every 15 s) over full passes that find nothing changed, and nothing for a no-op UPDATE', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // the first pass's last token writes
     const count = counted.restart();
     await db.query('UPDATE projects SET name = name'); // every row, same values
     await db.query('UPDATE teams SET slug = slug, name = name');
