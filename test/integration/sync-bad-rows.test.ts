@@ -40,6 +40,7 @@ describeSources('a bad row in the source', (engine) => {
     api = tableApi(table);
     sync = startSync(db, table);
     await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
+    await servedWithin(async () => sync.ready, 30_000); // its token step follows the teams
   }, 60_000);
   afterAll(async () => {
     await sync?.stop();

@@ -67,6 +67,7 @@ describeSources('the sync', (engine) => {
     api = tableApi(table);
     sync = startSync(db, table);
     await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
+    await servedWithin(async () => sync.ready, 30_000); // its token step follows the teams
   }, 60_000);
   afterAll(async () => {
     await sync?.stop();
@@ -218,8 +219,9 @@ describeSources('the sync', (engine) => {
       expiresAt: null,
     });
     expect((await api.get('/api/acme/projects', { token: secret })).status).toBe(200);
+    const passes = sync.passes;
     await db.query(`UPDATE personal_access_tokens SET name = 'renamed' WHERE id = 70`);
-    await servedWithin(async () => sync.metrics.length > 0);
+    await servedWithin(async () => sync.passes > passes); // the pass that applied the rename
     expect((await api.get('/api/acme/projects', { token: secret })).status).toBe(200);
   });
 
