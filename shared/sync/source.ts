@@ -131,14 +131,20 @@ async function connectPostgres(source: SourceUrl): Promise<SourceConnection> {
       (await client.query(toPostgresParameters(sql), params)).rows as T[],
     async stream(sql, params, onRow) {
       const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
+      let sourceFailed = false;
       try {
         for (;;) {
-          const rows = await withinSilence(cursor.read(STREAM_BATCH));
+          const rows = await withinSilence(cursor.read(STREAM_BATCH)).catch((error) => {
+            sourceFailed = true;
+            throw error;
+          });
           for (const row of rows) await onRow(row);
           if (rows.length < STREAM_BATCH) break;
         }
       } finally {
-        await cursor.close().catch(() => {});
+        // pg-cursor's close waits for a ReadyForQuery: on a connection that failed it would wait for
+        // ever. That connection is given up (the sync reconnects); any other close is bounded too.
+        if (!sourceFailed) await withinSilence(cursor.close()).catch(() => {});
       }
     },
     async readConsistently(work) {
@@ -149,7 +155,7 @@ async function connectPostgres(source: SourceUrl): Promise<SourceConnection> {
         await client.query('ROLLBACK').catch(() => {});
       }
     },
-    close: () => client.end().catch(() => {}),
+    close: () => withinSilence(client.end()).catch(() => {}),
   };
 }
 
@@ -166,6 +172,8 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
     multipleStatements: false,
   });
   connection.on('error', () => {});
+  // A read cut or silent leaves its command in mysql2's queue: nothing sent after it would run.
+  let broken = false;
   const promise = connection.promise();
   await promise.connect();
   await promise.query("SET time_zone = '+00:00'");
@@ -178,24 +186,47 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
     stream(sql, params, onRow) {
       return new Promise<void>((resolve, reject) => {
         const rows = connection.query(sql, params).stream({ highWaterMark: STREAM_BATCH });
-        let failed = false;
+        let settled = false;
+        let silence: NodeJS.Timeout | undefined;
+        const settle = (error?: unknown, fromSource = true) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(silence);
+          connection.off('error', lost);
+          if (error === undefined) return resolve();
+          // Stopped by its reader, the rest of the result is read and dropped (mysql2's stream resumes
+          // the connection when it is destroyed), and the connection serves the next query.
+          rows.destroy();
+          if (fromSource) broken = true;
+          reject(error);
+        };
+        // mysql2 tells a query that streams (it has no callback) nothing of a lost connection: the
+        // connection's 'error' event is the only word of it.
+        const lost = (error: Error) => settle(error);
+        connection.on('error', lost);
+        // Silence is the time spent waiting for the source, not for the reader of a row.
+        const awaitSource = () => {
+          clearTimeout(silence);
+          silence = setTimeout(() => settle(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+        };
+        awaitSource();
         rows.on('data', (row: Row) => {
+          clearTimeout(silence);
           rows.pause();
-          Promise.resolve(onRow(row)).then(
-            () => rows.resume(),
-            (error) => {
-              failed = true;
-              rows.destroy();
-              reject(error);
-            },
-          );
+          // onRow may throw at once: as a rejection, not out of mysql2's packet handler.
+          Promise.resolve(row)
+            .then(onRow)
+            .then(
+              () => {
+                if (settled) return;
+                awaitSource();
+                rows.resume();
+              },
+              (error) => settle(error, false),
+            );
         });
-        rows.on('error', (error) => {
-          if (!failed) reject(error);
-        });
-        rows.on('end', () => {
-          if (!failed) resolve();
-        });
+        rows.on('error', (error) => settle(error));
+        rows.on('end', () => settle());
       });
     },
     async readConsistently(work) {
@@ -207,7 +238,10 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
         await promise.query('ROLLBACK').catch(() => {});
       }
     },
-    close: () => promise.end().catch(() => {}),
+    close: async () => {
+      if (!broken) await withinSilence(promise.end()).catch(() => {});
+      connection.destroy();
+    },
   };
 }
 
