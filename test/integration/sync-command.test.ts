@@ -154,7 +154,12 @@ describeSources('npm run sync', (engine) => {
       (item) => item.pk === LEDGER_PARTITION && String(item.sk).startsWith('P#'),
     );
     expect(pending).toEqual([]);
-    // SIGTERM: it stops between two writes and gives its leases back.
+    // SIGTERM: it stops between two writes and gives its leases back. (The round may have been
+    // served by the sync killed before it: this one is signalled once it holds the lease.)
+    await servedWithin(async () => {
+      const [lease] = await getItems(table.doc, table.tableName, [syncLeaseKey()], { consistent: true });
+      return lease?.pid === sync.child.pid;
+    }, 30_000);
     sync.child.kill('SIGTERM');
     const exited = await sync.exited;
     expect(exited.code ?? exited.signal).not.toBe('SIGKILL');
