@@ -281,14 +281,18 @@ export async function listenPostgres(
   client.on('error', onLost);
   client.on('end', () => onLost(new Error('the listening connection ended')));
   client.on('notification', onNotify);
-  await client.connect();
-  await client.query(`LISTEN ${channel}`);
-  return {
-    close: async () => {
-      client.removeAllListeners('end');
-      await client.end().catch(() => {});
-    },
+  const close = async () => {
+    client.removeAllListeners('end');
+    await withinSilence(client.end()).catch(() => {});
   };
+  await client.connect();
+  try {
+    await withinSilence(client.query(`LISTEN ${channel}`));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { close };
 }
 
 /** What kind of failure an error of the source is: the sync reports each kind its own way. */
