@@ -172,15 +172,25 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
     multipleStatements: false,
   });
   connection.on('error', () => {});
-  // A read cut or silent leaves its command in mysql2's queue: nothing sent after it would run.
+  // A call cut or silent leaves its command in mysql2's queue: nothing sent after it would run.
   let broken = false;
   const promise = connection.promise();
+  /** A query the source must answer within the silence limit; one that fails the connection breaks it. */
+  const ask = async (sql: string, params: unknown[] = []) => {
+    try {
+      const [rows] = await promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params);
+      return rows;
+    } catch (error) {
+      if (sourceFault(error) === 'unreachable') broken = true;
+      throw error;
+    }
+  };
   await promise.connect();
-  await promise.query("SET time_zone = '+00:00'");
+  await ask("SET time_zone = '+00:00'");
   return {
     engine: 'mysql',
     query: async <T extends Row>(sql: string, params: unknown[] = []) => {
-      const [rows] = await promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params);
+      const rows = await ask(sql, params);
       return (Array.isArray(rows) ? rows : []) as T[];
     },
     stream(sql, params, onRow) {
@@ -230,12 +240,12 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
       });
     },
     async readConsistently(work) {
-      await promise.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      await promise.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+      await ask('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await ask('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
       try {
         return await work();
       } finally {
-        await promise.query('ROLLBACK').catch(() => {});
+        await ask('ROLLBACK').catch(() => {});
       }
     },
     close: async () => {
