@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import mysql from 'mysql2';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
@@ -116,45 +117,63 @@ async function connectPostgres(source: SourceUrl): Promise<SourceConnection> {
   const client = new pg.Client({
     connectionString: source.url,
     connectionTimeoutMillis: SOURCE_SILENCE_MS,
-    query_timeout: SOURCE_SILENCE_MS,
     types: postgresTypes as never,
     application_name: 'team-resources-sync',
   });
   // A connection that drops between calls is reported by the next call; this keeps the event from
   // being an unhandled error.
   client.on('error', () => {});
-  await client.connect();
-  await client.query("SET TIME ZONE 'UTC'");
+  // A call cut or silent leaves the connection broken: every later call fails at once, as
+  // unreachable (the sync reconnects), instead of waiting behind it.
+  let broken = false;
+  const breaks = (error: unknown) => {
+    if (sourceFault(error) === 'unreachable') broken = true;
+  };
+  // Each statement is bounded here, not by the client's query_timeout: node-postgres starts that for
+  // a cursor too and never stops it (pg-cursor does not call back), failing every read over 10 s.
+  const ask = async (sql: string, params: unknown[] = []) => {
+    if (broken) throw new SourceSilent();
+    return withinSilence(client.query(toPostgresParameters(sql), params)).catch((error) => {
+      breaks(error);
+      throw error;
+    });
+  };
+  try {
+    await client.connect();
+    await ask("SET TIME ZONE 'UTC'");
+  } catch (error) {
+    await withinSilence(client.end()).catch(() => {});
+    throw error;
+  }
   return {
     engine: 'postgres',
-    query: async <T extends Row>(sql: string, params: unknown[] = []) =>
-      (await client.query(toPostgresParameters(sql), params)).rows as T[],
+    query: async <T extends Row>(sql: string, params: unknown[] = []) => (await ask(sql, params)).rows as T[],
     async stream(sql, params, onRow) {
+      if (broken) throw new SourceSilent();
       const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
-      let sourceFailed = false;
       try {
         for (;;) {
           const rows = await withinSilence(cursor.read(STREAM_BATCH)).catch((error) => {
-            sourceFailed = true;
+            breaks(error);
             throw error;
           });
           for (const row of rows) await onRow(row);
           if (rows.length < STREAM_BATCH) break;
         }
       } finally {
-        // pg-cursor's close waits for a ReadyForQuery: on a connection that failed it would wait for
-        // ever. That connection is given up (the sync reconnects); any other close is bounded too.
-        if (!sourceFailed) await withinSilence(cursor.close()).catch(() => {});
+        // pg-cursor's close waits for a ReadyForQuery: on a broken connection it would wait for ever.
+        if (!broken) await withinSilence(cursor.close()).catch(breaks);
       }
     },
     async readConsistently(work) {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await ask('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       try {
         return await work();
       } finally {
-        await client.query('ROLLBACK').catch(() => {});
+        await ask('ROLLBACK').catch(() => {});
       }
     },
+    // With a call still under way, node-postgres's end() destroys the socket rather than wait.
     close: () => withinSilence(client.end()).catch(() => {}),
   };
 }
@@ -172,21 +191,39 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
     multipleStatements: false,
   });
   connection.on('error', () => {});
-  // A call cut or silent leaves its command in mysql2's queue: nothing sent after it would run.
+  // A call cut or silent stays at the head of mysql2's queue: nothing queued after it would ever
+  // start (mysql2 starts a query's own timeout only once it starts). Such a connection is broken:
+  // every later call fails at once, as unreachable, and the sync reconnects.
   let broken = false;
+  const breaks = (error: unknown) => {
+    if (sourceFault(error) === 'unreachable') broken = true;
+  };
   const promise = connection.promise();
-  /** A query the source must answer within the silence limit; one that fails the connection breaks it. */
+  /** A query the source must answer within the silence limit, counted from when it is asked. */
   const ask = async (sql: string, params: unknown[] = []) => {
+    if (broken) throw new SourceSilent();
     try {
-      const [rows] = await promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params);
+      const [rows] = await withinSilence(promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params));
       return rows;
     } catch (error) {
-      if (sourceFault(error) === 'unreachable') broken = true;
+      breaks(error);
       throw error;
     }
   };
-  await promise.connect();
-  await ask("SET time_zone = '+00:00'");
+  /** Ends the connection; a broken one is cut (its socket destroyed: a QUIT would wait behind the call). */
+  const close = async () => {
+    if (!broken) await withinSilence(promise.end()).catch(() => {});
+    connection.destroy();
+    (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+  };
+  try {
+    await promise.connect();
+    await ask("SET time_zone = '+00:00'");
+  } catch (error) {
+    broken = true;
+    await close();
+    throw error;
+  }
   return {
     engine: 'mysql',
     query: async <T extends Row>(sql: string, params: unknown[] = []) => {
@@ -194,10 +231,13 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
       return (Array.isArray(rows) ? rows : []) as T[];
     },
     stream(sql, params, onRow) {
+      if (broken) return Promise.reject(new SourceSilent());
       return new Promise<void>((resolve, reject) => {
-        const rows = connection.query(sql, params).stream({ highWaterMark: STREAM_BATCH });
         let settled = false;
         let silence: NodeJS.Timeout | undefined;
+        let rows: Readable | undefined;
+        // The reader's work on the row in hand: the result is whole only once the last row's is done.
+        let reading: Promise<void> = Promise.resolve();
         const settle = (error?: unknown, fromSource = true) => {
           if (settled) return;
           settled = true;
@@ -206,8 +246,8 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
           if (error === undefined) return resolve();
           // Stopped by its reader, the rest of the result is read and dropped (mysql2's stream resumes
           // the connection when it is destroyed), and the connection serves the next query.
-          rows.destroy();
-          if (fromSource) broken = true;
+          rows?.destroy();
+          if (fromSource) breaks(error);
           reject(error);
         };
         // mysql2 tells a query that streams (it has no callback) nothing of a lost connection: the
@@ -220,23 +260,26 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
           silence = setTimeout(() => settle(new SourceSilent()), SOURCE_SILENCE_MS).unref();
         };
         awaitSource();
-        rows.on('data', (row: Row) => {
+        const result = connection.query(sql, params).stream({ highWaterMark: STREAM_BATCH });
+        rows = result;
+        result.on('data', (row: Row) => {
           clearTimeout(silence);
-          rows.pause();
+          result.pause();
           // onRow may throw at once: as a rejection, not out of mysql2's packet handler.
-          Promise.resolve(row)
+          reading = Promise.resolve(row)
             .then(onRow)
             .then(
               () => {
                 if (settled) return;
                 awaitSource();
-                rows.resume();
+                result.resume();
               },
               (error) => settle(error, false),
             );
         });
-        rows.on('error', (error) => settle(error));
-        rows.on('end', () => settle());
+        result.on('error', (error) => settle(error));
+        // Node may end the stream while the last row is still being read: its error must not be lost.
+        result.on('end', () => void reading.then(() => settle()));
       });
     },
     async readConsistently(work) {
@@ -248,10 +291,7 @@ async function connectMysql(source: SourceUrl): Promise<SourceConnection> {
         await ask('ROLLBACK').catch(() => {});
       }
     },
-    close: async () => {
-      if (!broken) await withinSilence(promise.end()).catch(() => {});
-      connection.destroy();
-    },
+    close,
   };
 }
 

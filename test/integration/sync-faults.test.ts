@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultMapping } from '../../shared/sync/mapping.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
-import { connectSource, parseSourceUrl, sourceFault } from '../../shared/sync/source.ts';
+import { connectSource, parseSourceUrl } from '../../shared/sync/source.ts';
 import { SyncRefused } from '../../shared/sync/sync.ts';
 import { acquireWriterLock } from '../../shared/write/lease.ts';
 import { freshTable } from '../support/dynamodb.ts';
@@ -80,44 +80,6 @@ describeSources('the sync under faults', (engine) => {
       await proxy.close();
     }
   }, 60_000);
-
-  it('ends a read whose connection is lost part-way with an error, not a wait for ever, and closes', async () => {
-    const proxy = await startFaultProxy(`http://${new URL(db.url).host}`);
-    const source = await connectSource(parseSourceUrl(through(proxy).url));
-    try {
-      // A million rows, more than the driver and the sockets hold: the read is under way when it is cut.
-      const digit = `(${Array.from({ length: 10 }, (_, d) => `SELECT ${d} AS d`).join(' UNION ALL ')})`;
-      const tables = Array.from({ length: 6 }, (_, i) => `${digit} t${i}`).join(' CROSS JOIN ');
-      let rows = 0;
-      const read = source.stream(`SELECT t0.d AS n FROM ${tables}`, [], async () => {
-        if (++rows === 1) await proxy.set({ fault: 'refuse' });
-      });
-      const error = await read.then(
-        () => new Error(`the read ended as if whole, after ${rows} rows`),
-        (e: unknown) => e,
-      );
-      expect(sourceFault(error), String(error)).toBe('unreachable');
-    } finally {
-      await source.close();
-      await proxy.close();
-    }
-  }, 30_000);
-
-  it('serves the next query on a connection whose read its reader stopped part-way (a DynamoDB failure)', async () => {
-    const source = await connectSource(parseSourceUrl(db.url));
-    try {
-      const digit = `(${Array.from({ length: 10 }, (_, d) => `SELECT ${d} AS d`).join(' UNION ALL ')})`;
-      const tables = Array.from({ length: 5 }, (_, i) => `${digit} t${i}`).join(' CROSS JOIN ');
-      let rows = 0;
-      const read = source.stream(`SELECT t0.d AS n FROM ${tables}`, [], () => {
-        if (++rows === 1_000) throw new Error('the reader stopped');
-      });
-      await expect(read).rejects.toThrow('the reader stopped');
-      expect(await source.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
-    } finally {
-      await source.close();
-    }
-  }, 30_000);
 
   it("waits for an import that holds the writers' lock, and applies what changed once it has finished", async () => {
     const table = await freshTable();
