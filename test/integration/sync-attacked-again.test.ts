@@ -304,17 +304,15 @@ describeSources('the sync, attacked again', (engine) => {
     }
     await transaction(statements);
     let last: unknown;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         const answer = await api.get('/api/w231/projects', { token: ADA });
         last = [answer.status, answer.body?.data?.[0]?.name];
         return answer.status === 200 && answer.body.data[0]?.name === 'P232';
-      }, 15_000);
-    } catch (error) {
-      throw new Error(
-        `${(error as Error).message}; last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
-      );
-    }
+      },
+      15_000,
+      () => `last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 40_000);
 
   it('serves a slug handed along a chain of four teams within 10 s, when the transaction also changed 100 other teams', async () => {
@@ -331,17 +329,15 @@ describeSources('the sync, attacked again', (engine) => {
       20_000,
     );
     let last: unknown;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         const answer = await api.get('/api/t101/projects', { token: ADA });
         last = [answer.status, answer.body?.data?.[0]?.name];
         return answer.status === 200 && answer.body.data[0]?.name === 'P1';
-      }, 15_000);
-    } catch (error) {
-      throw new Error(
-        `${(error as Error).message}; last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
-      );
-    }
+      },
+      15_000,
+      () => `last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 60_000);
 
   it('never lets a token read a team with an ability granted in the transaction that removed its user from the team, when that transaction also changed 100 other teams', async () => {
@@ -390,15 +386,14 @@ describeSources('the sync, attacked again', (engine) => {
        VALUES (26, 'Kim', 'kim@example.test', 'x', ${now}, ${now})`,
     );
     let last = 0;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         last = (await api.get('/api/50/projects', { token: KIM })).status;
         return last === 200;
-      }, 15_000);
-    } catch (error) {
-      throw new Error(
-        `${(error as Error).message}; Kim's token last got ${last}; her user item after the deletion: ${JSON.stringify(left, (_, v) => (v instanceof Set ? [...v] : v))}; the sync said ${JSON.stringify(sync.lines)}`,
-      );
-    }
+      },
+      15_000,
+      () =>
+        `Kim's token last got ${last}; her user item after the deletion: ${JSON.stringify(left, (_, v) => (v instanceof Set ? [...v] : v))}; the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 60_000);
 });

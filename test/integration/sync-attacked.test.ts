@@ -130,17 +130,15 @@ describeSources('the sync, where it was attacked', (engine) => {
     // Bob (team 2) follows his team to its new slug; Ada (team 1) reads team 1 under "globex".
     await servedWithin(async () => (await api.get('/api/globex-old/projects', { token: BOB })).status === 200);
     let last: unknown;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         const answer = await api.get('/api/globex/projects', { token: ADA });
         last = [answer.status, answer.body?.data?.map?.((p: { name: string }) => p.name)];
         return answer.status === 200 && answer.body.data[0]?.name === 'Acme site';
-      }, 15_000);
-    } catch (error) {
-      throw new Error(
-        `${(error as Error).message}; last answer ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
-      );
-    }
+      },
+      15_000,
+      () => `last answer ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 40_000);
 
   it('serves a user deleted and then inserted again (same id) within 10 s: her membership and her token come back', async () => {
@@ -151,14 +149,14 @@ describeSources('the sync, where it was attacked', (engine) => {
        VALUES (12, 'Carol', 'carol@example.test', 'x', ${now}, ${now})`,
     );
     let last = 0;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         last = (await api.get('/api/initech/projects', { token: CAROL })).status;
         return last === 200;
-      }, 15_000);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; Carol's token last got ${last}`);
-    }
+      },
+      15_000,
+      () => `Carol's token last got ${last}`,
+    );
   }, 40_000);
 
   it('never lets a token read a team with an ability granted in the same transaction that removed its user from the team', async () => {
@@ -219,16 +217,14 @@ describeSources('the sync, where it was attacked', (engine) => {
     expect((await api.get('/api/umbrella/daemons', { token: ERIN })).status).toBe(200);
     await db.query(`UPDATE personal_access_tokens SET abilities = '{"1":"projects:read"}' WHERE id = 74`);
     let last = 0;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         last = (await api.get('/api/umbrella/daemons', { token: ERIN })).status;
         return last === 403 || last === 401;
-      }, 12_000);
-    } catch (error) {
-      throw new Error(
-        `${(error as Error).message}: Erin's token still reads daemons (${last}); the sync said ${JSON.stringify(sync.lines)}`,
-      );
-    }
+      },
+      12_000,
+      () => `Erin's token still reads daemons (${last}); the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 40_000);
 
   it('answers 401 within 10 s for a token whose tokenable_type stops being App\\Models\\User', async () => {
@@ -325,14 +321,14 @@ describeSources('the sync, with a full pass every 2 s', (engine) => {
     }
     // Bob is a member of team 2 only: he reads it under its new slug "team-1".
     let last = 0;
-    try {
-      await servedWithin(async () => {
+    await servedWithin(
+      async () => {
         last = (await api.get('/api/team-1/projects', { token: BOB })).status;
         return last === 200;
-      }, 25_000);
-    } catch (error) {
-      throw new Error(`${(error as Error).message} (last ${last}); the sync said ${JSON.stringify(sync.lines)}`);
-    }
+      },
+      25_000,
+      () => `last ${last}; the sync said ${JSON.stringify(sync.lines)}`,
+    );
   }, 60_000);
 
   it('names a refused row once, not again at every full pass', async () => {

@@ -78,13 +78,19 @@ export function startSync(
 
 /**
  * Polls `check` until it returns true, and says how long that took (ms): a change is "served" the
- * first time the API answers with it. Fails after `limitMs` (the contract's 10 s, with margin).
+ * first time the API answers with it. Fails after `limitMs` (the contract's 10 s, with margin),
+ * adding what `explain` says then (the last answer seen, what the sync said).
  */
-export async function servedWithin(check: () => Promise<boolean>, limitMs = 10_000): Promise<number> {
+export async function servedWithin(
+  check: () => Promise<boolean>,
+  limitMs = 10_000,
+  explain?: () => string,
+): Promise<number> {
   const started = performance.now();
   for (;;) {
     if (await check()) return performance.now() - started;
-    if (performance.now() - started > limitMs) throw new Error(`not served within ${limitMs / 1000} s`);
+    if (performance.now() - started > limitMs)
+      throw new Error(`not served within ${limitMs / 1000} s${explain ? `; ${explain()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
