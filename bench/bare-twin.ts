@@ -1,5 +1,5 @@
 import { BatchGetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
+import { createDynamoDbClient } from '../shared/table/dynamodb-client.ts';
 
 /**
  * The bare twin: a Lambda handler that makes exactly a function's DynamoDB calls (the event

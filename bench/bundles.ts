@@ -7,8 +7,8 @@ import { App, Stack } from 'aws-cdk-lib';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { functionBasics, PROJECT_ROOT } from '../infra/functions.ts';
 import { TeamResourcesStack } from '../infra/stack.ts';
-import { FUNCTION_MEMORY_MB } from '../shared/function-settings.ts';
-import { ROUTE_METADATA_KEY } from '../shared/routes.ts';
+import { FUNCTION_MEMORY_MB } from '../shared/api/function-settings.ts';
+import { ROUTE_METADATA_KEY } from '../shared/api/routes.ts';
 import type { Pair } from './report.ts';
 
 /**

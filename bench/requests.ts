@@ -1,14 +1,14 @@
 import type { DynamoDBClient, QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
-import { readApiConfig } from '../shared/config.ts';
-import { financesHandler, listHandler } from '../shared/http/handlers.ts';
-import { createDynamoDbClient } from '../shared/store/dynamodb-client.ts';
-import { TeamReader } from '../shared/store/team-reader.ts';
+import { readApiConfig } from '../shared/api/config.ts';
+import { financesHandler, listHandler } from '../shared/api/http/handlers.ts';
+import { createDynamoDbClient } from '../shared/table/dynamodb-client.ts';
+import { TeamReader } from '../shared/api/team-reader.ts';
 import { callRecorder, type CallTrace } from '../test/support/calls.ts';
 import type { TwinEvent } from './bare-twin.ts';
 
 /**
- * The API's handlers (shared/http/handlers.ts, the code the functions bundle) in this process,
+ * The API's handlers (shared/api/http/handlers.ts, the code the functions bundle) in this process,
  * each DynamoDB call counted from outside, at the client's middleware stack (test/support/calls.ts).
  */
 export interface Answer {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ROUTES, type Route } from '../shared/routes.ts';
+import { ROUTES, type Route } from '../shared/api/routes.ts';
 import { lambdaContext } from './local/api-gateway-event.ts';
-import { FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
+import { FUNCTION_TIMEOUT_MS } from '../shared/api/function-settings.ts';
 import { loadFunctionHandlers } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';

@@ -198,7 +198,7 @@ async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, use
   const { userTeams } = await import('./tokens/tokens.ts');
   const { getItems, queryAll } = await import('../shared/write/reads.ts');
   const { readHead } = await import('../shared/write/items.ts');
-  const { memberPartition, TEAMS_PARTITION, teamHeadKey, userKey } = await import('../shared/store/keys.ts');
+  const { memberPartition, TEAMS_PARTITION, teamHeadKey, userKey } = await import('../shared/table/keys.ts');
   const prepared = await prepareLocalSync(synced.source, synced.mapping, synced.timezone);
   const { doc, tableName } = prepared;
   const teamIds = (await queryAll(doc, tableName, TEAMS_PARTITION, { keysOnly: true })).map((key) => Number(key.sk));

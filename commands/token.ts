@@ -1,4 +1,4 @@
-import { isTokenAbility, TOKEN_ABILITIES } from '../shared/routes.ts';
+import { isTokenAbility, TOKEN_ABILITIES } from '../shared/table/abilities.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { command, runCommand } from './cli/run.ts';

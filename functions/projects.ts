@@ -1,5 +1,5 @@
-import { listHandler } from '../shared/http/handlers.ts';
-import { runtime } from '../shared/config.ts';
+import { listHandler } from '../shared/api/http/handlers.ts';
+import { runtime } from '../shared/api/config.ts';
 
 /** GET /api/{team}/projects */
 export const handler = listHandler('projects', runtime());

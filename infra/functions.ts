@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/function-settings.ts';
+import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/api/function-settings.ts';
 
 /** The repository root: the bundler's project root and where package-lock.json lives. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -13,7 +13,7 @@ const NODE_TIMERS_THROUGH_REQUIRE = fileURLToPath(new URL('./bundling/node-timer
 
 /**
  * What every function of the stack is, apart from its role, logs and environment: the entry, the
- * runtime and architecture, size, time budget (shared/function-settings.ts), and bundling: one
+ * runtime and architecture, size, time budget (shared/api/function-settings.ts), and bundling: one
  * minified ES module per route with a source map, built by the project's esbuild (CDK turns to
  * Docker only when none is installed). The AWS SDK goes into the bundle instead of relying on the
  * copy the runtime ships, so the deployed code runs the SDK version the tests ran. node:http comes

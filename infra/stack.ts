@@ -31,10 +31,11 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct, Node } from 'constructs';
-import { readApiConfig } from '../shared/config.ts';
-import { readLogLevel } from '../shared/log.ts';
-import { METRICS_NAMESPACE, OUTCOMES } from '../shared/http/middleware/access-log.ts';
-import { functionMemoryMb } from '../shared/function-settings.ts';
+import { readApiConfig } from '../shared/api/config.ts';
+import { readLogLevel } from '../shared/api/log.ts';
+import { OUTCOMES } from '../shared/api/http/middleware/access-log.ts';
+import { METRICS_NAMESPACE } from '../shared/metrics.ts';
+import { functionMemoryMb } from '../shared/api/function-settings.ts';
 import {
   readsTable,
   ROUTE_METADATA_KEY,
@@ -42,8 +43,8 @@ import {
   ROUTES,
   SERVED_ROUTES,
   type FunctionName,
-} from '../shared/routes.ts';
-import { KEY_SCHEMA } from '../shared/store/keys.ts';
+} from '../shared/api/routes.ts';
+import { KEY_SCHEMA } from '../shared/table/keys.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
 import { type SyncProps, syncAlarms, syncWidgets, TableSync } from './sync.ts';
 
@@ -200,7 +201,7 @@ export class TeamResourcesStack extends Stack {
         description: `${route.method} ${route.path}`,
         role,
         logGroup,
-        // Text, stated: Lambda forwards what shared/log.ts writes to stdout as it is, one JSON object
+        // Text, stated: Lambda forwards what shared/api/log.ts writes to stdout as it is, one JSON object
         // per line, which is what the embedded metric format needs (docs/operations.md).
         loggingFormat: LoggingFormat.TEXT,
         tracing: props.tracing ? Tracing.ACTIVE : undefined,
@@ -387,7 +388,7 @@ export class TeamResourcesStack extends Stack {
   }
 
   /**
-   * A metric the API publishes itself: the access line's (shared/http/middleware/access-log.ts), or
+   * A metric the API publishes itself: the access line's (shared/api/http/middleware/access-log.ts), or
    * the stack's count of 429s.
    */
   private accessMetric(name: string, dimensionsMap: Record<string, string>, statistic: string = Stats.SUM) {

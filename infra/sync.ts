@@ -23,7 +23,7 @@ import {
   SYNC_RESERVED_CONCURRENCY,
   SYNC_TIMEOUT_MS,
 } from '../shared/sync/deployed-settings.ts';
-import { METRICS_NAMESPACE } from '../shared/http/middleware/access-log.ts';
+import { METRICS_NAMESPACE } from '../shared/metrics.ts';
 import type { SYNC_METRICS } from '../shared/sync/sync.ts';
 import { isTimeZone } from '../shared/sync/times.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';

@@ -1,4 +1,4 @@
-import { readLogLevel } from '../../shared/log.ts';
+import { readLogLevel } from '../../shared/api/log.ts';
 import { NAME_MAX, stringProblem } from '../../shared/domain/strings.ts';
 import { SettingError, usageError } from './errors.ts';
 import { escapeText, shownText } from './text.ts';

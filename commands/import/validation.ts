@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { hashToken } from '../../shared/auth/bearer.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
 import { addCost, type Cost, type FinanceSummary, SERVERS_LABEL } from '../../shared/domain/finance.ts';
 import { type AnyRecord, type Collection, checkRecord, type RecordOf } from '../../shared/domain/records.ts';
 import { servedJson } from '../../shared/domain/served-json.ts';

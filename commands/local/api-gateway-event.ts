@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { functionMemoryMb } from '../../shared/function-settings.ts';
-import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/routes.ts';
+import { functionMemoryMb } from '../../shared/api/function-settings.ts';
+import { ROUTE_METHODS, SERVED_ROUTES, type ServedRoute } from '../../shared/api/routes.ts';
 
 /**
  * The one builder of the event API Gateway's HTTP API sends a function (payload format 2.0), for

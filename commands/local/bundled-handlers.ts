@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
+import { ROUTE_METADATA_KEY, SERVED_ROUTES, type FunctionName } from '../../shared/api/routes.ts';
 import { loadFunctionHandlers, type Handlers, type LambdaHandler } from './server.ts';
 
 /**

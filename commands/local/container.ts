@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { FunctionName } from '../../shared/routes.ts';
+import type { FunctionName } from '../../shared/api/routes.ts';
 import { lambdaContext } from './api-gateway-event.ts';
 import { loadBundledHandlers } from './bundled-handlers.ts';
 import { loadFunctionHandlers } from './server.ts';

@@ -1,8 +1,8 @@
 import { createServer, STATUS_CODES, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
-import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
+import { FUNCTION_TIMEOUT_MS } from '../../shared/api/function-settings.ts';
+import { SERVED_ROUTES, type FunctionName } from '../../shared/api/routes.ts';
 import { lambdaContext, routeRequest } from './api-gateway-event.ts';
 
 export type LambdaHandler = (

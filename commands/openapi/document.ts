@@ -1,10 +1,10 @@
 import { toJsonSchemaDefs } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { PAGINATION_PARAMETERS } from '../../shared/domain/pagination.ts';
+import { PAGINATION_PARAMETERS } from '../../shared/api/pagination.ts';
 import { Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
-import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, ROUTES, type Route } from '../../shared/api/routes.ts';
 import * as bodies from './schemas.ts';
-import { CACHE_CONTROL } from '../../shared/http/entity-tag.ts';
+import { CACHE_CONTROL } from '../../shared/api/http/entity-tag.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the valibot schemas. Committed

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { ABILITIES } from '../../shared/routes.ts';
-import { PAGE_MAX, PER_PAGE_MAX } from '../../shared/domain/pagination.ts';
+import { ABILITIES } from '../../shared/table/abilities.ts';
+import { PAGE_MAX, PER_PAGE_MAX } from '../../shared/api/pagination.ts';
 import { Amount, Daemon, FinanceLineItem, Project } from '../../shared/domain/served-json.ts';
 
 /**

@@ -5,7 +5,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { KEY_SCHEMA } from '../../shared/store/keys.ts';
+import { KEY_SCHEMA } from '../../shared/table/keys.ts';
 
 /**
  * Creates the one table unless it exists (string `pk`/`sk`, on-demand, as the CDK stack declares

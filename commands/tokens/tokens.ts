@@ -1,10 +1,10 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { hashToken, isExpired } from '../../shared/auth/bearer.ts';
+import { hashToken, isExpired } from '../../shared/api/bearer.ts';
 import { utcTime } from './expiry.ts';
 import { generateToken } from './secret.ts';
 import { fail } from '../cli/errors.ts';
 import { escapeText } from '../cli/text.ts';
-import { type Key, tokenHashOf, tokenKey, userKey, userTokenKey } from '../../shared/store/keys.ts';
+import { type Key, tokenHashOf, tokenKey, userKey, userTokenKey } from '../../shared/table/keys.ts';
 import { listUserTokens, tagTokenMemberships } from '../../shared/write/memberships.ts';
 import { getItems } from '../../shared/write/reads.ts';
 

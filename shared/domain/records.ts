@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { closestMatch } from 'leven';
-import { TOKEN_ABILITIES } from '../routes.ts';
+import { TOKEN_ABILITIES } from '../table/abilities.ts';
 import { isLargeInteger, parseAmount } from './decimal.ts';
 import { NAME_MAX, quote, stringProblem } from './strings.ts';
 import { toUtcTimestamp } from './timestamp.ts';
@@ -89,7 +89,7 @@ const secret = v.pipe(
     new RegExp(`^[\\x21-\\x7e]{${LIMITS.secretMin},${LIMITS.secretMax}}$`),
     `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces (it travels in a header)`,
   ),
-  // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/auth/bearer.ts).
+  // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/api/bearer.ts).
   v.check((s) => !s.includes('|'), 'must not contain "|" (a bearer "<id>|<secret>" is split at it)'),
 );
 /** Sanctum's `personal_access_tokens.token` column: the secret's SHA-256, lower-case hex. */

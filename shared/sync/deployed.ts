@@ -1,8 +1,8 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { METRICS_NAMESPACE } from '../http/middleware/access-log.ts';
-import { readLogLevel } from '../log.ts';
-import { createDynamoDbClient } from '../store/dynamodb-client.ts';
+import { METRICS_NAMESPACE } from '../metrics.ts';
+import { readLogLevel } from '../api/log.ts';
+import { createDynamoDbClient } from '../table/dynamodb-client.ts';
 import { LeaseHeld, readSyncLease } from '../write/lease.ts';
 import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
 import { takeSuccessorPlace } from './handover.ts';

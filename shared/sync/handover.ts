@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { syncSuccessorKey } from '../store/keys.ts';
+import { syncSuccessorKey } from '../table/keys.ts';
 import type { LeaseItem } from '../write/lease.ts';
 
 /** How long after the holder's announced end a successor's place is kept for it (one lease). */

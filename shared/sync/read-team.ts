@@ -2,7 +2,7 @@ import { WrittenNumber } from '../domain/decimal.ts';
 import { type Cost, SERVERS_LABEL } from '../domain/finance.ts';
 import { type AnyRecord, checkRecord, type Collection as RecordCollection } from '../domain/records.ts';
 import { servedJson } from '../domain/served-json.ts';
-import type { ListResource } from '../routes.ts';
+import type { ListResource } from '../table/keys.ts';
 import { ListFingerprint } from '../write/fingerprint.ts';
 import { financePart } from '../write/finance-part.ts';
 import type { DesiredTeam, DesiredUser } from '../write/plan.ts';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { METRICS_NAMESPACE } from '../http/middleware/access-log.ts';
-import { SANCTUM_PARTITION, TEAMS_PARTITION, teamHeadKey, tokenKey, userKey, userTokensQuery } from '../store/keys.ts';
+import { METRICS_NAMESPACE } from '../metrics.ts';
+import { SANCTUM_PARTITION, TEAMS_PARTITION, teamHeadKey, tokenKey, userKey, userTokensQuery } from '../table/keys.ts';
 import { acquireSyncLease, acquireWriterLock, type Lease, LeaseHeld, type LeaseOptions } from '../write/lease.ts';
 import {
   type DesiredState,

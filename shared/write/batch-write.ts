@@ -1,6 +1,6 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { untilProcessed } from '../store/retry.ts';
-import type { Key } from '../store/keys.ts';
+import { untilProcessed } from '../table/retry.ts';
+import type { Key } from '../table/keys.ts';
 
 export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
 
@@ -20,7 +20,7 @@ export interface WriterOptions {
  * Writes requests in batches of 25, several batches in flight, for a producer that streams:
  * `add` returns a promise only when the writer is full, so a reader of a file slows to the pace
  * of DynamoDB instead of buffering the file in memory. Unprocessed items (DynamoDB's answer under
- * load) are sent again under the one retry policy (shared/store/retry.ts); none is dropped. The
+ * load) are sent again under the one retry policy (shared/table/retry.ts); none is dropped. The
  * first failure stops the writer and is thrown by the next call and by `flush`.
  */
 export function batchWriter(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ListResource } from '../routes.ts';
+import type { ListResource } from '../table/keys.ts';
 import {
   type GenerationPart,
   generationPartition,
@@ -10,7 +10,7 @@ import {
   teamFinanceKey,
   teamHeadKey,
   teamListKey,
-} from '../store/keys.ts';
+} from '../table/keys.ts';
 
 /**
  * The items the writers (import and sync) write, shaped in one place: the import's validation

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { importLockKey, type Key, syncLeaseKey } from '../store/keys.ts';
+import { importLockKey, type Key, syncLeaseKey } from '../table/keys.ts';
 
 /**
  * Leases on one item of the table, with the same discipline for both uses:

@@ -8,13 +8,13 @@ import {
   userKey,
   userTokenHashOf,
   userTokensQuery,
-} from '../store/keys.ts';
+} from '../table/keys.ts';
 import { memberItem, readHead } from './items.ts';
 import { getItems, queryAll } from './reads.ts';
 import { deleteRequest, putRequest, sendChecked, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
- * Memberships live in three places, each with its own reader (shared/store/keys.ts):
+ * Memberships live in three places, each with its own reader (shared/table/keys.ts):
  *
  * - on the user's tokens, as `<team id>#<members generation>` entries in a string set: what a
  *   request checks, so membership costs it no read of its own;

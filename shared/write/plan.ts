@@ -1,4 +1,4 @@
-import { LIST_RESOURCES, type ListResource } from '../routes.ts';
+import { LIST_RESOURCES, type ListResource } from '../table/keys.ts';
 import {
   memberPartition,
   memberUserIdOf,
@@ -8,7 +8,7 @@ import {
   TOKEN_PREFIX,
   tokenKey,
   userKey,
-} from '../store/keys.ts';
+} from '../table/keys.ts';
 import { membersFingerprint, textFingerprint } from './fingerprint.ts';
 import { type HeadState, newGenerationId, readHead, type TeamIdentity } from './items.ts';
 import { getItems, queryAll } from './reads.ts';

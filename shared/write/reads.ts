@@ -1,13 +1,13 @@
 import { BatchGetCommand, type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
-import { type Key, LEDGER_PARTITION } from '../store/keys.ts';
-import { untilProcessed } from '../store/retry.ts';
+import { type Key, LEDGER_PARTITION } from '../table/keys.ts';
+import { untilProcessed } from '../table/retry.ts';
 
 const BATCH_LIMIT = 100; // BatchGetItem's limit
 
 /**
  * Reads items by key, 100 keys a call, for the writers. Keys DynamoDB leaves
- * unprocessed are asked again under the one retry policy (shared/store/retry.ts); none is dropped.
- * (The API's own reads, two keys on the hot path, are in shared/store/team-reader.ts.)
+ * unprocessed are asked again under the one retry policy (shared/table/retry.ts); none is dropped.
+ * (The API's own reads, two keys on the hot path, are in shared/api/team-reader.ts.)
  */
 export async function getItems(
   doc: DynamoDBDocumentClient,
@@ -67,7 +67,7 @@ export async function queryAll(...query: Parameters<typeof queryPages>) {
   return items;
 }
 
-/** Ledger entries (shared/store/keys.ts) in a sort-key range. */
+/** Ledger entries (shared/table/keys.ts) in a sort-key range. */
 export function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: SortRange) {
   return queryAll(doc, tableName, LEDGER_PARTITION, { range });
 }

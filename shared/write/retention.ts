@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { forEachConcurrently } from './concurrently.ts';
-import { LIST_RESOURCES } from '../routes.ts';
+import { LIST_RESOURCES } from '../table/keys.ts';
 import {
   type GenerationPart,
   generationPartition,
@@ -13,14 +13,14 @@ import {
   retiredUntil,
   tokenKey,
   userTokenKey,
-} from '../store/keys.ts';
+} from '../table/keys.ts';
 import { changeMemberships, listUserTokens } from './memberships.ts';
 import { ledgerEntries, queryAll, queryPages } from './reads.ts';
 import { deleteRequest, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
 /**
  * What a write leaves behind, and when it goes (docs/contract.md, sections 7 and 9; docs/storage.md).
- * The ledger (shared/store/keys.ts) records each generation of a part while it is pending (reserved,
+ * The ledger (shared/table/keys.ts) records each generation of a part while it is pending (reserved,
  * not yet switched to) and once retired (replaced, with the time), and each token written inactive.
  *
  * - A retired generation's items stay readable at least 5 minutes, however many writes follow

@@ -1,6 +1,6 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { forEachConcurrently } from './concurrently.ts';
-import type { ListResource } from '../routes.ts';
+import type { ListResource } from '../table/keys.ts';
 import {
   type Key,
   pendingKey,
@@ -12,7 +12,7 @@ import {
   tokenKey,
   userKey,
   userTokenKey,
-} from '../store/keys.ts';
+} from '../table/keys.ts';
 import { financeItem, headItem, pendingItem, resourceItem, retiredItem, teamListItem } from './items.ts';
 import { LockLost } from './lease.ts';
 import { joinTeam, leaveTeam, tagTokenMemberships } from './memberships.ts';

@@ -16,7 +16,7 @@ import {
   type LocalServer,
 } from '../../commands/local/server.ts';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { SERVED_ROUTES, type FunctionName } from '../../shared/routes.ts';
+import { SERVED_ROUTES, type FunctionName } from '../../shared/api/routes.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';

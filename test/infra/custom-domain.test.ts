@@ -2,9 +2,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../commands/local/api-gateway-event.ts';
-import { readApiConfig } from '../../shared/config.ts';
-import { listHandler } from '../../shared/http/handlers.ts';
-import { TeamReader } from '../../shared/store/team-reader.ts';
+import { readApiConfig } from '../../shared/api/config.ts';
+import { listHandler } from '../../shared/api/http/handlers.ts';
+import { TeamReader } from '../../shared/api/team-reader.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { projects, team, token, user } from '../support/snapshots.ts';
 import { propsFromContext } from '../../infra/stack.ts';

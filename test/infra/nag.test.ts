@@ -7,7 +7,7 @@ import nag from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
-import { ROUTE_METHODS, SERVED_ROUTES } from '../../shared/routes.ts';
+import { ROUTE_METHODS, SERVED_ROUTES } from '../../shared/api/routes.ts';
 import { CDK_CONTEXT, SYNC_CONTEXT, synthStack, type Synthesized } from './support.ts';
 
 /** Every prop set: the existing-table mode, a custom domain, CORS, an alarm topic, tracing. */

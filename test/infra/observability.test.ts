@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ACCESS_LINE_METRICS, METRICS_NAMESPACE, OUTCOMES } from '../../shared/http/middleware/access-log.ts';
-import { ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
+import { ACCESS_LINE_METRICS, OUTCOMES } from '../../shared/api/http/middleware/access-log.ts';
+import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import { ROUTES, SERVED_ROUTES } from '../../shared/api/routes.ts';
 import { propsFromContext } from '../../infra/stack.ts';
 import { SYNC_METRICS } from '../../shared/sync/sync.ts';
 import { resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
@@ -8,7 +9,7 @@ import { resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
 /**
  * What operators see: the dashboard and the metrics its widgets and the alarms name, the log
  * format the functions write in, and tracing. Every metric named must be one something emits:
- * the access line (shared/http/middleware/access-log.ts, with the dimensions it is published
+ * the access line (shared/api/http/middleware/access-log.ts, with the dimensions it is published
  * with), the sync's line (shared/sync/sync.ts, SYNC_METRICS, without dimensions), the stack's own
  * count of 429s, or a metric AWS documents for its namespace.
  */

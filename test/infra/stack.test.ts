@@ -6,13 +6,13 @@ import {
   DOCUMENT_FUNCTION_MEMORY_MB,
   FUNCTION_MEMORY_MB,
   FUNCTION_TIMEOUT_MS,
-} from '../../shared/function-settings.ts';
+} from '../../shared/api/function-settings.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
-import { METRICS_NAMESPACE } from '../../shared/http/middleware/access-log.ts';
+import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
-import { ROUTE_METADATA_KEY } from '../../shared/routes.ts';
-import { DOCUMENT_ROUTE, readsTable, ROUTE_METHODS, ROUTES, SERVED_ROUTES } from '../../shared/routes.ts';
-import { KEY_SCHEMA } from '../../shared/store/keys.ts';
+import { ROUTE_METADATA_KEY } from '../../shared/api/routes.ts';
+import { DOCUMENT_ROUTE, readsTable, ROUTE_METHODS, ROUTES, SERVED_ROUTES } from '../../shared/api/routes.ts';
+import { KEY_SCHEMA } from '../../shared/table/keys.ts';
 import { logicalId, resourcesOf, synthStack, type Synthesized } from './support.ts';
 
 // The stack as `npm run synth` builds it, bundled once for the whole file.
@@ -181,7 +181,7 @@ describe('function bundles', () => {
       const map = JSON.parse(readFileSync(`${fn.file}.map`, 'utf8')) as { sources: string[]; sourcesContent?: unknown };
       expect(map.sourcesContent).toBeUndefined();
       expect(map.sources.some((s) => s.endsWith(`functions/${fn.route}.ts`))).toBe(true);
-      expect(map.sources.some((s) => s.includes('shared/http/handlers.ts'))).toBe(true);
+      expect(map.sources.some((s) => s.includes('shared/api/http/handlers.ts'))).toBe(true);
     }
   });
 

@@ -4,8 +4,8 @@ import nag from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, SYNC_CONTEXT_KEYS, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
-import { METRICS_NAMESPACE } from '../../shared/http/middleware/access-log.ts';
-import { SERVED_ROUTES } from '../../shared/routes.ts';
+import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import { SERVED_ROUTES } from '../../shared/api/routes.ts';
 import {
   SCHEDULER_INPUT,
   SYNC_MEMORY_MB,

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireWriterLock, LeaseHeld, type LeaseOptions, LockLost } from '../../shared/write/lease.ts';
-import { importLockKey } from '../../shared/store/keys.ts';
+import { importLockKey } from '../../shared/table/keys.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 
 const acquireImportLock = (doc: TestTable['doc'], tableName: string, options: LeaseOptions) =>

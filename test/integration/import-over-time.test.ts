@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/bearer.ts';
-import { tokenKey, userTokenKey } from '../../shared/store/keys.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
+import { tokenKey, userTokenKey } from '../../shared/table/keys.ts';
 import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../shared/write/item-size.ts';
 import { createToken } from '../../commands/tokens/tokens.ts';

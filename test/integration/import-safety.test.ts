@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/bearer.ts';
-import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
+import { isMember, TeamReader } from '../../shared/api/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT, runImportCli } from '../support/import-process.ts';
 import { environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';

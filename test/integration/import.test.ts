@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/bearer.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
 import { LeaseHeld } from '../../shared/write/lease.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';
-import { isMember, TeamReader } from '../../shared/store/team-reader.ts';
+import { isMember, TeamReader } from '../../shared/api/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { validateDocument } from '../support/validate.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';

@@ -98,7 +98,7 @@ describe('npm start under a burst', () => {
     expect(lines.every((line) => line.status === 200)).toBe(true);
     // Each access line is about its own request: as many request ids as requests, and the Lambda
     // request id the one API Gateway gave it. (A container serves one request at a time, so this
-    // holds whatever shared/log.ts keeps at module scope.)
+    // holds whatever shared/api/log.ts keeps at module scope.)
     expect(new Set(lines.map((line) => line.function_request_id)).size).toBe(1_300);
     expect(lines.every((line) => line.function_request_id === line.apiRequestId)).toBe(true);
     // A container's first request is its cold start, in both the logger's field and the metric.

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { readApiConfig } from '../../shared/config.ts';
-import { listHandler } from '../../shared/http/handlers.ts';
-import { createLogger } from '../../shared/log.ts';
-import { TeamReader } from '../../shared/store/team-reader.ts';
+import { readApiConfig } from '../../shared/api/config.ts';
+import { listHandler } from '../../shared/api/http/handlers.ts';
+import { createLogger } from '../../shared/api/log.ts';
+import { TeamReader } from '../../shared/api/team-reader.ts';
 import { emfProblems } from '../support/emf.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
- * The access line as the functions write it to stdout (shared/log.ts; the stream Lambda
+ * The access line as the functions write it to stdout (shared/api/log.ts; the stream Lambda
  * forwards to CloudWatch Logs as it is): one JSON object per request, which is also an embedded
  * metric format document CloudWatch extracts the metrics from (test/support/emf.ts).
  */

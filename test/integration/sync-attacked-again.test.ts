@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
-import { userKey } from '../../shared/store/keys.ts';
+import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
+import { userKey } from '../../shared/table/keys.ts';
 import { getItems } from '../../shared/write/reads.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';

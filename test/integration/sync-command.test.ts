@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getItems } from '../../shared/write/reads.ts';
 import { acquireWriterLock } from '../../shared/write/lease.ts';
-import { importLockKey, LEDGER_PARTITION, syncLeaseKey } from '../../shared/store/keys.ts';
+import { importLockKey, LEDGER_PARTITION, syncLeaseKey } from '../../shared/table/keys.ts';
 import { freshTable, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import { signalIfStillRunning, processInfo, startCommand } from '../support/processes.ts';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
+import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_TIMEOUT_MS } from '../../shared/function-settings.ts';
+import { FUNCTION_TIMEOUT_MS } from '../../shared/api/function-settings.ts';
 import { startApi, type ApiResponse, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { startFaultProxy, type Fault, type FaultProxy, type ProxyMode } from '../support/fault-proxy.ts';

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamHeadKey } from '../../shared/store/keys.ts';
+import { teamHeadKey } from '../../shared/table/keys.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { runImportCli, snapshotFiles } from '../support/import-process.ts';

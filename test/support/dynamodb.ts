@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { importLockKey } from '../../shared/store/keys.ts';
+import { importLockKey } from '../../shared/table/keys.ts';
 import { inject } from 'vitest';
-import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
+import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
 import { importSnapshot, type ImportOptions } from '../../commands/import/importer.ts';
 import { validateSnapshotFile } from '../../commands/import/validation.ts';
 import { snapshotFile } from './validate.ts';

@@ -1,10 +1,18 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Authorized, Context, Logged, Paged, QueryRead, Speculated, Timed } from '../../shared/http/context.ts';
-import { isContractError } from '../../shared/http/errors.ts';
-import { DatabaseUsage, type TeamFinance } from '../../shared/store/team-reader.ts';
-import { monotonicMs } from '../../shared/clock.ts';
-import { createLogger } from '../../shared/log.ts';
+import type {
+  Authorized,
+  Context,
+  Logged,
+  Paged,
+  QueryRead,
+  Speculated,
+  Timed,
+} from '../../shared/api/http/context.ts';
+import { isContractError } from '../../shared/api/http/errors.ts';
+import { DatabaseUsage, type TeamFinance } from '../../shared/api/team-reader.ts';
+import { monotonicMs } from '../../shared/api/clock.ts';
+import { createLogger } from '../../shared/api/log.ts';
 
 /**
  * Hand-built middy requests, for testing one middleware on its own: the event API Gateway (HTTP
@@ -115,7 +123,7 @@ export interface ThrownContractError {
   headers: Record<string, string>;
 }
 
-/** What a middleware step threw, which must be one of the contract's errors (shared/http/errors.ts). */
+/** What a middleware step threw, which must be one of the contract's errors (shared/api/http/errors.ts). */
 export async function thrownContractError(step: () => unknown): Promise<ThrownContractError> {
   const error = await Promise.resolve()
     .then(step)

@@ -280,7 +280,7 @@ function makeDir(prefix: string, user: ServiceUser | undefined): string {
  * takes a fraction of what initdb and mariadb-install-db take on a loaded machine (on two cores busy
  * with other tests, 2 to 5 s for initdb and 4 to 7 s for mariadb-install-db). npm ci starts it afresh.
  */
-const TEMPLATES = fileURLToPath(new URL('../../node_modules/.cache/source-servers/', import.meta.url));
+const TEMPLATES = fileURLToPath(new URL('../../node_modules/.cache/source-servers', import.meta.url));
 
 /**
  * Makes `data` an initialised data directory: a copy of the template for `key` (the server and how it

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { readApiConfig } from '../../shared/config.ts';
-import { financesHandler, listHandler } from '../../shared/http/handlers.ts';
-import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
-import { TeamReader } from '../../shared/store/team-reader.ts';
+import { readApiConfig } from '../../shared/api/config.ts';
+import { financesHandler, listHandler } from '../../shared/api/http/handlers.ts';
+import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
+import { TeamReader } from '../../shared/api/team-reader.ts';
 import type { TestTable } from './dynamodb.ts';
 
 type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStructuredResultV2>;

@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDynamoDbClient } from '../../shared/store/dynamodb-client.ts';
+import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
 import { onEveryWrite } from '../../shared/write/writer.ts';
 import type { TestTable } from './dynamodb.ts';
 
-/** What an item written is, by its key (shared/store/keys.ts). */
+/** What an item written is, by its key (shared/table/keys.ts). */
 export type WrittenKind =
   | 'project'
   | 'daemon'

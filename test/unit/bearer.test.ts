@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerNames, hashToken, readBearer } from '../../shared/auth/bearer.ts';
+import { bearerNames, hashToken, readBearer } from '../../shared/api/bearer.ts';
 
 /** Laravel Sanctum's two bearer forms (PersonalAccessToken::findToken), docs/contract.md section 6. */
 const SECRET = 'x7Kq2mV9pL4nR8tW1zY6bC3dF5gH0jA2sE4uI6oP';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readApiConfig } from '../../shared/config.ts';
-import { readLogLevel } from '../../shared/log.ts';
+import { readApiConfig } from '../../shared/api/config.ts';
+import { readLogLevel } from '../../shared/api/log.ts';
 
 describe('readApiConfig', () => {
   it('reads TABLE_NAME', () => {

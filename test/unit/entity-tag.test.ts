@@ -1,16 +1,16 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { pageWindow } from '../../shared/domain/pagination.ts';
+import { pageWindow } from '../../shared/api/pagination.ts';
 import {
   CACHE_CONTROL,
   conditionalJson,
   entityTag,
   listEntityTag,
   matchesIfNoneMatch,
-} from '../../shared/http/entity-tag.ts';
+} from '../../shared/api/http/entity-tag.ts';
 
 /**
- * ETags derived from what decides a body (shared/http/entity-tag.ts): the same inputs give the
+ * ETags derived from what decides a body (shared/api/http/entity-tag.ts): the same inputs give the
  * same tag, and each input that changes the body changes the tag. That the same tag means the same
  * bytes through the real handlers, and that a match is answered without the page's Query, is
  * tested against DynamoDB Local (read-cost.test.ts, conditional-get.test.ts).

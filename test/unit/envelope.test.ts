@@ -2,9 +2,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { financeFieldsJson, summarizeCosts } from '../../shared/domain/finance.ts';
-import { PAGE_MAX, pageWindow } from '../../shared/domain/pagination.ts';
-import { basePath, baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/http/envelope.ts';
-import { monotonicMs } from '../../shared/clock.ts';
+import { PAGE_MAX, pageWindow } from '../../shared/api/pagination.ts';
+import { basePath, baseUrl, financeJson, listEnvelopeJson, listPath } from '../../shared/api/http/envelope.ts';
+import { monotonicMs } from '../../shared/api/clock.ts';
 
 const PATH = 'https://api.example.com/api/acme/projects';
 const SERVED_IN = /^\d+(\.\d{1,2})?ms$/;

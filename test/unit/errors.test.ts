@@ -3,7 +3,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import { createError } from '@middy/util';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parsePagination } from '../../shared/domain/pagination.ts';
+import { parsePagination } from '../../shared/api/pagination.ts';
 import {
   missingAbility,
   notFound,
@@ -12,13 +12,13 @@ import {
   toContractError,
   unauthenticated,
   validationFailed,
-} from '../../shared/http/errors.ts';
-import type { Logged } from '../../shared/http/context.ts';
-import { contractErrors } from '../../shared/http/middleware/contract-errors.ts';
-import { createLogger } from '../../shared/log.ts';
+} from '../../shared/api/http/errors.ts';
+import type { Logged } from '../../shared/api/http/context.ts';
+import { contractErrors } from '../../shared/api/http/middleware/contract-errors.ts';
+import { createLogger } from '../../shared/api/log.ts';
 
 /**
- * The error handling (shared/http/middleware/contract-errors.ts: a classifier and
+ * The error handling (shared/api/http/middleware/contract-errors.ts: a classifier and
  * @middy/http-error-handler), on its own: a handler that throws, and the response the chain
  * makes of it. The bodies are the contract's, byte for byte.
  */

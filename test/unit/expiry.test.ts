@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isExpired } from '../../shared/auth/bearer.ts';
+import { isExpired } from '../../shared/api/bearer.ts';
 import { toUtcTimestamp } from '../../shared/domain/timestamp.ts';
 import { expiryFrom } from '../../commands/tokens/expiry.ts';
 

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { laravelInteger, parsePagination } from '../../shared/domain/pagination.ts';
+import { laravelInteger, parsePagination } from '../../shared/api/pagination.ts';
 import { FUZZ_SEED, replayHint, runs } from '../support/fuzz.ts';
 
 /**

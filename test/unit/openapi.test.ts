@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../commands/openapi/document.ts';
-import { DOCUMENT_ROUTE, ROUTES } from '../../shared/routes.ts';
+import { DOCUMENT_ROUTE, ROUTES } from '../../shared/api/routes.ts';
 
 const committed = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PAGE_MAX, pageWindow, parsePagination, type PageRequest } from '../../shared/domain/pagination.ts';
+import { PAGE_MAX, pageWindow, parsePagination, type PageRequest } from '../../shared/api/pagination.ts';
 
 /** The page request of a query that must be valid, or a failed test naming the errors. */
 function accepted(query: Record<string, string | undefined> | undefined): PageRequest {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { routeRequest } from '../../commands/local/api-gateway-event.ts';
-import { ROUTES } from '../../shared/routes.ts';
+import { ROUTES } from '../../shared/api/routes.ts';
 
 /**
  * events/ holds, for `npm run invoke` and `sam local invoke -e`, what the one event builder makes for

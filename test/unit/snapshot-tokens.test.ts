@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashToken } from '../../shared/auth/bearer.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
 import { validateDocument } from '../support/validate.ts';
 import { user } from '../support/snapshots.ts';
 

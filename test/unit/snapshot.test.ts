@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkRecord, LIMITS } from '../../shared/domain/records.ts';
 import { validateSnapshotFile, type SnapshotTeam, type ValidSnapshot } from '../../commands/import/validation.ts';
 import { snapshotFile, validateDocument } from '../support/validate.ts';
-import { hashToken } from '../../shared/auth/bearer.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
 import { daemons, environment, server, team, token, user } from '../support/snapshots.ts';
 
 // Small factories for the records the shared ones do not cover.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateToken, TOKEN_PREFIX } from '../../commands/tokens/secret.ts';
-import { bearerToken, hashToken, isExpired } from '../../shared/auth/bearer.ts';
+import { bearerToken, hashToken, isExpired } from '../../shared/api/bearer.ts';
 
 describe('generateToken', () => {
   it('starts with the recognisable prefix tra_', () => {

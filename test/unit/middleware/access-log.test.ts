@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { unauthenticated } from '../../../shared/http/errors.ts';
-import { accessLog, ACCESS_LINE_METRICS, METRICS_NAMESPACE } from '../../../shared/http/middleware/access-log.ts';
-import { jsonResponse } from '../../../shared/http/envelope.ts';
-import type { Logger } from '../../../shared/log.ts';
-import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/routes.ts';
-import type { StoredToken, TeamHead } from '../../../shared/store/team-reader.ts';
+import { unauthenticated } from '../../../shared/api/http/errors.ts';
+import { accessLog, ACCESS_LINE_METRICS } from '../../../shared/api/http/middleware/access-log.ts';
+import { METRICS_NAMESPACE } from '../../../shared/metrics.ts';
+import { jsonResponse } from '../../../shared/api/http/envelope.ts';
+import type { Logger } from '../../../shared/api/log.ts';
+import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/api/routes.ts';
+import type { StoredToken, TeamHead } from '../../../shared/api/team-reader.ts';
 import { emfProblems } from '../../support/emf.ts';
 import { apiContext, apiEvent, apiRequest, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
-import { monotonicMs } from '../../../shared/clock.ts';
+import { monotonicMs } from '../../../shared/api/clock.ts';
 
 /**
  * The access line on its own: one `request` line per request, after the handler or on error, that
  * is an embedded metric format document (test/support/emf.ts), with the route and outcome as its
  * dimensions and the request's metrics, the API request id, the team the request resolved to and
- * the status. Its logger is a stand-in recording what `info` receives; the line as shared/log.ts
+ * the status. Its logger is a stand-in recording what `info` receives; the line as shared/api/log.ts
  * writes it to stdout is tested in test/integration/logs.test.ts.
  */
 const SECRET = 'tra_access-log-secret';

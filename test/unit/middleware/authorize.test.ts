@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/auth/bearer.ts';
-import { JSON_CONTENT_TYPE } from '../../../shared/http/envelope.ts';
-import { authorize, type AccessRead } from '../../../shared/http/middleware/authorize.ts';
-import type { Ability } from '../../../shared/routes.ts';
-import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../../shared/store/team-reader.ts';
+import { hashToken } from '../../../shared/api/bearer.ts';
+import { JSON_CONTENT_TYPE } from '../../../shared/api/http/envelope.ts';
+import { authorize, type AccessRead } from '../../../shared/api/http/middleware/authorize.ts';
+import type { Ability } from '../../../shared/table/abilities.ts';
+import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../../shared/api/team-reader.ts';
 import {
   apiContext,
   apiEvent,

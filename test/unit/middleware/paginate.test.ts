@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readPageQuery, requireValidPage } from '../../../shared/http/middleware/paginate.ts';
+import { readPageQuery, requireValidPage } from '../../../shared/api/http/middleware/paginate.ts';
 import {
   apiEvent,
   apiRequest,

@@ -1,13 +1,13 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { headWithoutBody } from '../../../shared/http/middleware/head.ts';
-import { requestDeadline } from '../../../shared/http/middleware/request-deadline.ts';
-import { DATABASE_WAIT_MS } from '../../../shared/function-settings.ts';
-import { toContractError } from '../../../shared/http/errors.ts';
-import { jsonResponse } from '../../../shared/http/envelope.ts';
-import type { Timed } from '../../../shared/http/context.ts';
+import { headWithoutBody } from '../../../shared/api/http/middleware/head.ts';
+import { requestDeadline } from '../../../shared/api/http/middleware/request-deadline.ts';
+import { DATABASE_WAIT_MS } from '../../../shared/api/function-settings.ts';
+import { toContractError } from '../../../shared/api/http/errors.ts';
+import { jsonResponse } from '../../../shared/api/http/envelope.ts';
+import type { Timed } from '../../../shared/api/http/context.ts';
 import { apiContext, apiEvent, apiRequest } from '../../support/middy-request.ts';
-import { monotonicMs } from '../../../shared/clock.ts';
+import { monotonicMs } from '../../../shared/api/clock.ts';
 
 /**
  * Two steps every function runs around its own work, each on its own with a hand-built request:

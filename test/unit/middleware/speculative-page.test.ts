@@ -1,11 +1,11 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/auth/bearer.ts';
-import type { PaginationResult } from '../../../shared/domain/pagination.ts';
-import { authorize } from '../../../shared/http/middleware/authorize.ts';
-import { speculativePage } from '../../../shared/http/middleware/speculative-page.ts';
-import type { StoredToken, TeamHead, TeamReader } from '../../../shared/store/team-reader.ts';
+import { hashToken } from '../../../shared/api/bearer.ts';
+import type { PaginationResult } from '../../../shared/api/pagination.ts';
+import { authorize } from '../../../shared/api/http/middleware/authorize.ts';
+import { speculativePage } from '../../../shared/api/http/middleware/speculative-page.ts';
+import type { StoredToken, TeamHead, TeamReader } from '../../../shared/api/team-reader.ts';
 import { apiContext, apiEvent, thrownContractError, type ApiContext } from '../../support/middy-request.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import { monotonicMs } from '../../clock.ts';
 import { DATABASE_WAIT_MS } from '../../function-settings.ts';
-import { DatabaseUsage } from '../../store/team-reader.ts';
+import { DatabaseUsage } from '../../team-reader.ts';
 import type { Context, Timed } from '../context.ts';
 
 type Internal = { deadline?: NodeJS.Timeout };

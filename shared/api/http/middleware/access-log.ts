@@ -2,14 +2,9 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { elapsedMs } from '../../clock.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
-import type { TeamState } from '../../store/team-reader.ts';
+import type { TeamState } from '../../team-reader.ts';
 import type { Authorized, Context, Logged, Timed } from '../context.ts';
-
-/**
- * The namespace of the metrics the API publishes itself: the access line's, and the stack's count
- * of throttled requests.
- */
-export const METRICS_NAMESPACE = 'TeamResourcesApi';
+import { METRICS_NAMESPACE } from '../../../metrics.ts';
 
 /**
  * The access line's metrics, by the dimensions they are published with. Dimensions stay few

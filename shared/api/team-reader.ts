@@ -5,10 +5,17 @@ import {
   type ConsumedCapacity,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { Ordinals } from '../domain/pagination.ts';
-import type { ListResource } from '../routes.ts';
-import { generationPartition, membershipEntry, ordinalKey, teamKeyForSegment, tokenKey, type Key } from './keys.ts';
-import { untilProcessed } from './retry.ts';
+import type { Ordinals } from './pagination.ts';
+import type { ListResource } from '../table/keys.ts';
+import {
+  generationPartition,
+  membershipEntry,
+  ordinalKey,
+  teamKeyForSegment,
+  tokenKey,
+  type Key,
+} from '../table/keys.ts';
+import { untilProcessed } from '../table/retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
 type RawItem = Record<string, AttributeValue>;

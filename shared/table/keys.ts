@@ -1,5 +1,3 @@
-import type { ListResource } from '../routes.ts';
-
 /**
  * The table's one key layout: every item the functions read and the writers (import, sync, token)
  * write. Nothing else writes a key literal or slices one apart.
@@ -30,6 +28,10 @@ import type { ListResource } from '../routes.ts';
  * only when the team is created again, so adding or removing a member touches only that user's
  * items (docs/snapshots.md, "How it is stored").
  */
+/** The list resources, keyed as in the routes: each has partitions of its own. */
+export const LIST_RESOURCES = ['projects', 'daemons'] as const;
+export type ListResource = (typeof LIST_RESOURCES)[number];
+
 /** The table's key attributes: both strings. The stack and the local tools declare the table with these. */
 export const KEY_SCHEMA = { partitionKey: 'pk', sortKey: 'sk' } as const;
 

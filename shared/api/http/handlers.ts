@@ -1,7 +1,8 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { pageWindow } from '../domain/pagination.ts';
-import { DOCUMENT_ROUTE, ROUTES, type ListResource, type Route, type ServedRoute } from '../routes.ts';
+import { pageWindow } from '../pagination.ts';
+import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
+import { type ListResource } from '../../table/keys.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../config.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';

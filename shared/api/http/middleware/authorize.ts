@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { bearerNames, isExpired, readBearer, type Bearer } from '../../auth/bearer.ts';
-import { grants, type Ability } from '../../routes.ts';
-import { isMember, type ReadOptions, type StoredToken, type TeamState } from '../../store/team-reader.ts';
+import { bearerNames, isExpired, readBearer, type Bearer } from '../../bearer.ts';
+import { grants, type Ability } from '../../../table/abilities.ts';
+import { isMember, type ReadOptions, type StoredToken, type TeamState } from '../../team-reader.ts';
 import type { Authorized, Context, Timed } from '../context.ts';
 import { missingAbility, notFound, unauthenticated } from '../errors.ts';
 

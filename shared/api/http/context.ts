@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
-import type { PageRequest, PaginationResult } from '../domain/pagination.ts';
+import type { PageRequest, PaginationResult } from '../pagination.ts';
 import type { Logger } from '../log.ts';
-import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../store/team-reader.ts';
+import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../team-reader.ts';
 
 /**
  * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a

@@ -1,9 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { monotonicMs } from '../../clock.ts';
-import { pageWindow } from '../../domain/pagination.ts';
-import type { ListResource } from '../../routes.ts';
-import type { TeamHead, TeamReader } from '../../store/team-reader.ts';
+import { pageWindow } from '../../pagination.ts';
+import type { ListResource } from '../../../table/keys.ts';
+import type { TeamHead, TeamReader } from '../../team-reader.ts';
 import type { Authorized, Context, QueryRead, Speculated, Timed } from '../context.ts';
 import { credentialsOf, type CredentialsInternal } from './authorize.ts';
 

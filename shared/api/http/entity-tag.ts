@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { PageWindow } from '../domain/pagination.ts';
-import type { ListResource } from '../routes.ts';
-import type { TeamHead } from '../store/team-reader.ts';
+import type { PageWindow } from '../pagination.ts';
+import type { ListResource } from '../../table/keys.ts';
+import type { TeamHead } from '../team-reader.ts';
 import { jsonResponse } from './envelope.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { parsePagination } from '../../domain/pagination.ts';
+import { parsePagination } from '../../pagination.ts';
 import type { Context, Paged, QueryRead } from '../context.ts';
 import { validationFailed } from '../errors.ts';
 

@@ -1,23 +1,9 @@
+import type { Ability } from '../table/abilities.ts';
+
 /**
- * The API's routes (docs/contract.md, section 1): the list resources, the abilities a token needs
- * for each route, and the one table the stack, the local server and the OpenAPI document read.
+ * The API's routes (docs/contract.md, section 1): the ability a token needs for each, and the one
+ * table the stack, the local server and the OpenAPI document read.
  */
-
-/** The list resources, keyed as in the routes. */
-export const LIST_RESOURCES = ['projects', 'daemons'] as const;
-export type ListResource = (typeof LIST_RESOURCES)[number];
-
-/** The abilities a route can require. */
-export const ABILITIES = ['finances:read', 'daemons:read', 'projects:read'] as const;
-export type Ability = (typeof ABILITIES)[number];
-
-/** Every ability a token can carry: a route's, or `*`, which grants every ability. */
-export const TOKEN_ABILITIES: readonly string[] = [...ABILITIES, '*'];
-export const isTokenAbility = (value: string) => TOKEN_ABILITIES.includes(value);
-
-/** Whether a token's abilities grant the one a route needs. */
-export const grants = (abilities: readonly string[], needed: Ability) =>
-  abilities.includes(needed) || abilities.includes('*');
 
 /**
  * The one route table: the local server serves it and the CDK stack deploys it.
@@ -38,7 +24,7 @@ export const ROUTES: readonly Route[] = [
 
 /**
  * The methods every served route answers: GET, and HEAD exactly as GET without a body (contract
- * section 1; shared/http/middleware/head.ts drops the body). Any other method is the routing 404.
+ * section 1; shared/api/http/middleware/head.ts drops the body). Any other method is the routing 404.
  * The stack deploys a route for each, and the local server routes each.
  */
 export const ROUTE_METHODS = ['GET', 'HEAD'] as const;

@@ -1,5 +1,5 @@
-import { createDynamoDbClient } from './store/dynamodb-client.ts';
-import { TeamReader } from './store/team-reader.ts';
+import { createDynamoDbClient } from '../table/dynamodb-client.ts';
+import { TeamReader } from './team-reader.ts';
 
 /**
  * Configuration, read once at start-up and failing fast: a missing TABLE_NAME stops the

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { elapsedMs } from '../clock.ts';
-import type { PageWindow } from '../domain/pagination.ts';
+import type { PageWindow } from '../pagination.ts';
 
 /**
  * What a response is made of: JSON always, the list envelope (docs/contract.md, section 4) and
@@ -24,7 +24,7 @@ export function jsonResponse(
  * stage of an execute-api address (`/prod`), or nothing (`$default`). Behind a custom domain
  * `rawPath` carries no mapping path, which is why the stack sets PUBLIC_BASE_URL there.
  *
- * `routePath` is the route's template from shared/routes.ts (`/api/{team}/projects`).
+ * `routePath` is the route's template from shared/api/routes.ts (`/api/{team}/projects`).
  */
 export function baseUrl(event: APIGatewayProxyEventV2, publicBaseUrl: string | undefined, routePath: string): string {
   if (publicBaseUrl) return publicBaseUrl;
