@@ -130,7 +130,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       '',
     ];
     if (secret && team) {
-      const teamSegment = encodeURIComponent(team.slug);
+      const teamSegment = encodeURIComponent(team.slug ?? team.id);
       lines.push(
         `demo token for user ${demoUser.id} (${escapeText(demoUser.name || 'unnamed')}), all abilities; shown once:`,
         `  ${secret}`,
@@ -197,17 +197,17 @@ async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, use
   const { prepareLocalSync } = await import('./local/local-sync.ts');
   const { userTeams } = await import('./tokens/tokens.ts');
   const { getItems, queryAll } = await import('../shared/write/reads.ts');
-  const { readHead } = await import('../shared/write/items.ts');
-  const { memberPartition, TEAMS_PARTITION, teamHeadKey, userKey } = await import('../shared/table/keys.ts');
+  const { readTeamRecord } = await import('../shared/write/items.ts');
+  const { memberPartition, TEAMS_PARTITION, teamRecordKey, userKey } = await import('../shared/table/keys.ts');
   const prepared = await prepareLocalSync(synced.source, synced.mapping, synced.timezone);
   const { doc, tableName } = prepared;
   const teamIds = (await queryAll(doc, tableName, TEAMS_PARTITION, { keysOnly: true })).map((key) => Number(key.sk));
   // The token's user: the one asked for, else the first member of the first team that has one.
   let demoId = userId;
   for (const teamId of demoId === undefined ? teamIds : []) {
-    const [head] = await getItems(doc, tableName, [teamHeadKey(teamId)]);
-    if (!head) continue;
-    const partition = memberPartition(teamId, readHead(head).membersGeneration);
+    const [record] = await getItems(doc, tableName, [teamRecordKey(teamId)]);
+    if (!record) continue;
+    const partition = memberPartition(teamId, readTeamRecord(record).membersGeneration);
     const [member] = await queryAll(doc, tableName, partition, { keysOnly: true });
     if (member) {
       demoId = Number(member.sk);
@@ -216,12 +216,12 @@ async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, use
   }
   const teams = demoId === undefined ? undefined : await userTeams(doc, tableName, demoId);
   if (userId !== undefined && !teams?.length) fail(`--user ${userId} is not a member of any team of the source`);
-  const [head] = teams?.length ? await getItems(doc, tableName, [teamHeadKey(teams[0]!)]) : [];
+  const [head] = teams?.length ? await getItems(doc, tableName, [teamRecordKey(teams[0]!)]) : [];
   const [user] = demoId === undefined ? [] : await getItems(doc, tableName, [userKey(demoId)]);
   return {
     ...prepared,
     demoUser: demoId === undefined || !head ? undefined : { id: demoId, name: user?.name as string | undefined },
-    team: head && { slug: String(head.slug) },
+    team: head && { id: Number(head.team_id), slug: head.slug as string | undefined },
     imported: `synced ${counted(teamIds.length, 'team')} from ${synced.source.redacted}; changes there are served here`,
   };
 }

@@ -1,8 +1,10 @@
 import { stat } from 'node:fs/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { acquireWriterLock, type LeaseOptions } from '../../shared/write/lease.ts';
-import { type DesiredState, type PlanProblem, readPlan } from '../../shared/write/plan.ts';
-import { applyPlan, type EmitItem, ItemsChanged, type StepHooks } from '../../shared/write/steps.ts';
+import { type ApplyHooks, applyPlan, ItemsChanged } from '../../shared/write/apply.ts';
+import type { DesiredState, EmitItem, ItemNeeds } from '../../shared/write/desired.ts';
+import { acquireImportLease, type LeaseOptions } from '../../shared/write/lease.ts';
+import { type PlanProblem, plannedTeams, readPlan } from '../../shared/write/plan.ts';
+import { TeamLocks } from '../../shared/write/team-locks.ts';
 import type { Writer } from '../../shared/write/writer.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
@@ -13,15 +15,15 @@ import { servedJson } from '../../shared/domain/served-json.ts';
 /**
  * Pass 2 of an import (docs/contract.md, section 7): the snapshot, validated whole by pass 1
  * (validation.ts), as the desired state of the teams, users and tokens it names, written by the
- * table's writer steps (shared/write/steps.ts) under the writers' lock. Each part of each team that
- * differs from what the table holds is written beside the one readers use and switched to; what is
- * the same is not written at all. The projects and daemons of the lists that change are read from
- * the file again, which must be the file pass 1 validated.
+ * table's one write path (shared/write/apply.ts) under the import's lease and each team's lock. Each
+ * part of each team that differs from what the table holds is changed by the item, or written whole
+ * beside the one readers use, and switched to; what is the same is not written at all. The projects
+ * and daemons that are written are read from the file again, which must be the file pass 1 validated.
  */
 
-export type ImportProgress = Parameters<NonNullable<StepHooks['onProgress']>>[0];
+export type ImportProgress = Parameters<NonNullable<ApplyHooks['onProgress']>>[0];
 
-export interface ImportOptions extends StepHooks {
+export interface ImportOptions extends ApplyHooks {
   /** One line per event worth a line (waiting for the lock, a sweep that stopped). */
   log?: (line: string) => void;
   /** Wall-clock milliseconds: retention is measured with it. */
@@ -66,7 +68,14 @@ export async function importSnapshot(
   await assertUnchanged(snapshot);
   const log = options.log ?? (() => {});
   const clock = options.clock ?? Date.now;
-  const lock = await acquireWriterLock(doc, tableName, 'import', { ...options.lock, onWait: log });
+  const lease = await acquireImportLease(doc, tableName, { ...options.lock, onWait: log });
+  const locks = new TeamLocks(
+    { doc, tableName },
+    lease.owner,
+    'import',
+    options.lock?.leaseMs,
+    options.lock?.renewEveryMs,
+  );
   const counts = {
     teams: snapshot.teams.length,
     items: snapshot.items,
@@ -74,19 +83,24 @@ export async function importSnapshot(
     tokens: snapshot.tokens.length,
   };
   try {
-    const w: Writer = { doc, tableName, lock, clock, log };
+    const w: Writer = { doc, tableName, owner: lease.owner, locks, clock, log };
     const plan = await readPlan(w, desiredState(snapshot), { startedAt: clock(), tokenOfAnotherUser: 'refuse' });
     if (plan.problems.length > 0) throw new ImportRejected(describe(plan.problems, snapshot));
     // Every step writes only what it has to: a snapshot that changes nothing writes nothing (a dead
     // writer's leftovers aside, which go whatever the snapshot says).
-    const { itemsWritten } = await applyPlan(w, plan, (emit) => readItems(snapshot, emit), options).catch((error) => {
-      throw error instanceof ItemsChanged ? new SnapshotChanged(error.message) : error;
-    });
-    await lock.release();
-    return { ...counts, teamsChanged: plan.teams.length, itemsWritten };
+    const hooks = { onWait: log, ...options };
+    const { itemsWritten } = await applyPlan(w, plan, (needs, emit) => readItems(snapshot, needs, emit), hooks).catch(
+      (error) => {
+        throw error instanceof ItemsChanged ? new SnapshotChanged(error.message) : error;
+      },
+    );
+    await locks.releaseAll();
+    await lease.release();
+    return { ...counts, teamsChanged: plannedTeams(plan).length, itemsWritten };
   } catch (error) {
-    // The import's own failure is the one to report; a lock not released expires by itself.
-    await lock.release().catch(() => {});
+    // The import's own failure is the one to report; a lock not given back expires by itself.
+    await locks.releaseAll().catch(() => {});
+    await lease.release().catch(() => {});
     throw error;
   }
 }
@@ -97,8 +111,18 @@ function desiredState(snapshot: ValidSnapshot): DesiredState {
     teams: snapshot.teams.map((team) => ({
       identity: { id: team.id, slug: team.slug, name: team.name },
       where: locate('teams', team.index, team.id),
-      projects: { count: team.projectIds.length, fingerprint: team.projectsFingerprint },
-      daemons: { count: team.daemonIds.length, fingerprint: team.daemonsFingerprint },
+      projects: {
+        count: team.projectIds.length,
+        fingerprint: team.projectsFingerprint,
+        ids: team.projectIds,
+        hashes: team.projectHashes,
+      },
+      daemons: {
+        count: team.daemonIds.length,
+        fingerprint: team.daemonsFingerprint,
+        ids: team.daemonIds,
+        hashes: team.daemonHashes,
+      },
       finance: { json: team.financeJson, fingerprint: team.financeFingerprint },
       memberIds: team.memberIds,
     })),
@@ -114,15 +138,15 @@ function describe(problems: PlanProblem[], snapshot: ValidSnapshot): string[] {
   for (const problem of problems) {
     switch (problem.kind) {
       case 'slugTaken':
-        said.add(say.slugTaken(problem.team.where, problem.team.identity.slug, problem.holder));
+        said.add(say.slugTaken(problem.team.where, problem.team.identity.slug!, problem.holder));
         break;
       case 'slugCycle':
         said.add(
           say.slugCycle(
             problem.team.where,
-            problem.team.identity.slug,
+            problem.team.identity.slug!,
             problem.holder.where,
-            problem.holder.identity.slug,
+            problem.holder.identity.slug ?? '(none)',
           ),
         );
         break;
@@ -139,12 +163,12 @@ function describe(problems: PlanProblem[], snapshot: ValidSnapshot): string[] {
 }
 
 /**
- * Every project and daemon, from the file again, numbered by the ids pass 1 sorted. Pass 1 checked
- * every record of this file, and its fingerprint is checked again at the end, before any switch: a
- * file changed meanwhile can only leave garbage in a generation that is never switched to (and is
- * swept).
+ * The projects and daemons a write needs, from the file again (one pass, whatever it needs). Pass 1
+ * checked every record of this file, and its fingerprint is checked again at the end, before any
+ * switch: a file changed meanwhile can only leave garbage in a generation that is never switched to
+ * (and is swept).
  */
-async function readItems(snapshot: ValidSnapshot, emit: EmitItem): Promise<void> {
+async function readItems(snapshot: ValidSnapshot, needs: ItemNeeds, emit: EmitItem): Promise<void> {
   await assertUnchanged(snapshot);
   const teamsById = new Map(snapshot.teams.map((team) => [team.id, team]));
   const read = await readSnapshotRecords(
@@ -154,9 +178,13 @@ async function readItems(snapshot: ValidSnapshot, emit: EmitItem): Promise<void>
       const project = collection === 'projects';
       const teamId = project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number);
       const team = teamsById.get(teamId as number);
-      const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, fields.id as number) : 0;
-      if (!team || ordinal === 0) throw new SnapshotChanged(`one of its ${collection} was not validated`);
-      return emit(team.id, collection, ordinal, servedJson(collection, fields));
+      const id = fields.id as number;
+      if (!team || ordinalOf(project ? team.projectIds : team.daemonIds, id) === 0) {
+        throw new SnapshotChanged(`one of its ${collection} was not validated`);
+      }
+      const asked = needs.get(team.id)?.get(collection);
+      if (asked === undefined || (asked !== 'all' && !asked.has(id))) return undefined;
+      return emit(team.id, collection, id, servedJson(collection, fields));
     },
     new Problems(),
   );

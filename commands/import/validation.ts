@@ -5,7 +5,7 @@ import { type AnyRecord, type Collection, checkRecord, type RecordOf } from '../
 import { servedJson } from '../../shared/domain/served-json.ts';
 import { ListFingerprint } from '../../shared/write/fingerprint.ts';
 import { financePart } from '../../shared/write/finance-part.ts';
-import { repeatedIds } from './id-list.ts';
+import { IdHashList, repeatedIds } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { locate, Problems, say } from './problems.ts';
 
@@ -26,9 +26,11 @@ export interface SnapshotTeam {
   id: number;
   slug: string;
   name: string;
-  /** Sorted; a project's ordinal is its 1-based position here. */
+  /** Sorted, each with its item's hash at the same index (shared/write/desired.ts, WholeList). */
   projectIds: Float64Array;
+  projectHashes: BigUint64Array;
   daemonIds: Float64Array;
+  daemonHashes: BigUint64Array;
   /** The fingerprints of the projects and daemons as they are served (every item's JSON). */
   projectsFingerprint: string;
   daemonsFingerprint: string;
@@ -130,15 +132,15 @@ function snapshotIndex(problems: Problems) {
   const buckets = new Map<
     number,
     {
-      projectIds: number[];
-      daemonIds: number[];
+      projectIds: IdHashList;
+      daemonIds: IdHashList;
       projects: ListFingerprint;
       daemons: ListFingerprint;
       costs: Map<string, Cost>;
     }
   >();
   /** Daemons by the environment they name (its team may come later in the file). */
-  const daemonsByEnvironment = new Map<number, { ids: number[]; fingerprint: ListFingerprint }>();
+  const daemonsByEnvironment = new Map<number, { ids: IdHashList; fingerprint: ListFingerprint }>();
   let repeated = { projects: new Set<number>(), daemons: new Set<number>() };
   const seen = { projects: new Set<number>(), daemons: new Set<number>() };
   /**
@@ -214,19 +216,17 @@ function snapshotIndex(problems: Problems) {
         return;
       case 'projects': {
         const bucket = bucketOf(record.team_id!);
-        bucket.projectIds.push(id);
-        bucket.projects.add(servedJson('projects', record));
+        bucket.projectIds.push(id, bucket.projects.add(servedJson('projects', record)));
         // A client of another team (or not read yet) is named on the second reading.
         if (record.client_id !== null && kept.clients.get(record.client_id!) !== record.team_id) broken = true;
         return;
       }
       case 'daemons': {
         const environment = mapped(daemonsByEnvironment, record.environment_id!, () => ({
-          ids: [],
+          ids: new IdHashList(),
           fingerprint: new ListFingerprint(),
         }));
-        environment.ids.push(id);
-        environment.fingerprint.add(servedJson('daemons', record));
+        environment.ids.push(id, environment.fingerprint.add(servedJson('daemons', record)));
         return;
       }
       case 'costs':
@@ -240,8 +240,8 @@ function snapshotIndex(problems: Problems) {
 
   function bucketOf(teamId: number) {
     return mapped(buckets, teamId, () => ({
-      projectIds: [],
-      daemonIds: [],
+      projectIds: new IdHashList(),
+      daemonIds: new IdHashList(),
       projects: new ListFingerprint(),
       daemons: new ListFingerprint(),
       costs: new Map(),
@@ -258,7 +258,7 @@ function snapshotIndex(problems: Problems) {
       const environment = daemonsByEnvironment.get(environmentId);
       if (!environment) continue;
       const bucket = bucketOf(teamId);
-      bucket.daemonIds.push(...environment.ids);
+      bucket.daemonIds.append(environment.ids);
       bucket.daemons.merge(environment.fingerprint);
     }
     const teams = [...kept.teams.values()].map((team) => finishTeam(team));
@@ -305,8 +305,8 @@ function snapshotIndex(problems: Problems) {
     for (const problem of finance.problems) problems.add(`${where}: ${problem}`);
     return {
       ...team,
-      projectIds: Float64Array.from(bucket.projectIds).sort(),
-      daemonIds: Float64Array.from(bucket.daemonIds).sort(),
+      ...projectsOf(bucket.projectIds.sorted()),
+      ...daemonsOf(bucket.daemonIds.sorted()),
       projectsFingerprint: bucket.projects.value(),
       daemonsFingerprint: bucket.daemons.value(),
       finance: finance.summary,
@@ -358,3 +358,6 @@ function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   if (value === undefined) map.set(key, (value = create()));
   return value;
 }
+
+const projectsOf = ({ ids, hashes }: ReturnType<IdHashList['sorted']>) => ({ projectIds: ids, projectHashes: hashes });
+const daemonsOf = ({ ids, hashes }: ReturnType<IdHashList['sorted']>) => ({ daemonIds: ids, daemonHashes: hashes });

@@ -7,14 +7,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { Ordinals } from './pagination.ts';
 import type { ListResource } from '../table/keys.ts';
-import {
-  generationPartition,
-  membershipEntry,
-  ordinalKey,
-  teamKeyForSegment,
-  tokenKey,
-  type Key,
-} from '../table/keys.ts';
+import { generationPartition, membershipEntry, teamKeyForSegment, tokenKey, type Key } from '../table/keys.ts';
+import { decodeOverlay, type ListLayout, placedItems } from '../table/list-layout.ts';
 import { untilProcessed } from '../table/retry.ts';
 
 /** An item as DynamoDB's wire format has it. */
@@ -26,15 +20,13 @@ export interface TeamState {
   membersGeneration: string;
 }
 
-/** A list of a team as its head names it: the generation readers use, and how many items it holds. */
-export interface ListState {
-  generation: string;
-  count: number;
-}
-
-/** A list request's view of its team, from the team's head item (small: no members, no finance). */
+/**
+ * A list request's view of its team, from the list's head (small: no members, no finance, not the
+ * other list): which team, and where each of the list's items is (shared/table/list-layout.ts).
+ */
 export interface TeamHead extends TeamState {
-  lists: Record<ListResource, ListState>;
+  resource: ListResource;
+  list: ListLayout;
 }
 
 /** A finances request's view of its team, from the team's finance item. */
@@ -105,10 +97,10 @@ export class DatabaseUsage {
  * attributes it reads itself, so the functions bundle no document client.
  *
  * Reads are eventually consistent (half the capacity of a strong read) unless a caller asks
- * otherwise. That is safe for the page Query because a generation's items never change once
- * the head names it: the only possible error is to miss some, and the head says how many the page
- * must hold (readPage). For the token and the head it means AWS may answer from a replica up to
- * about a second behind (docs/storage.md).
+ * otherwise. That is safe for the page Query because an item's key names one version of it, written
+ * before the head that names it: the only possible error is to miss one, and the head says which
+ * keys the page must hold (readPage). For the token and the head it means AWS may answer from a
+ * replica up to about a second behind (docs/storage.md).
  */
 export class TeamReader {
   private readonly client: DynamoDBClient;
@@ -119,21 +111,16 @@ export class TeamReader {
     this.tableName = tableName;
   }
 
-  /** A list's first read: the token and the team head together, in one BatchGetItem. */
+  /** A list's first read: the token and the list's head together, in one BatchGetItem. */
   async readTokenAndHead(
     tokenHash: string,
     teamSegment: string,
+    resource: ListResource,
     options: ReadOptions = {},
   ): Promise<{ token?: StoredToken; team?: TeamHead }> {
-    const teamKey = teamKeyForSegment(teamSegment, 'HEAD');
+    const teamKey = teamKeyForSegment(teamSegment, resource);
     const { token, team } = await this.readTokenWithTeamItem(tokenHash, teamKey, options);
-    return {
-      token,
-      team: team && {
-        ...toTeamState(team),
-        lists: { projects: toList(team, 'projects'), daemons: toList(team, 'daemons') },
-      },
-    };
+    return { token, team: team && { ...toTeamState(team), resource, list: toListLayout(team) } };
   }
 
   /** A finances request's one read: the token and the team's finance item, in one BatchGetItem. */
@@ -144,44 +131,38 @@ export class TeamReader {
   ): Promise<{ token?: StoredToken; team?: TeamFinance }> {
     const teamKey = teamKeyForSegment(teamSegment, 'FINANCE');
     const { token, team } = await this.readTokenWithTeamItem(tokenHash, teamKey, options);
-    const tag = team && String((team.finance_fingerprint ?? team.generation)?.S);
+    const tag = team && String(team.finance_fingerprint?.S);
     return { token, team: team && { ...toTeamState(team), fieldsJson: String(team.finance?.S), tag: tag! } };
   }
 
   /**
-   * The page's items (each item's JSON), by ordinal range, in one eventually consistent Query,
-   * unless `readEarly` holds what such a Query already read of this generation (whose counts,
-   * and so the page's ordinals, never change). The head promised every ordinal from `first` to
-   * `last`: a page that holds fewer (a replica behind the import that wrote the generation) is
-   * read again strongly consistent, once, and still short it is refused (ShortPage: a 503), never
-   * served.
+   * The page's items (each item's JSON) in one eventually consistent Query, unless `readEarly` holds
+   * what such a Query already read for the same keys. The head names the key of every item from
+   * `first` to `last`: a page that lacks one (a replica behind the write that made it) is read again
+   * strongly consistent, once, and still short it is refused (ShortPage: a 503), never served.
    */
-  async readPage(
-    head: TeamHead,
-    resource: ListResource,
-    ordinals: Ordinals,
-    options: ReadOptions = {},
-    readEarly?: string[],
-  ): Promise<string[]> {
-    const expected = ordinals.last - ordinals.first + 1;
-    let items = readEarly ?? (await this.queryPage(head, resource, ordinals, options));
-    if (items.length !== expected)
-      items = await this.queryPage(head, resource, ordinals, { ...options, consistent: true });
+  async readPage(head: TeamHead, ordinals: Ordinals, options: ReadOptions = {}, readEarly?: string[]) {
+    const keys = pageKeys(head, ordinals);
+    const expected = keys.length;
+    let items = readEarly ?? (await this.queryPage(head, keys, options));
+    if (items.length !== expected) items = await this.queryPage(head, keys, { ...options, consistent: true });
     if (items.length !== expected) throw new ShortPage(`a page promised ${expected} items and held ${items.length}`);
     return items;
   }
 
   /**
-   * The items of a page of the list's generation the head names, by ordinal range, in one Query
-   * (eventually consistent unless asked).
+   * The items the keys name, in their order, from one Query of the key range between the first and
+   * the last (eventually consistent unless asked). The range may also hold versions replaced within
+   * the last five minutes (for readers of older heads) and items added since: they are left out.
    */
   async queryPage(
     team: TeamHead,
-    resource: ListResource,
-    { first, last }: Ordinals,
+    keys: readonly string[],
     { consistent, signal, usage }: ReadOptions,
   ): Promise<string[]> {
-    const json: string[] = [];
+    if (keys.length === 0) return [];
+    const wanted = new Set(keys);
+    const found = new Map<string, string>();
     let startKey: RawItem | undefined;
     do {
       const query = this.client.send(
@@ -189,11 +170,11 @@ export class TeamReader {
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
           ExpressionAttributeValues: {
-            ':pk': { S: generationPartition(team.teamId, team.lists[resource].generation, resource) },
-            ':first': { S: ordinalKey(first) },
-            ':last': { S: ordinalKey(last) },
+            ':pk': { S: generationPartition(team.teamId, team.list.generation, team.resource) },
+            ':first': { S: keys[0]! },
+            ':last': { S: keys.at(-1)! },
           },
-          ProjectionExpression: 'j',
+          ProjectionExpression: 'sk, j',
           ConsistentRead: consistent,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: 'TOTAL',
@@ -201,10 +182,10 @@ export class TeamReader {
         { abortSignal: signal },
       );
       const result = await (usage?.track(query) ?? query);
-      for (const item of result.Items ?? []) json.push(item.j!.S!);
+      for (const item of result.Items ?? []) if (wanted.has(item.sk!.S!)) found.set(item.sk!.S!, item.j!.S!);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
-    return json;
+    return keys.flatMap((key) => (found.has(key) ? [found.get(key)!] : []));
   }
 
   /** The token by its hash and, in the same BatchGetItem, a team's item (when the segment can name one). */
@@ -255,19 +236,22 @@ function toStoredToken(item: RawItem): StoredToken {
   };
 }
 
-// A head or finance item written before each part had a generation of its own holds one
-// `generation` for all of them: read as such, it serves as it did.
-
 function toTeamState(item: RawItem): TeamState {
+  return { teamId: Number(item.team_id?.N), membersGeneration: String(item.members_generation?.S) };
+}
+
+/** A list head's attributes (written by shared/write/items.ts, listHeadItem) as the list's layout. */
+function toListLayout(item: RawItem): ListLayout {
+  const revision = Number(item.revision?.N);
   return {
-    teamId: Number(item.team_id?.N),
-    membersGeneration: String((item.members_generation ?? item.generation)?.S),
+    generation: String(item.generation?.S),
+    count: Number(item.count?.N),
+    base: Number(item.base?.N),
+    revision,
+    entries: decodeOverlay(item.overlay?.B, revision),
   };
 }
 
-function toList(item: RawItem, resource: ListResource): ListState {
-  return {
-    generation: String((item[`${resource}_generation`] ?? item.generation)?.S),
-    count: Number(item[resource]?.N),
-  };
-}
+/** The keys of a page's items, as the list's head places them. */
+export const pageKeys = (head: TeamHead, { first, last }: Ordinals) =>
+  placedItems(head.list, first, last).map((item) => item.key);

@@ -4,29 +4,35 @@
  *
  * | item                            | pk                               | sk                              |
  * |---------------------------------|----------------------------------|---------------------------------|
- * | team head                       | TEAMREF#<id> and TEAMREF#<slug>  | HEAD                            |
+ * | a list's head                   | TEAMREF#<id> and TEAMREF#<slug>  | LIST#projects, LIST#daemons     |
  * | finance summary                 | TEAMREF#<id> and TEAMREF#<slug>  | FINANCE                         |
+ * | the team, as writers know it    | TEAMREF#<id>                     | TEAM                            |
  * | token                           | TOKEN#<sha256 hex>               | TOKEN                           |
- * | project                         | TEAM#<id>#G<generation>#projects | 10-digit ordinal                |
- * | daemon                          | TEAM#<id>#G<generation>#daemons  | 10-digit ordinal                |
+ * | project                         | TEAM#<id>#G<generation>#projects | slot key (list-layout.ts)       |
+ * | daemon                          | TEAM#<id>#G<generation>#daemons  | slot key (list-layout.ts)       |
  * | a team's members (an index)     | TEAM#<id>#G<members gen>#MEMBER  | <user id>                       |
  * | user                            | USER#<id>                        | USER                            |
  * | user's token (an index)         | USER#<id>                        | TOKEN#<sha256 hex>              |
- * | Sanctum id of a token (index)   | SANCTUM                          | <id, 16 digits>                 |
+ * | Sanctum id of a token (index)   | SANCTUM#<shard>                  | <id, 16 digits>                 |
  * | the teams the table holds       | TEAMS                            | <id, 16 digits>                 |
- * | ledger: a generation pending    | GENERATIONS                      | P#<team>#<generation>#<part>    |
- * | ledger: a generation retired    | GENERATIONS                      | R#<ms, 15 digits>#<team>#<generation>#<part> |
- * | ledger: a token not yet valid   | GENERATIONS                      | T#<sha256 hex>                  |
- * | the writers' lock               | IMPORT                           | LOCK                            |
+ * | ledger of a team's writes       | LEDGER#<shard>                   | P#, R# or V# entries (below)    |
+ * | ledger: tokens not yet valid    | LEDGER#<shard>                   | T#<owner>#<batch>               |
+ * | a team's writers' lock          | LOCK#<team id>                   | LOCK                            |
+ * | the running import's lease      | IMPORT                           | LEASE                           |
  * | the running sync's lease        | SYNC                             | LEASE                           |
+ * | where the sync is in the log    | SYNC                             | STATE                           |
  *
- * Each part of a team (its projects, its daemons, its members) has a generation of its own, named
- * on the head; its items are written beside the generation readers use and switched to with the
- * head. A token carries its memberships as a string set of `<team id>#<members generation>`
- * entries (membershipEntry): a reader grants a team when the entry of the members generation the
- * team's head (or finance item) names is on the token. The members generation of a team changes
- * only when the team is created again, so adding or removing a member touches only that user's
- * items (docs/snapshots.md, "How it is stored").
+ * A list request reads the token and its list's head (one BatchGetItem), then one Query of the
+ * list's generation for the keys the head names (shared/table/list-layout.ts); a finances request
+ * reads the token and the finance item. A token carries its memberships as a string set of
+ * `<team id>#<members generation>` entries (membershipEntry): a reader grants a team when the entry of
+ * the members generation that the list head (or finance item) names is on the token. The members
+ * generation of a team changes only when the team is created again, so adding or removing a member
+ * touches only that user's items (docs/snapshots.md, "How it is stored").
+ *
+ * Partitions that every write would share (the ledger, the Sanctum index) are spread over SHARDS
+ * partition key values by team or token id: DynamoDB takes at most 1,000 write units a second on one
+ * partition key value (docs/performance.md).
  */
 /** The list resources, keyed as in the routes: each has partitions of its own. */
 export const LIST_RESOURCES = ['projects', 'daemons'] as const;
@@ -40,15 +46,32 @@ export interface Key {
   sk: string;
 }
 
-export const teamHeadKey = (ref: string | number): Key => ({ pk: `TEAMREF#${ref}`, sk: 'HEAD' });
-export const teamFinanceKey = (ref: string | number): Key => ({ pk: `TEAMREF#${ref}`, sk: 'FINANCE' });
+/** Partition key values a shared index is spread over. */
+export const SHARDS = 16;
+const shardOf = (id: number) => id % SHARDS;
+
+const TEAMREF = 'TEAMREF#';
+export const listHeadKey = (ref: string | number, list: ListResource): Key => ({
+  pk: `${TEAMREF}${ref}`,
+  sk: `LIST#${list}`,
+});
+export const teamFinanceKey = (ref: string | number): Key => ({ pk: `${TEAMREF}${ref}`, sk: 'FINANCE' });
+/** The team as its writers keep it (by id only): identity, revision, fingerprints of its parts. */
+export const teamRecordKey = (teamId: number): Key => ({ pk: `${TEAMREF}${teamId}`, sk: 'TEAM' });
+
+/** The items a team's slug or id names: both lists' heads and the finance summary. */
+export const teamRefKeys = (ref: string | number): Key[] => [
+  ...LIST_RESOURCES.map((list) => listHeadKey(ref, list)),
+  teamFinanceKey(ref),
+];
 
 /**
  * The key of a request's team segment, or undefined when the segment is too long to name a team
  * (a key attribute may hold 2048 bytes; DynamoDB would refuse the read).
  */
-export function teamKeyForSegment(segment: string, part: 'HEAD' | 'FINANCE'): Key | undefined {
-  return Buffer.byteLength(segment) > 1024 ? undefined : { pk: `TEAMREF#${segment}`, sk: part };
+export function teamKeyForSegment(segment: string, part: ListResource | 'FINANCE'): Key | undefined {
+  if (Buffer.byteLength(segment) > 1024) return undefined;
+  return part === 'FINANCE' ? teamFinanceKey(segment) : listHeadKey(segment, part);
 }
 
 export const TOKEN_PREFIX = 'TOKEN#';
@@ -65,9 +88,6 @@ export const generationPartition = (teamId: number, generation: string, part: Ge
 
 /** A token's membership of a team, in the team's members generation. */
 export const membershipEntry = (teamId: number, membersGeneration: string) => `${teamId}#${membersGeneration}`;
-
-/** Dense ordinals, zero-padded so that string order is numeric order. */
-export const ordinalKey = (ordinal: number) => String(ordinal).padStart(10, '0');
 
 const USER_PREFIX = 'USER#';
 export const userKey = (userId: number): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: 'USER' });
@@ -98,46 +118,66 @@ const idSortKey = (id: number) => String(id).padStart(16, '0');
 
 /**
  * A token migrated from Laravel Sanctum, by its id: Sanctum's primary key names one token
- * (docs/contract.md, section 7).
+ * (docs/contract.md, section 7). Spread over SHARDS partitions by id.
  */
-export const SANCTUM_PARTITION = 'SANCTUM';
-export const sanctumKey = (sanctumId: number): Key => ({ pk: SANCTUM_PARTITION, sk: idSortKey(sanctumId) });
+export const sanctumPartitions = () => Array.from({ length: SHARDS }, (_, shard) => `SANCTUM#${shard}`);
+export const sanctumKey = (sanctumId: number): Key => ({
+  pk: `SANCTUM#${shardOf(sanctumId)}`,
+  sk: idSortKey(sanctumId),
+});
 
 /** Every team the table holds, one item each: what a sync compares with the source's teams. */
 export const TEAMS_PARTITION = 'TEAMS';
 export const teamListKey = (teamId: number): Key => ({ pk: TEAMS_PARTITION, sk: idSortKey(teamId) });
 
 /**
- * The generation ledger, one partition: a generation of a part is `pending` from its reservation
- * until its switch, and `retired` (with the time) from the switch that replaced it until it is
- * swept. The sort key of a retired entry starts with the time, so "retired before T" is one Query.
- * (Entries written before parts had generations of their own name no part: the whole generation.)
+ * The ledger of what writes leave behind (shared/write/ledger.ts), spread over SHARDS partitions by
+ * team: a generation of a part `pending` from its reservation until its switch (P#), a generation
+ * `retired` (R#) or the versions of a list's items replaced by one change (V#), from the switch that
+ * replaced them until they are swept, with the time first so that "retired before T" is one Query a
+ * shard. Tokens a writer wrote but has not yet made valid are T# entries of its own shard.
  */
-export const LEDGER_PARTITION = 'GENERATIONS';
-const PENDING = 'P#';
-const RETIRED = 'R#';
+export const ledgerPartitions = () => Array.from({ length: SHARDS }, (_, shard) => `LEDGER#${shard}`);
+const ledgerPartition = (teamId: number) => `LEDGER#${shardOf(teamId)}`;
 const TIME_DIGITS = 15;
+const at = (ms: number) => String(ms).padStart(TIME_DIGITS, '0');
 export const pendingKey = (teamId: number, generation: string, part: GenerationPart): Key => ({
-  pk: LEDGER_PARTITION,
-  sk: `${PENDING}${teamId}#${generation}#${part}`,
+  pk: ledgerPartition(teamId),
+  sk: `P#${teamId}#${generation}#${part}`,
 });
 export const retiredKey = (teamId: number, generation: string, part: GenerationPart, retiredAtMs: number): Key => ({
-  pk: LEDGER_PARTITION,
-  sk: `${RETIRED}${String(retiredAtMs).padStart(TIME_DIGITS, '0')}#${teamId}#${generation}#${part}`,
+  pk: ledgerPartition(teamId),
+  sk: `R#${at(retiredAtMs)}#${teamId}#${generation}#${part}`,
 });
-/** A token a writer wrote inactive, until it activates it: a writer that dies leaves it here for the next. */
-export const pendingTokenKey = (hash: string): Key => ({ pk: LEDGER_PARTITION, sk: `T#${hash}` });
-/** Sort-key bounds: every pending entry; every entry retired at or before `ms`; every pending token. */
-export const pendingRange = () => ({ from: PENDING, to: `${PENDING}\uffff` });
+/** The versions one revision of a list replaced (the entry lists their keys). */
+export const replacedKey = (
+  teamId: number,
+  generation: string,
+  list: ListResource,
+  revision: number,
+  retiredAtMs: number,
+): Key => ({
+  pk: ledgerPartition(teamId),
+  sk: `V#${at(retiredAtMs)}#${teamId}#${generation}#${list}#${revision}`,
+});
+/** Tokens a writer (its lease's owner) wrote and will make valid at the end of its write. */
+export const pendingTokensKey = (owner: string, batch: number): Key => ({
+  pk: `LEDGER#${batch % SHARDS}`,
+  sk: `T#${owner}#${String(batch).padStart(8, '0')}`,
+});
+/** Sort-key bounds within a ledger shard. */
+export const pendingRange = () => ({ from: 'P#', to: 'P#\uffff' });
 export const pendingTokensRange = () => ({ from: 'T#', to: 'T#\uffff' });
-export const retiredUntil = (ms: number) => ({
-  from: RETIRED,
-  to: `${RETIRED}${String(ms).padStart(TIME_DIGITS, '0')}#\uffff`,
-});
+export const retiredUntil = (ms: number) => ({ from: 'R#', to: `R#${at(ms)}#\uffff` });
+export const replacedUntil = (ms: number) => ({ from: 'V#', to: `V#${at(ms)}#\uffff` });
 
-/** The one lock of the table's writers (an import, or a sync applying a change). */
-export const importLockKey = (): Key => ({ pk: 'IMPORT', sk: 'LOCK' });
+/** A team's writers' lock: an import or a sync writing that team holds it. */
+export const teamLockKey = (teamId: number): Key => ({ pk: `LOCK#${teamId}`, sk: 'LOCK' });
+/** The lease of the one import that may run against the table at a time. */
+export const importLeaseKey = (): Key => ({ pk: 'IMPORT', sk: 'LEASE' });
 /** The lease of the one sync that may run against the table. */
 export const syncLeaseKey = (): Key => ({ pk: 'SYNC', sk: 'LEASE' });
+/** Where the sync stands in the source's log, and what it holds back (shared/sync/). */
+export const syncStateKey = (): Key => ({ pk: 'SYNC', sk: 'STATE' });
 /** The place of the one deployed sync invocation waiting to take the lease over (shared/sync/handover.ts). */
 export const syncSuccessorKey = (): Key => ({ pk: 'SYNC', sk: 'NEXT' });

@@ -17,9 +17,26 @@ export class ListFingerprint {
   /** The sum, as eight 32-bit words, most significant first. */
   private readonly words = new Uint32Array(8);
 
-  /** Adds one item's JSON. */
-  add(json: string): void {
-    this.addWords(hash('sha256', json, 'buffer'));
+  /** An empty sum, or one a fingerprint gave (value()): items can then be added to it and taken from it. */
+  constructor(value?: string) {
+    if (value) this.addWords(Buffer.from(value, 'base64url'));
+  }
+
+  /** Adds one item's JSON; returns the item's hash (the first 8 bytes of its digest: itemHash). */
+  add(json: string): bigint {
+    const digest = hash('sha256', json, 'buffer');
+    this.addWords(digest);
+    return digest.readBigUInt64BE(0);
+  }
+
+  /** Takes one item's JSON away (an item that left the list): adds its two's complement. */
+  remove(json: string): void {
+    const digest = hash('sha256', json, 'buffer');
+    for (let i = 0; i < digest.length; i++) digest[i] = ~digest[i]! & 0xff;
+    this.addWords(digest);
+    const one = Buffer.alloc(32);
+    one[31] = 1;
+    this.addWords(one);
   }
 
   /** Adds another sum (a team's daemons are summed by environment first). */

@@ -1,51 +1,56 @@
 import { randomBytes } from 'node:crypto';
-import type { ListResource } from '../table/keys.ts';
 import {
   type GenerationPart,
   generationPartition,
+  type ListResource,
+  listHeadKey,
   memberKey,
-  ordinalKey,
   pendingKey,
+  replacedKey,
   retiredKey,
+  sanctumKey,
   teamFinanceKey,
-  teamHeadKey,
   teamListKey,
+  teamRecordKey,
+  tokenKey,
+  userKey,
+  userTokenKey,
 } from '../table/keys.ts';
+import { decodeOverlay, encodeOverlay, type ListLayout } from '../table/list-layout.ts';
 
 /**
- * The items the writers (import and sync) write, shaped in one place: the import's validation
- * measures them (in bytes, as DynamoDB does) with the same functions the writers write them with,
- * and `readHead` is the one reading of a head for a writer.
+ * The items the writers (import, sync, token) write, shaped in one place: the import's validation
+ * measures them (in bytes, as DynamoDB does) with the same functions the writers write them with, and
+ * each `read…` here is the one reading of an item for a writer. The API reads the same attributes
+ * itself (shared/api/team-reader.ts).
  */
 
 export interface TeamIdentity {
   id: number;
-  slug: string;
+  /** A team of Jetstream's stock schema has none: it is addressed by its id alone. */
+  slug?: string;
   name: string;
 }
 
-/** One list of a team as stored: the generation readers use, its item count and its content's fingerprint. */
+/** A list as a writer keeps it: where its items are, and the fingerprint of what it holds. */
 export interface ListPart {
-  generation: string;
-  count: number;
+  layout: ListLayout;
   fingerprint: string;
 }
 
 /**
- * A team head as a writer reads and writes it (both copies hold the same). `revision` grows with
- * every switch: a switch is conditioned on the revision it planned from, so two writers can never
- * interleave within a team. Fingerprints say what each part holds, so that a writer compares a
- * part with what it would write without reading its items back (shared/write/fingerprint.ts).
+ * A team as its writers know it: its identity and the state of each part. `revision` grows with every
+ * switch of the team's record; a switch is conditioned on the revision it planned from, and a list's
+ * switch on the list's own revision, so two writers never interleave within a team.
  */
-export interface HeadState {
+export interface TeamState {
   identity: TeamIdentity;
   revision: number;
-  projects: ListPart;
-  daemons: ListPart;
   /** The members generation: the tag of every membership entry of the team. */
   membersGeneration: string;
   membersFingerprint: string;
   financeFingerprint: string;
+  lists: Record<ListResource, ListPart>;
 }
 
 /** Generation ids: the time in base 36 (8 characters until 2059) and 8 random hex digits. */
@@ -55,47 +60,48 @@ export function newGenerationId(now: number): string {
 }
 const LONGEST_GENERATION = 'g'.repeat(GENERATION_ID_LENGTH);
 
-/** A team head (each copy): what every list request reads. Small: a few ids, counts and fingerprints. */
-export function headItem(ref: string | number, head: HeadState) {
-  const { identity, projects, daemons } = head;
+/** The names a team is addressed by: its id, and its slug when it has one. */
+export const teamRefs = (identity: TeamIdentity): (string | number)[] =>
+  identity.slug === undefined ? [identity.id] : [identity.id, identity.slug];
+
+/** The team's record (by id only): what a writer reads first. */
+export function teamRecordItem(team: Omit<TeamState, 'lists'>) {
+  const { identity } = team;
   return {
-    ...teamHeadKey(ref),
+    ...teamRecordKey(identity.id),
     team_id: identity.id,
-    slug: identity.slug,
+    ...(identity.slug !== undefined && { slug: identity.slug }),
     name: identity.name,
-    revision: head.revision,
-    projects_generation: projects.generation,
-    projects: projects.count,
-    projects_fingerprint: projects.fingerprint,
-    daemons_generation: daemons.generation,
-    daemons: daemons.count,
-    daemons_fingerprint: daemons.fingerprint,
-    members_generation: head.membersGeneration,
-    members_fingerprint: head.membersFingerprint,
-    finance_fingerprint: head.financeFingerprint,
+    revision: team.revision,
+    members_generation: team.membersGeneration,
+    members_fingerprint: team.membersFingerprint,
+    finance_fingerprint: team.financeFingerprint,
   };
 }
 
 /**
- * A head as stored, for a writer. A head written before parts had generations of their own holds
- * one `generation` for all of them, no revision and no fingerprints: it reads as revision 0 whose
- * fingerprints match nothing, so the next write of the team writes every part once.
+ * A list's head (each copy, by id and by slug): what every request for the list reads, with the
+ * token. Small: the team, its members generation, and the list's layout (shared/table/list-layout.ts).
  */
-export function readHead(item: Record<string, unknown>): HeadState {
-  const legacy = item.generation as string | undefined;
-  const list = (part: ListResource): ListPart => ({
-    generation: String(item[`${part}_generation`] ?? legacy),
-    count: Number(item[part] ?? 0),
-    fingerprint: String(item[`${part}_fingerprint`] ?? ''),
-  });
+export function listHeadItem(
+  ref: string | number,
+  teamId: number,
+  membersGeneration: string,
+  list: ListResource,
+  part: ListPart,
+) {
+  const { layout } = part;
+  const overlay = encodeOverlay(layout);
   return {
-    identity: { id: Number(item.team_id), slug: String(item.slug), name: String(item.name) },
-    revision: Number(item.revision ?? 0),
-    projects: list('projects'),
-    daemons: list('daemons'),
-    membersGeneration: String(item.members_generation ?? legacy),
-    membersFingerprint: String(item.members_fingerprint ?? ''),
-    financeFingerprint: String(item.finance_fingerprint ?? ''),
+    ...listHeadKey(ref, list),
+    team_id: teamId,
+    members_generation: membersGeneration,
+    generation: layout.generation,
+    count: layout.count,
+    base: layout.base,
+    revision: layout.revision,
+    fingerprint: part.fingerprint,
+    ...(overlay.length > 0 && { overlay }),
   };
 }
 
@@ -119,27 +125,22 @@ export function financeItem(
   };
 }
 
-export function resourceItem(
-  teamId: number,
-  generation: string,
-  resource: ListResource,
-  ordinal: number,
-  json: string,
-) {
-  return { pk: generationPartition(teamId, generation, resource), sk: ordinalKey(ordinal), j: json };
+/** One item of a list, at the key its layout gives it. */
+export function resourceItem(teamId: number, generation: string, list: ListResource, key: string, json: string) {
+  return { pk: generationPartition(teamId, generation, list), sk: key, j: json };
 }
 
 export function memberItem(teamId: number, membersGeneration: string, userId: number) {
   return { ...memberKey(teamId, membersGeneration, userId), user_id: userId };
 }
 
-/** The table's list of its teams: one small item per team, written with the team's first head. */
+/** The table's list of its teams: one small item per team, written with the team's first switch. */
 export function teamListItem(teamId: number) {
   return { ...teamListKey(teamId), team_id: teamId };
 }
 
-export function pendingItem(teamId: number, generation: string, part: GenerationPart, reservedAtMs: number) {
-  return { ...pendingKey(teamId, generation, part), team_id: teamId, generation, part, reserved_at: reservedAtMs };
+export function pendingItem(teamId: number, generation: string, part: GenerationPart, owner: string, atMs: number) {
+  return { ...pendingKey(teamId, generation, part), team_id: teamId, generation, part, owner, reserved_at: atMs };
 }
 
 export function retiredItem(teamId: number, generation: string, part: GenerationPart, retiredAtMs: number) {
@@ -152,6 +153,124 @@ export function retiredItem(teamId: number, generation: string, part: Generation
   };
 }
 
-function longerRef(team: TeamIdentity): string {
+/** The versions of a list's items that one revision replaced: swept with this entry once they are due. */
+export function replacedItem(
+  teamId: number,
+  generation: string,
+  list: ListResource,
+  revision: number,
+  keys: string[],
+  retiredAtMs: number,
+) {
+  return {
+    ...replacedKey(teamId, generation, list, revision, retiredAtMs),
+    team_id: teamId,
+    generation,
+    part: list,
+    keys,
+    retired_at: retiredAtMs,
+  };
+}
+
+/** A token as the table keeps it (the only place a token item is built). */
+export interface TokenFields {
+  hash: string;
+  userId: number;
+  abilities: string[];
+  expiresAt: string | null;
+  name?: string;
+  /** Laravel Sanctum's id, for a migrated token. */
+  sanctumId?: number;
+  /** When it was made: Sanctum's `created_at` for a migrated token, else when this table got it. */
+  createdAt: string;
+  /** `<team id>#<members generation>` entries of its user's teams. */
+  memberships?: ReadonlySet<string>;
+}
+
+export function tokenItem(token: TokenFields) {
+  return {
+    ...tokenKey(token.hash),
+    user_id: token.userId,
+    abilities: token.abilities,
+    expires_at: token.expiresAt,
+    ...(token.name !== undefined && { name: token.name }),
+    ...(token.sanctumId !== undefined && { sanctum_id: token.sanctumId }),
+    created_at: token.createdAt,
+    ...(token.memberships && token.memberships.size > 0 && { memberships: new Set(token.memberships) }),
+  };
+}
+
+/** A token as a writer reads it back. */
+export interface StoredToken {
+  userId: number;
+  abilities: string[];
+  expiresAt: string | null;
+  name?: string;
+  sanctumId?: number;
+  createdAt?: string;
+  revokedAt?: string;
+}
+
+export function readToken(item: Record<string, unknown>): StoredToken {
+  return {
+    userId: Number(item.user_id),
+    abilities: (item.abilities as string[] | undefined) ?? [],
+    expiresAt: (item.expires_at as string | null | undefined) ?? null,
+    name: item.name as string | undefined,
+    sanctumId: item.sanctum_id === undefined ? undefined : Number(item.sanctum_id),
+    createdAt: item.created_at as string | undefined,
+    revokedAt: item.revoked_at as string | undefined,
+  };
+}
+
+/** The Sanctum id's index item: which token holds the id, and that token's fingerprint as the source gave it. */
+export function sanctumIndexItem(sanctumId: number, hash: string, userId: number, fingerprint: string) {
+  return { ...sanctumKey(sanctumId), sanctum_id: sanctumId, hash, user_id: userId, fingerprint };
+}
+
+export const userTokenItem = (userId: number, hash: string) => userTokenKey(userId, hash);
+
+export function userItem(userId: number, name: string | undefined, teams: Iterable<number>) {
+  const set = new Set(teams);
+  return {
+    ...userKey(userId),
+    ...(name !== undefined && { name }),
+    ...(set.size > 0 && { teams: set }),
+  };
+}
+
+/** A team's record, as a writer reads it; the lists come from their heads (readListPart). */
+export function readTeamRecord(item: Record<string, unknown>): Omit<TeamState, 'lists'> {
+  return {
+    identity: {
+      id: Number(item.team_id),
+      ...(item.slug !== undefined && { slug: String(item.slug) }),
+      name: String(item.name),
+    },
+    revision: Number(item.revision),
+    membersGeneration: String(item.members_generation),
+    membersFingerprint: String(item.members_fingerprint ?? ''),
+    financeFingerprint: String(item.finance_fingerprint ?? ''),
+  };
+}
+
+/** A list's head, as a writer reads it. */
+export function readListPart(item: Record<string, unknown>): ListPart {
+  const revision = Number(item.revision);
+  const overlay = item.overlay as Uint8Array | undefined;
+  return {
+    layout: {
+      generation: String(item.generation),
+      count: Number(item.count),
+      base: Number(item.base),
+      revision,
+      entries: decodeOverlay(overlay, revision),
+    },
+    fingerprint: String(item.fingerprint),
+  };
+}
+
+function longerRef(team: TeamIdentity): string | number {
+  if (team.slug === undefined) return team.id;
   return String(team.id).length > team.slug.length ? String(team.id) : team.slug;
 }

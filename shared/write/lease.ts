@@ -3,15 +3,19 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { importLockKey, type Key, syncLeaseKey } from '../table/keys.ts';
+import { importLeaseKey, type Key, syncLeaseKey } from '../table/keys.ts';
 
 /**
  * Leases on one item of the table, with the same discipline for both uses:
  *
- * - the writers' lock (IMPORT/LOCK): an import, or a sync while it applies a change, holds it, so
- *   two writers never interleave within a team (docs/contract.md, sections 7 and 9);
+ * - the import's lease (IMPORT/LEASE): held by the one import that runs against the table, so a
+ *   second one waits or fails with a message naming the first (docs/contract.md, section 7); the
+ *   teams an import writes are each under their own lock (team-locks.ts), which a sync takes too;
  * - the sync's lease (SYNC/LEASE): held by the one sync that runs against the table for as long as
  *   it runs, so a second sync waits or exits with a message naming the first.
+ *
+ * A lease's owner names what its holder leaves in the ledger (ledger.ts): while the lease is held,
+ * its pending generations are its writer's, not a dead writer's.
  *
  * The holder keeps a lease (60 s) and renews it every 15 s while it runs. Someone else who wants it
  * does not queue behind a live holder: it watches the item for up to one lease. If the holder
@@ -89,18 +93,18 @@ export class LeaseHeld extends Error {
 }
 
 /** This holder lost its lease (it was paused past it, and another took over). */
-export class LockLost extends Error {
+export class LeaseLost extends Error {
   constructor() {
     super(
-      'this writer lost its lock (it could not renew it for too long, and another may have taken over); ' +
+      'this writer lost its lease (it could not renew it for too long, and another may have taken over); ' +
         'nothing more was written: run it again',
     );
-    this.name = 'LockLost';
+    this.name = 'LeaseLost';
   }
 }
 
 /** This machine's boot id (Linux), so a pid is only judged on the machine and boot it belongs to. */
-const BOOT_ID = (() => {
+export const BOOT_ID = (() => {
   try {
     return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
@@ -111,13 +115,9 @@ const BOOT_ID = (() => {
 /** A lease this process holds: what a writer checks before it writes, and gives back at the end. */
 export type Lease = Awaited<ReturnType<typeof acquireLease>>;
 
-/** The writers' lock, for an import or a sync applying a change. */
-export const acquireWriterLock = (
-  doc: DynamoDBDocumentClient,
-  tableName: string,
-  holder: Holder,
-  options: LeaseOptions = {},
-) => acquireLease(doc, tableName, importLockKey(), holder, options);
+/** The lease of the one import that may run against the table at a time. */
+export const acquireImportLease = (doc: DynamoDBDocumentClient, tableName: string, options: LeaseOptions = {}) =>
+  acquireLease(doc, tableName, importLeaseKey(), 'import', options);
 
 /** The lease of the one sync running against the table. */
 export const acquireSyncLease = (doc: DynamoDBDocumentClient, tableName: string, options: LeaseOptions = {}) =>
@@ -246,7 +246,7 @@ async function acquireLease(
     owner,
     /** Throws unless the lease is certainly still ours: it stops a renewal interval before anyone may take over. */
     assertHeld(): void {
-      if (lost || performance.now() - renewedAt > leaseMs - renewEveryMs) throw new LockLost();
+      if (lost || performance.now() - renewedAt > leaseMs - renewEveryMs) throw new LeaseLost();
     },
     /** A transaction action that fails the transaction unless the lease is still ours. */
     conditionCheck: () => ({ ConditionCheck: ifStillOurs() }),
@@ -258,7 +258,7 @@ async function acquireLease(
 }
 
 /** A lease held by a process of this machine (same host and boot) that no longer exists. */
-function isDeadHere(held: LeaseItem): boolean {
+export function isDeadHere(held: { boot_id?: string; host: string; pid: number }): boolean {
   if (!held.boot_id || held.boot_id !== BOOT_ID || held.host !== hostname() || held.pid === process.pid) return false;
   try {
     process.kill(held.pid, 0);

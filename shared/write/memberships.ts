@@ -3,15 +3,15 @@ import { forEachConcurrently } from './concurrently.ts';
 import {
   memberKey,
   membershipEntry,
-  teamHeadKey,
+  teamRecordKey,
   tokenKey,
   userKey,
   userTokenHashOf,
   userTokensQuery,
 } from '../table/keys.ts';
-import { memberItem, readHead } from './items.ts';
+import { memberItem, readTeamRecord } from './items.ts';
 import { getItems, queryAll } from './reads.ts';
-import { deleteRequest, putRequest, sendChecked, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * Memberships live in three places, each with its own reader (shared/table/keys.ts):
@@ -58,8 +58,8 @@ export async function changeMemberships(
 
 /** Adds a team to (ADD) or takes it from (DELETE) the user item's `teams`. */
 function changeUserTeams(w: Writer, userId: number, change: 'ADD' | 'DELETE', teamId: number) {
-  return sendChecked(
-    w,
+  w.locks.assertHeld(teamId);
+  return w.doc.send(
     new UpdateCommand({
       TableName: w.tableName,
       Key: userKey(userId),
@@ -74,9 +74,9 @@ export async function joinTeam(w: Writer, teamId: number, membersGeneration: str
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
     await changeUserTeams(w, userId, 'ADD', teamId);
-    await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))]);
+    await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
     for (const hash of await listUserTokens(w, userId)) {
-      w.lock.assertHeld();
+      w.locks.assertHeld(teamId);
       await changeMemberships(w, hash, 'ADD', entry);
     }
   });
@@ -87,41 +87,62 @@ export async function leaveTeam(w: Writer, teamId: number, membersGeneration: st
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
     await changeUserTeams(w, userId, 'DELETE', teamId);
-    await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))]);
+    await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
     for (const hash of await listUserTokens(w, userId)) {
-      w.lock.assertHeld();
+      w.locks.assertHeld(teamId);
       await changeMemberships(w, hash, 'DELETE', entry);
     }
   });
 }
 
 /**
- * Gives tokens of one user the entries of every team it is a member of: the teams its user item lists,
- * where the team's member index holds the user. Used for a token `token create` issues and for
- * the new tokens of a write, neither under the writers' lock. A writer that takes a member away
- * meanwhile removes the index item before it lists the user's tokens; so once the entries are
- * added, the index is read again and any entry whose index item has gone is removed: whichever
- * comes first, no entry of a member who left stays on the token.
+ * The membership entries a user's tokens should carry: one for each team its user item lists whose
+ * member index (in the team's members generation) holds the user.
  */
-export async function tagTokenMemberships(t: TableRef, userId: number, ...hashes: string[]): Promise<void> {
+export async function userMemberships(t: TableRef, userId: number): Promise<Set<string>> {
   const { Item: user } = await t.doc.send(
     new GetCommand({ TableName: t.tableName, Key: userKey(userId), ConsistentRead: true }),
   );
   const teamIds = [...((user?.teams as Iterable<number> | undefined) ?? [])];
-  const heads = (await getItems(t.doc, t.tableName, teamIds.map(teamHeadKey), { consistent: true })).map(readHead);
-  const indexKeys = heads.map((head) => memberKey(head.identity.id, head.membersGeneration, userId));
-  const entryOf = (key: { pk: string }) => {
-    const head = heads[indexKeys.findIndex((k) => k.pk === key.pk)]!;
-    return membershipEntry(head.identity.id, head.membersGeneration);
-  };
-  const indexed = async () =>
-    new Set(
-      (await getItems(t.doc, t.tableName, indexKeys, { consistent: true })).map((item) => entryOf(item as never)),
-    );
-  // The user's reads once for all of its tokens (a first load gives a user thousands).
-  const entries = [...(await indexed())];
-  await forEachConcurrently(hashes, (hash) => changeMemberships(t, hash, 'ADD', entries));
-  const still = await indexed();
-  const gone = entries.filter((entry) => !still.has(entry));
-  await forEachConcurrently(hashes, (hash) => changeMemberships(t, hash, 'DELETE', gone));
+  const teams = (await getItems(t.doc, t.tableName, teamIds.map(teamRecordKey), { consistent: true })).map(
+    readTeamRecord,
+  );
+  const indexKeys = teams.map((team) => memberKey(team.identity.id, team.membersGeneration, userId));
+  const indexed = new Set(
+    (await getItems(t.doc, t.tableName, indexKeys, { consistent: true })).map((item) => String(item.pk)),
+  );
+  return new Set(
+    teams
+      .filter((_, i) => indexed.has(indexKeys[i]!.pk))
+      .map((team) => membershipEntry(team.identity.id, team.membersGeneration)),
+  );
+}
+
+/**
+ * Brings tokens of one user that were given `entries` (written with them, or just issued) in line with
+ * the user's memberships as they are once they exist. Used for the tokens `token create` issues and
+ * the new tokens of a write, neither under a team's lock. A writer that takes a member away or adds
+ * one meanwhile changes the index before it lists the user's tokens, and a token not yet written is
+ * not listed: so once the tokens exist, the memberships are read again, and whatever changed
+ * meanwhile is added or removed. Whichever comes first, no entry of a member who left stays, and no
+ * member who joined is left out.
+ */
+export async function settleTokenMemberships(
+  t: TableRef,
+  userId: number,
+  hashes: string[],
+  entries: ReadonlySet<string>,
+) {
+  const now = await userMemberships(t, userId);
+  const added = [...now].filter((entry) => !entries.has(entry));
+  const gone = [...entries].filter((entry) => !now.has(entry));
+  await forEachConcurrently(hashes, async (hash) => {
+    await changeMemberships(t, hash, 'ADD', added);
+    await changeMemberships(t, hash, 'DELETE', gone);
+  });
+}
+
+/** Gives tokens of one user the entries of every team it is a member of (`token create`). */
+export async function tagTokenMemberships(t: TableRef, userId: number, ...hashes: string[]): Promise<void> {
+  await settleTokenMemberships(t, userId, hashes, new Set());
 }

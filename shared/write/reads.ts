@@ -1,5 +1,5 @@
 import { BatchGetCommand, type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
-import { type Key, LEDGER_PARTITION } from '../table/keys.ts';
+import type { Key } from '../table/keys.ts';
 import { untilProcessed } from '../table/retry.ts';
 
 const BATCH_LIMIT = 100; // BatchGetItem's limit
@@ -65,9 +65,4 @@ export async function queryAll(...query: Parameters<typeof queryPages>) {
   const items: (Key & Record<string, unknown>)[] = [];
   for await (const page of queryPages(...query)) items.push(...page);
   return items;
-}
-
-/** Ledger entries (shared/table/keys.ts) in a sort-key range. */
-export function ledgerEntries(doc: DynamoDBDocumentClient, tableName: string, range: SortRange) {
-  return queryAll(doc, tableName, LEDGER_PARTITION, { range });
 }

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchWriter, type WriteRequest, writeAll } from './batch-write.ts';
-import type { Lease } from './lease.ts';
+import type { TeamLocks } from './team-locks.ts';
 
 /** A table and the client that reaches it. */
 export interface TableRef {
@@ -9,31 +9,31 @@ export interface TableRef {
 }
 
 /**
- * What the steps of a write (shared/write/steps.ts) write through: the table, the writers' lock
- * it holds (every write first checks it is still held, and every switch makes the lock a condition),
- * the wall clock that retention is measured by, and where a line worth saying goes.
+ * What a write goes through (apply.ts): the table, who is writing (the owner of its import's or
+ * sync's lease: what it leaves in the ledger names it), the locks of the teams it holds (every write
+ * of a team first checks its lock is still held, and every switch makes it a condition), the wall
+ * clock that retention is measured by, and where a line worth saying goes.
  */
 export interface Writer extends TableRef {
-  lock: Pick<Lease, 'assertHeld' | 'conditionCheck'>;
+  owner: string;
+  locks: TeamLocks;
   /** Wall-clock milliseconds: retention is measured with it. */
   clock: () => number;
   log: (line: string) => void;
 }
 
-/** Writes every request (in batches of 25, several in flight), each batch after the lock's check. */
-export function writeRequests(w: Writer, requests: WriteRequest[]): Promise<void> {
-  return writeAll(w.doc, w.tableName, requests, { beforeSend: w.lock.assertHeld });
+/**
+ * Writes every request (in batches of 25, several in flight); for a team's items, each batch after
+ * the check that its lock is still held.
+ */
+export function writeRequests(w: TableRef & Partial<Writer>, requests: WriteRequest[], teamId?: number) {
+  const beforeSend = teamId === undefined ? undefined : () => w.locks!.assertHeld(teamId);
+  return writeAll(w.doc, w.tableName, requests, { beforeSend });
 }
 
-/** A writer of streamed requests, each batch after the lock's check. */
-export function requestWriter(w: Writer, onWritten?: (count: number) => void | Promise<void>) {
-  return batchWriter(w.doc, w.tableName, { beforeSend: w.lock.assertHeld, onWritten });
-}
-
-/** Sends one command after the lock's check. */
-export async function sendChecked(w: Writer, command: { input: object }): Promise<unknown> {
-  w.lock.assertHeld();
-  return w.doc.send(command as never);
+/** A writer of streamed requests, each batch after `check` (a lock's or a lease's). */
+export function requestWriter(w: TableRef, check?: () => void, onWritten?: (count: number) => void | Promise<void>) {
+  return batchWriter(w.doc, w.tableName, { beforeSend: check, onWritten });
 }
 
 export const putRequest = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });

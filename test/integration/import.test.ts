@@ -18,13 +18,14 @@ beforeEach(async () => {
 
 /** What a reader with this token sees of a team: null when the API would answer 401/404. */
 async function view(secret: string, teamRef: string) {
-  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
+  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef, 'projects');
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
   const { team: finance } = await reader.readTokenAndFinance(hashToken(secret), teamRef);
   const ids = async (resource: 'projects' | 'daemons') => {
-    const count = head.lists[resource].count;
+    const { team: list } = await reader.readTokenAndHead(hashToken(secret), teamRef, resource);
+    const count = list!.list.count;
     if (count === 0) return [];
-    return (await reader.readPage(head, resource, { first: 1, last: count })).map(
+    return (await reader.readPage(list!, { first: 1, last: count })).map(
       (json) => (JSON.parse(json) as { id: number }).id,
     );
   };
@@ -150,9 +151,10 @@ describe('import', () => {
     };
     let now = Date.parse('2026-01-01T00:00:00Z');
     const clock = () => now;
-    // Each import changes the projects (one more each time): an unchanged list is not written again.
-    let count = 10;
-    const changed = () => snapshot({ teams: [team(1, 'acme')], projects: projects(1, count++) });
+    // Each import replaces the projects (other ids each time), so each writes a generation of its own:
+    // an unchanged list is not written again, and one that changes by a few items changes by the item.
+    let round = 1;
+    const changed = () => snapshot({ teams: [team(1, 'acme')], projects: projects(1, 10, 1_000 * round++) });
     for (let i = 0; i < 4; i++) {
       await importDocument(table, changed(), { clock });
       now += 60_000; // an import a minute

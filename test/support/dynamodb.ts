@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { importLockKey } from '../../shared/table/keys.ts';
+import { importLeaseKey } from '../../shared/table/keys.ts';
 import { inject } from 'vitest';
 import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
 import { importSnapshot, type ImportOptions } from '../../commands/import/importer.ts';
@@ -85,6 +85,6 @@ export function interceptedTable(table: TestTable, at: (operation: string, n: nu
   );
   return {
     table: { ...table, client, doc } as TestTable,
-    afterKill: () => table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLockKey() })),
+    afterKill: () => table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLeaseKey() })),
   };
 }

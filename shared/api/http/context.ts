@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import type { PageRequest, PaginationResult } from '../pagination.ts';
+import type { Ordinals, PageRequest, PaginationResult } from '../pagination.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../team-reader.ts';
 
@@ -47,7 +47,7 @@ export interface QueryRead {
  * generation `head` names, else undefined (the handler then reads the page itself).
  */
 export interface Speculated {
-  earlyPage?: (head: TeamHead) => Promise<string[] | undefined>;
+  earlyPage?: (head: TeamHead, ordinals: Ordinals) => Promise<string[] | undefined>;
 }
 
 /** From requireValidPage, once check 4 passed. */

@@ -10,13 +10,13 @@ import { jsonResponse } from './envelope.ts';
  * Cache-Control, and a request whose If-None-Match names the current tag gets 304 with no body,
  * without the page's Query. Errors are never tagged or conditional.
  *
- * A tag is derived from what decides the body, not from the body: a list's generation never
- * changes once its head names it, so (team, the list's generation) fixes a page's data, `total` and
- * `last_page`; the page, per_page (and whether the request gave it) and the list's address fix
- * `meta` and `links`. BODY_FORMAT is part of every tag: change it with the shape of a body, so
+ * A tag is derived from what decides the body, not from the body: a list's generation and revision
+ * name one state of it, so (team, generation, revision) fixes a page's data, `total` and `last_page`;
+ * the page, per_page (and whether the request gave it) and the list's address fix `meta` and
+ * `links`. BODY_FORMAT is part of every tag: change it with the shape of a body, so
  * that a tag issued by an older deployment never matches a new one.
  */
-const BODY_FORMAT = '2';
+const BODY_FORMAT = '3';
 
 /** Per-user data: a shared cache must not keep it; a client must ask again, with its ETag. */
 export const CACHE_CONTROL = 'private, no-cache';
@@ -36,7 +36,8 @@ export function listEntityTag(
   return entityTag(
     'list',
     team.teamId,
-    team.lists[resource].generation,
+    team.list.generation,
+    team.list.revision,
     resource,
     window.currentPage,
     window.perPage,

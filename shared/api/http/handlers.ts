@@ -55,7 +55,7 @@ function apiFunction(route: ServedRoute) {
 }
 
 /**
- * GET /api/{team}/projects and /daemons: one page of the team's current generation.
+ * GET /api/{team}/projects and /daemons: one page of the list as its head describes it.
  *
  * The query is read first but judged after the token and the team (the contract's order), so
  * that a warm request can send the page's Query with the token's read (speculative-page.ts). The
@@ -66,16 +66,22 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
   return apiFunction(route)
     .use(readPageQuery())
     .use(speculativePage({ reader, resource }))
-    .use(authorize({ ability: route.ability, read: (...args) => reader.readTokenAndHead(...args) }))
+    .use(
+      authorize({
+        ability: route.ability,
+        read: (tokenHash, segment, options) => reader.readTokenAndHead(tokenHash, segment, resource, options),
+      }),
+    )
     .use(requireValidPage())
     .handler(async function listPage(event, context) {
       const { team: head, teamSegment } = context.access;
       const { page, perPage, perPageGiven } = context.page;
-      const window = pageWindow(head.lists[resource].count, page, perPage);
+      const window = pageWindow(head.list.count, page, perPage);
       const path = listPath(baseUrl(event, config.publicBaseUrl, route.path), teamSegment, resource);
       return conditionalJson(event, listEntityTag(head, resource, window, perPageGiven, path), async () => {
-        const items = window.ordinals
-          ? await reader.readPage(head, resource, window.ordinals, context, await context.earlyPage?.(head))
+        const { ordinals } = window;
+        const items = ordinals
+          ? await reader.readPage(head, ordinals, context, await context.earlyPage?.(head, ordinals))
           : [];
         return listEnvelopeJson({ items, window, path, perPageGiven, startedAt: context.startedAt });
       });

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { monotonicMs } from '../../clock.ts';
 import { pageWindow } from '../../pagination.ts';
 import type { ListResource } from '../../../table/keys.ts';
-import type { TeamHead, TeamReader } from '../../team-reader.ts';
+import { pageKeys, type TeamHead, type TeamReader } from '../../team-reader.ts';
 import type { Authorized, Context, QueryRead, Speculated, Timed } from '../context.ts';
 import { credentialsOf, type CredentialsInternal } from './authorize.ts';
 
@@ -75,20 +75,23 @@ export function speculativePage({
       const head = recentHead(pair);
       const { query } = context;
       if (!head || !query.ok || event.headers?.['if-none-match'] !== undefined) return;
-      const { ordinals } = pageWindow(head.lists[resource].count, query.value.page, query.value.perPage);
+      const { ordinals } = pageWindow(head.list.count, query.value.page, query.value.perPage);
       if (!ordinals) return;
+      const keys = pageKeys(head, ordinals);
       // A Query that fails is simply not used: the handler reads the page itself.
-      const early = reader.queryPage(head, resource, ordinals, context).then(
-        (items) => ({ team: head, items }),
+      const early = reader.queryPage(head, keys, context).then(
+        (items) => ({ team: head, keys, items }),
         () => undefined,
       );
       internal.speculation.early = early;
-      context.earlyPage = async (current) => {
+      // Used only where the current head names the very keys the early Query read.
+      context.earlyPage = async (current, currentOrdinals) => {
         const page = await early;
-        const sameGeneration =
+        const same =
           page?.team.teamId === current.teamId &&
-          page.team.lists[resource].generation === current.lists[resource].generation;
-        return sameGeneration ? page.items : undefined;
+          page.team.list.generation === current.list.generation &&
+          String(pageKeys(current, currentOrdinals)) === String(page.keys);
+        return same ? page.items : undefined;
       };
     },
     after: rememberOutcome,

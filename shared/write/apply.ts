@@ -1,0 +1,280 @@
+import { type ListResource, LIST_RESOURCES } from '../table/keys.ts';
+import { baseItemKey } from '../table/list-layout.ts';
+import type { EmitItem, ItemNeeds, ItemSource } from './desired.ts';
+import { membersFingerprint } from './fingerprint.ts';
+import { pendingItem, resourceItem } from './items.ts';
+import { clearDeadWriters, clearOrphanVersions, sweepReplaced } from './ledger.ts';
+import { joinTeam, leaveTeam } from './memberships.ts';
+import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
+import { onlyMembers, recordMembers, removeTeamItems, switchUnit, TeamChanged } from './team-switch.ts';
+import { narrowTokens, widenTokens, writeUserNames } from './token-steps.ts';
+import { putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
+
+/**
+ * A write of the table over one plan (docs/contract.md, sections 7 and 9; docs/storage.md). An import
+ * and a sync run the same steps; only where the desired state and the items come from differs.
+ *
+ * 1. The plan (plan.ts): what each team, user and token should be against what the table holds.
+ * 2. What dead writers left is cleared; tokens that go are removed and tokens that lose rights
+ *    narrowed: in force before any team switches.
+ * 3. Beside what readers use: users' names, and every list written whole (a new generation,
+ *    reserved in the ledger first, so whatever a killed writer wrote, the next one finds).
+ * 4. Each unit of teams (a team, or teams tied by the slugs they hand on), under its teams' locks:
+ *    checked against the plan (and planned again where another writer changed it meanwhile), its
+ *    changed items written, then switched in one transaction; members who leave lose it just before,
+ *    members who join gain it just after.
+ * 5. Tokens widened and written, what retention allows swept.
+ */
+
+export interface ApplyHooks {
+  /** Told as the write goes; an async observer is awaited (the write waits for it). */
+  onProgress?: (progress: { phase: 'writing' | 'switching'; done: number; total: number }) => void | Promise<void>;
+  /** Told once when a team's lock is held by another writer and has to be waited for. */
+  onWait?: (line: string) => void;
+}
+
+/** Thrown when the items handed for a list are not the ones the plan counted. */
+export class ItemsChanged extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'ItemsChanged';
+  }
+}
+
+/** Steps 2 to 5. `items` hands the JSON of the items the plan writes (and may hand more: they are skipped). */
+export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks: ApplyHooks = {}) {
+  await clearDeadWriters(w);
+  await narrowTokens(w, plan.tokens);
+  await writeUserNames(w, plan.users.written);
+  const json = await writeBeside(w, plan, items, hooks);
+  for (const team of plan.removedTeams) {
+    const id = team.stored.identity.id;
+    await underLocks(w, [id], hooks, async () => {
+      await leaveTeam(w, id, team.stored.membersGeneration, team.leaving);
+      await removeTeamItems(w, team);
+    });
+  }
+  await switchUnits(w, plan, json, items, hooks);
+  await widenTokens(w, plan.tokens, plan.users.removed, plan.startedAt);
+  try {
+    await sweepReplaced(w, w.clock());
+  } catch (error) {
+    // Everything is written by now: what is left to remove, the next write removes.
+    w.log(
+      `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
+    );
+  }
+  return { itemsWritten: json.written };
+}
+
+/** The JSON step 4 needs (items of lists changed by the item), and how many items step 3 wrote. */
+interface Gathered {
+  byTeam: Map<number, Map<ListResource, Map<number, string>>>;
+  written: number;
+}
+
+/**
+ * Step 3: every list written whole goes to a new generation beside the one readers use, each item at
+ * the slot of its id's rank; the JSON of items changed by the item is kept for step 4. One pass of
+ * the front end's items for the whole write (an import reads its file once).
+ */
+async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgress }: ApplyHooks): Promise<Gathered> {
+  const gathered: Gathered = { byTeam: new Map(), written: 0 };
+  const needs: ItemNeeds = new Map();
+  const rebuilds = new Map<
+    string,
+    { teamId: number; list: ListResource; ids: ArrayLike<number>; generation: string; seen: number }
+  >();
+  for (const team of plan.units.flat()) {
+    const teamId = team.desired.identity.id;
+    for (const list of LIST_RESOURCES) {
+      const planned = team.lists[list];
+      if (!planned) continue;
+      const asked = needs.get(teamId) ?? needs.set(teamId, new Map()).get(teamId)!;
+      if (planned.mode === 'rebuild') {
+        asked.set(list, 'all');
+        const { generation } = planned.part.layout;
+        rebuilds.set(`${teamId}#${list}`, { teamId, list, ids: planned.ids, generation, seen: 0 });
+      } else if (planned.needs.size > 0) asked.set(list, planned.needs);
+    }
+  }
+  if (needs.size === 0) return gathered;
+  // Reserved first: a writer killed while it writes leaves the ledger to say whose items these are.
+  await writeRequests(
+    w,
+    [...rebuilds.values()].map((r) => putRequest(pendingItem(r.teamId, r.generation, r.list, w.owner, plan.startedAt))),
+  );
+  const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
+  let done = 0;
+  if (total > 0) await onProgress?.({ phase: 'writing', done, total });
+  const writer = requestWriter(w, undefined, (count) =>
+    onProgress?.({ phase: 'writing', done: (done += count), total }),
+  );
+  const emit: EmitItem = (teamId, list, id, json) => {
+    const rebuild = rebuilds.get(`${teamId}#${list}`);
+    if (rebuild) {
+      const slot = rankOf(rebuild.ids, id);
+      if (slot === 0) throw new ItemsChanged(`team ${teamId}: ${list} ${id} was not planned`);
+      rebuild.seen += 1;
+      return writer.add(putRequest(resourceItem(teamId, rebuild.generation, list, baseItemKey(slot), json)));
+    }
+    const asked = needs.get(teamId)?.get(list);
+    if (asked === undefined || (asked !== 'all' && !asked.has(id))) return;
+    const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
+    (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
+  };
+  await items(needs, emit);
+  await writer.flush();
+  for (const r of rebuilds.values()) {
+    if (r.seen !== r.ids.length)
+      throw new ItemsChanged(`team ${r.teamId}: ${r.seen} ${r.list} instead of ${r.ids.length}`);
+  }
+  gathered.written = writer.written;
+  return gathered;
+}
+
+/** The 1-based rank of `id` among sorted ids, or 0 when it is not there. */
+function rankOf(sorted: ArrayLike<number>, id: number): number {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const value = sorted[middle]!;
+    if (value < id) low = middle + 1;
+    else if (value > id) high = middle - 1;
+    else return middle + 1;
+  }
+  return 0;
+}
+
+/**
+ * Step 4, unit by unit in the plan's order. Where the slugs' order makes a team that a user joins
+ * switch before one she leaves, she leaves that one before any switch: a right taken away is in force
+ * no later than one granted (docs/contract.md, section 9).
+ */
+async function switchUnits(w: Writer, plan: Plan, gathered: Gathered, items: ItemSource, hooks: ApplyHooks) {
+  const { units } = plan;
+  const firstJoin = new Map<number, number>();
+  units.forEach((unit, at) => {
+    for (const userId of unit.flatMap((team) => team.joining)) if (!firstJoin.has(userId)) firstJoin.set(userId, at);
+  });
+  const early = new Map<TeamPlan, number[]>();
+  units.forEach((unit, at) => {
+    for (const team of unit) {
+      const users = team.leaving.filter((userId) => (firstJoin.get(userId) ?? at) < at);
+      if (users.length > 0) early.set(team, users);
+    }
+  });
+  for (const [team, users] of early) {
+    const id = team.desired.identity.id;
+    await underLocks(w, [id], hooks, () => leaveTeam(w, id, team.next.membersGeneration, users));
+  }
+  let done = 0;
+  for (const unit of units) {
+    const ids = unit.map((team) => team.desired.identity.id);
+    await underLocks(w, ids, hooks, async (tookOver) => {
+      for (const team of unit) await refreshTeam(w, team, gathered, items, tookOver.has(team.desired.identity.id));
+      for (const team of unit) {
+        const left = early.get(team) ?? [];
+        const leaving = team.leaving.filter((userId) => !left.includes(userId));
+        if (leaving.length > 0) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, leaving);
+        await writeEdits(w, team, gathered);
+      }
+      await switchUnit(w, unit);
+      for (const team of unit) await membersJoin(w, team);
+    });
+    done += unit.length;
+    await hooks.onProgress?.({ phase: 'switching', done, total: units.flat().length });
+  }
+}
+
+/**
+ * Under the team's lock: the team as it is now. Another writer may have changed it since the plan was
+ * read (a sync beside an import): its parts are planned again from what it holds now, the JSON they
+ * need asked of the front end again where step 3 did not keep it. A lock taken over from a writer that
+ * died first clears what that writer left in the team's lists.
+ */
+async function refreshTeam(w: Writer, team: TeamPlan, gathered: Gathered, items: ItemSource, tookOver: boolean) {
+  const id = team.desired.identity.id;
+  const now = (await readTeamStates(w, [id])).get(id);
+  if (tookOver && now) for (const list of LIST_RESOURCES) await clearOrphanVersions(w, id, list, now.lists[list]);
+  const same =
+    now?.revision === team.stored?.revision &&
+    LIST_RESOURCES.every((list) => now?.lists[list].layout.revision === team.stored?.lists[list].layout.revision);
+  if (same) return;
+  if (!now && team.stored) throw new TeamChanged(id, new Error('the team was removed meanwhile'));
+  team.stored = now;
+  team.next = {
+    ...team.next,
+    revision: (now?.revision ?? 0) + 1,
+    membersGeneration: now?.membersGeneration ?? team.next.membersGeneration,
+  };
+  const missing: ItemNeeds = new Map();
+  for (const list of LIST_RESOURCES) {
+    const given = team.desired[list];
+    const planned = team.lists[list];
+    // A list written whole beside stays as planned: it is what the front end says the list is.
+    if (!given || planned?.mode === 'rebuild') continue;
+    const replanned = await planList(w, id, list, given, now?.lists[list], w.clock());
+    if (replanned?.mode === 'rebuild') throw new TeamChanged(id, new Error(`its ${list} changed too much meanwhile`));
+    if (replanned) team.lists[list] = replanned;
+    else delete team.lists[list];
+    team.next.lists[list] = replanned?.part ?? now!.lists[list];
+    const kept = gathered.byTeam.get(id)?.get(list);
+    const lacking = [...(replanned?.needs ?? [])].filter((itemId) => !kept?.has(itemId));
+    if (lacking.length > 0) missing.set(id, new Map([[list, new Set(lacking)]]));
+  }
+  if (missing.size > 0) {
+    await items(missing, (teamId, list, itemId, json) => {
+      const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
+      (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(itemId, json);
+    });
+  }
+  await readMembers(w, [team]);
+}
+
+/** A unit's lists changed by the item: their new items, at the keys the plan gave them, before the switch. */
+async function writeEdits(w: Writer, team: TeamPlan, gathered: Gathered): Promise<void> {
+  const id = team.desired.identity.id;
+  for (const list of LIST_RESOURCES) {
+    const planned = team.lists[list];
+    if (planned?.mode !== 'edit' || planned.edited.writes.length === 0) continue;
+    const kept = gathered.byTeam.get(id)?.get(list);
+    const { generation } = planned.part.layout;
+    const requests = planned.edited.writes.map((write) => {
+      const json = planned.needs.has(write.id) ? kept?.get(write.id) : write.json;
+      if (json === undefined) throw new ItemsChanged(`team ${id}: ${list} ${write.id} was not handed over`);
+      return putRequest(resourceItem(id, generation, list, write.key, json));
+    });
+    await writeRequests(w, requests, id);
+  }
+}
+
+/** After its switch: members who join, then the members' fingerprint. */
+async function membersJoin(w: Writer, team: TeamPlan): Promise<void> {
+  const { desired, stored, next, changes } = team;
+  const id = desired.identity.id;
+  if (team.joining.length > 0) await joinTeam(w, id, next.membersGeneration, team.joining);
+  if (changes.has('members'))
+    await recordMembers(w, onlyMembers(team) ? stored! : next, membersFingerprint(desired.memberIds!));
+}
+
+/** Runs `work` holding the locks of these teams (taken in id order, so two writers never wait on each other). */
+export async function underLocks<T>(
+  w: Writer,
+  teamIds: number[],
+  hooks: ApplyHooks,
+  work: (tookOver: ReadonlySet<number>) => Promise<T>,
+): Promise<T> {
+  const tookOver = new Set<number>();
+  const taken: number[] = [];
+  try {
+    for (const teamId of [...new Set(teamIds)].sort((a, b) => a - b)) {
+      if ((await w.locks.lock(teamId, hooks.onWait)).tookOver) tookOver.add(teamId);
+      taken.push(teamId);
+    }
+    return await work(tookOver);
+  } finally {
+    await Promise.all(taken.map((teamId) => w.locks.unlock(teamId).catch(() => {})));
+  }
+}

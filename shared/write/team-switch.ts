@@ -1,0 +1,176 @@
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Key, LIST_RESOURCES, pendingKey, teamListKey, teamRecordKey, teamRefKeys } from '../table/keys.ts';
+import {
+  financeItem,
+  listHeadItem,
+  replacedItem,
+  retiredItem,
+  type TeamState,
+  teamListItem,
+  teamRecordItem,
+  teamRefs,
+} from './items.ts';
+import type { RemovedTeamPlan, TeamPlan } from './plan.ts';
+import { LockLost } from './team-locks.ts';
+import type { Writer } from './writer.ts';
+
+/**
+ * The switch of a team (docs/contract.md, sections 7 and 9): one transaction puts what readers read
+ * next (the list heads and finance summary by id and by slug, the team's record) and records in the
+ * ledger what it replaced, on condition that the team is as the plan read it (its record's revision,
+ * each list's revision) and that this writer still holds the team's lock. Either all of it happens,
+ * or none: a reader sees a team before or after, never half-written.
+ */
+
+/** Thrown when a team's state moved while it was written: nothing of that team switched. */
+export class TeamChanged extends Error {
+  readonly teamId: number;
+  constructor(teamId: number, cause: unknown) {
+    super(`team ${teamId} changed while it was being written (a writer that does not take its lock ran meanwhile)`, {
+      cause,
+    });
+    this.name = 'TeamChanged';
+    this.teamId = teamId;
+  }
+}
+
+type Action = { Put?: { Item: Key } & Record<string, unknown>; Delete?: { Key: Key } & Record<string, unknown> };
+
+/** Switches a unit: one team, or teams that swap slugs, in one transaction. */
+export async function switchUnit(w: Writer, unit: TeamPlan[]): Promise<void> {
+  const teams = unit.filter((team) => !onlyMembers(team));
+  if (teams.length === 0) return;
+  const owners = unit.map((team) => team.desired.identity.id);
+  const byKey = new Map<string, Action>();
+  for (const team of teams) {
+    for (const action of switchActions(w, team, owners)) {
+      const { Key, Item } = (action.Put ?? action.Delete) as { Key?: Key; Item?: Key };
+      const key = JSON.stringify([(Key ?? Item)!.pk, (Key ?? Item)!.sk]);
+      // A slug copy one team gives up and another takes: the put alone (a transaction names an item once).
+      if (!byKey.has(key) || action.Put) byKey.set(key, action);
+    }
+  }
+  await transact(w, owners, [...byKey.values()]);
+}
+
+/** Whether only the team's members change: they join and leave, no transaction needed. */
+export const onlyMembers = ({ changes }: TeamPlan) => changes.size === 1 && changes.has('members');
+
+/** The actions that switch one team (`owners`: the teams its slug copies may be held by). */
+function switchActions(w: Writer, team: TeamPlan, owners: number[]): Action[] {
+  const { desired, stored, next, changes } = team;
+  const { id } = desired.identity;
+  const slugMoved = stored !== undefined && stored.identity.slug !== desired.identity.slug;
+  const financeJson = desired.finance?.json ?? team.keptFinanceJson;
+  const now = w.clock();
+  const own = ownRef(owners);
+  const actions: Action[] = [put(w, teamRecordItem(next), atRevision(stored?.revision))];
+  for (const ref of teamRefs(desired.identity)) {
+    const byId = ref === id;
+    // The id's copies change with their part; a slug's are new copies too when the slug moved.
+    const fresh = !stored || (!byId && slugMoved);
+    for (const list of LIST_RESOURCES) {
+      if (!fresh && !changes.has(list)) continue;
+      const item = listHeadItem(ref, id, next.membersGeneration, list, next.lists[list]);
+      actions.push(put(w, item, byId ? atRevision(stored?.lists[list].layout.revision) : own));
+    }
+    if ((fresh || changes.has('finance')) && financeJson !== undefined) {
+      const item = financeItem(desired.identity, financeJson, next.financeFingerprint, ref, next.membersGeneration);
+      actions.push(put(w, item, byId ? {} : own));
+    }
+  }
+  if (slugMoved && stored.identity.slug !== undefined) {
+    for (const key of teamRefKeys(stored.identity.slug)) actions.push(remove(w, key, own));
+  }
+  for (const list of LIST_RESOURCES) {
+    const planned = team.lists[list];
+    if (!planned) continue;
+    const old = stored?.lists[list].layout;
+    if (planned.mode === 'rebuild') {
+      actions.push(remove(w, pendingKey(id, planned.part.layout.generation, list)));
+      if (old) actions.push(put(w, retiredItem(id, old.generation, list, now)));
+    } else if (planned.edited.replaced.length > 0) {
+      const { generation, revision } = planned.part.layout;
+      actions.push(put(w, replacedItem(id, generation, list, revision, planned.edited.replaced, now)));
+    }
+  }
+  if (!stored) actions.push(put(w, teamListItem(id)));
+  return actions;
+}
+
+/** A removed team: its list heads, finance copies, record and list entry go; its generations retire. */
+export async function removeTeamItems(w: Writer, { stored }: RemovedTeamPlan): Promise<void> {
+  const { id, slug } = stored.identity;
+  const now = w.clock();
+  await transact(
+    w,
+    [id],
+    [
+      remove(w, teamRecordKey(id), atRevision(stored.revision)),
+      ...teamRefKeys(id).map((key) => remove(w, key)),
+      ...(slug === undefined ? [] : teamRefKeys(slug).map((key) => remove(w, key, ownRef([id])))),
+      remove(w, teamListKey(id)),
+      ...LIST_RESOURCES.map((list) => put(w, retiredItem(id, stored.lists[list].layout.generation, list, now))),
+      put(w, retiredItem(id, stored.membersGeneration, 'MEMBER', now)),
+    ],
+  );
+}
+
+/**
+ * Once every member has joined and left: the members' fingerprint on the team's record, so that the
+ * next write finds nothing to do. Written last, so that a writer killed before it leaves the members
+ * still to compare, and the next one completes them.
+ */
+export async function recordMembers(w: Writer, team: TeamState, fingerprint: string): Promise<void> {
+  const teamId = team.identity.id;
+  w.locks.assertHeld(teamId);
+  try {
+    await w.doc.send(
+      new UpdateCommand({
+        TableName: w.tableName,
+        Key: teamRecordKey(teamId),
+        UpdateExpression: 'SET members_fingerprint = :fingerprint',
+        ConditionExpression: 'revision = :revision',
+        ExpressionAttributeValues: { ':fingerprint': fingerprint, ':revision': team.revision },
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') throw new TeamChanged(teamId, error);
+    throw error;
+  }
+}
+
+/** Sends a switch, the locks' checks first (so that a lost lock is the first cancellation reason). */
+async function transact(w: Writer, teamIds: number[], actions: Action[]): Promise<void> {
+  for (const teamId of teamIds) w.locks.assertHeld(teamId);
+  const checks = teamIds.map((teamId) => w.locks.conditionCheck(teamId));
+  try {
+    await w.doc.send(new TransactWriteCommand({ TransactItems: [...checks, ...actions] as never }));
+  } catch (error) {
+    if ((error as Error).name !== 'TransactionCanceledException') throw error;
+    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    const lost = reasons.slice(0, checks.length).findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+    if (lost >= 0) throw new LockLost(teamIds[lost]!);
+    throw new TeamChanged(teamIds[0]!, error);
+  }
+}
+
+/** The team's record as the plan read it: absent (undefined), or at its revision. */
+const atRevision = (revision: number | undefined) =>
+  revision === undefined
+    ? { ConditionExpression: 'attribute_not_exists(pk)' }
+    : { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': revision } };
+
+/**
+ * A team's slug copies belong to it: a copy another team holds is never overwritten or removed (but by
+ * a team it swaps slugs with, in the same transaction).
+ */
+const ownRef = (teamIds: number[]) => ({
+  ConditionExpression: `attribute_not_exists(pk) OR team_id IN (${teamIds.map((_, i) => `:id${i}`).join(', ')})`,
+  ExpressionAttributeValues: Object.fromEntries(teamIds.map((id, i) => [`:id${i}`, id])),
+});
+
+const put = (w: Writer, Item: Key, condition = {}): Action => ({ Put: { TableName: w.tableName, Item, ...condition } });
+const remove = (w: Writer, Key: Key, condition = {}): Action => ({
+  Delete: { TableName: w.tableName, Key, ...condition },
+});

@@ -1,0 +1,151 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { sanctumKey, tokenKey, userKey, userTokenKey } from '../table/keys.ts';
+import { forEachConcurrently } from './concurrently.ts';
+import type { DesiredToken, DesiredUser } from './desired.ts';
+import { sanctumIndexItem, tokenItem, userTokenItem } from './items.ts';
+import { settleTokenMemberships, userMemberships } from './memberships.ts';
+import { narrowedToken, type TokenPlan, tokenFingerprint, widensToken } from './plan-tokens.ts';
+import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
+
+/**
+ * The token and user steps of a write (apply.ts): rights taken away before any team switches, rights
+ * granted after the last (docs/contract.md, sections 7 and 9). A token of a write is written once,
+ * whole, when it takes effect: its user's index and its Sanctum id's item first (so that a membership
+ * change finds it the moment it exists), then the token with the memberships of its user's teams.
+ */
+
+/** Before any switch: tokens that go are deleted, tokens that lose abilities or expire earlier are narrowed. */
+export async function narrowTokens(w: TableRef, tokens: TokenPlan): Promise<void> {
+  const { removed, kept, indexed } = tokens;
+  const reindexed = new Set(indexed.map((token) => token.sanctumId));
+  // The tokens first, which is what revokes them (thousands, in a mass delete), then their indexes.
+  await writeRequests(
+    w,
+    removed.map((token) => deleteRequest(tokenKey(token.hash))),
+  );
+  await writeRequests(
+    w,
+    removed.flatMap((token) => [
+      deleteRequest(userTokenKey(token.userId, token.hash)),
+      // Its Sanctum id's item goes with it, unless a token of this write takes the id over.
+      ...(token.sanctumId !== undefined && !reindexed.has(token.sanctumId)
+        ? [deleteRequest(sanctumKey(token.sanctumId))]
+        : []),
+    ]),
+  );
+  await forEachConcurrently(kept, async (token) => {
+    const { abilities, expiresAt } = narrowedToken(token);
+    const { stored, desired } = token;
+    if (String(abilities) !== String(stored.abilities) || expiresAt !== stored.expiresAt) {
+      await updateToken(w, desired.hash, desired.userId, { abilities, expires_at: expiresAt });
+    }
+  });
+}
+
+/** Users new or renamed: their names (a user item grants nothing by itself). */
+export async function writeUserNames(w: TableRef, users: DesiredUser[]): Promise<void> {
+  await forEachConcurrently(users, ({ id, name }) => setUser(w, id, { name }));
+}
+
+/**
+ * After the last switch: new tokens written whole and valid, kept tokens widened, Sanctum ids
+ * indexed, users that are gone removed.
+ */
+export async function widenTokens(w: Writer, tokens: TokenPlan, removedUsers: number[], startedAt: number) {
+  await writeRequests(
+    w,
+    removedUsers.map((id) => deleteRequest(userKey(id))),
+  );
+  const created = new Set(tokens.created);
+  // The indexes first: a membership change that lists the user's tokens finds the new ones.
+  await writeRequests(w, [
+    ...tokens.created.map((token) => putRequest(userTokenItem(token.userId, token.hash))),
+    ...tokens.indexed.map((token) =>
+      putRequest(sanctumIndexItem(token.sanctumId!, token.hash, token.userId, tokenFingerprint(token))),
+    ),
+  ]);
+  const byUser = Map.groupBy(tokens.created, (token) => token.userId);
+  await forEachConcurrently([...byUser], async ([userId, mine]) => {
+    // The user's memberships read once for all of its tokens (a first load gives a user thousands).
+    const memberships = await userMemberships(w, userId);
+    await writeRequests(
+      w,
+      mine.map((token) => putRequest(tokenItem({ ...fieldsOf(token, startedAt), memberships }))),
+    );
+    await settleTokenMemberships(
+      w,
+      userId,
+      mine.map((token) => token.hash),
+      memberships,
+    );
+  });
+  await forEachConcurrently(
+    tokens.kept.filter((kept) => widensToken(kept) && !created.has(kept.desired)),
+    ({ desired }) =>
+      updateToken(w, desired.hash, desired.userId, {
+        abilities: desired.abilities,
+        expires_at: desired.expiresAt,
+        name: desired.name,
+        sanctum_id: desired.sanctumId,
+        ...(desired.createdAt !== undefined && { created_at: desired.createdAt }),
+      }),
+  );
+}
+
+const fieldsOf = (token: DesiredToken, startedAt: number) => ({
+  hash: token.hash,
+  userId: token.userId,
+  abilities: token.abilities,
+  expiresAt: token.expiresAt,
+  name: token.name,
+  sanctumId: token.sanctumId,
+  createdAt: token.createdAt ?? new Date(startedAt).toISOString(),
+});
+
+/** Sets the attributes given, removes those given as undefined: on condition that the token is still its user's. */
+async function updateToken(w: TableRef, hash: string, userId: number, attributes: Record<string, unknown>) {
+  const names = Object.keys(attributes);
+  const set = names.filter((name) => attributes[name] !== undefined);
+  const removed = names.filter((name) => attributes[name] === undefined);
+  const setClause = `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`;
+  const removeClause = removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : '';
+  try {
+    await w.doc.send(
+      new UpdateCommand({
+        TableName: w.tableName,
+        Key: tokenKey(hash),
+        UpdateExpression: setClause + removeClause,
+        ConditionExpression: 'user_id = :user',
+        ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
+          ':user': userId,
+        },
+      }),
+    );
+  } catch (error) {
+    // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+  }
+}
+
+/** A user item's attributes, set (the rest of the item stays). */
+async function setUser(w: TableRef, userId: number, attributes: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(attributes).filter((name) => attributes[name] !== undefined);
+  const removed = Object.keys(attributes).filter((name) => attributes[name] === undefined);
+  const clauses = [
+    ...(names.length > 0 ? [`SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
+    ...(removed.length > 0 ? [`REMOVE ${removed.map((name) => `#${name}`).join(', ')}`] : []),
+  ];
+  await w.doc.send(
+    new UpdateCommand({
+      TableName: w.tableName,
+      Key: userKey(userId),
+      UpdateExpression: clauses.join(' '),
+      ExpressionAttributeNames: Object.fromEntries(Object.keys(attributes).map((name) => [`#${name}`, name])),
+      ...(names.length > 0 && {
+        ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]])),
+      }),
+    }),
+  );
+}
