@@ -1,19 +1,21 @@
-import type { SourceEngine } from './source.ts';
+import type { SourceEngine } from './source/url.ts';
 
 /**
- * How the sync reads the source (docs/contract.md, section 9; docs/sync.md, "A schema that
- * differs"): a query per collection, and which source tables to watch for changes, with what a
- * changed row touches. The default is Laravel's conventions (Jetstream's teams, Sanctum's tokens);
- * a mapping file replaces any query and any table's watch, and the rest stays the default.
+ * How the sync reads the source (docs/contract.md, section 9; docs/sync.md, "The mapping"): a query
+ * per collection, and for each table the log reports, what a changed row touches. The default is
+ * Laravel's conventions (Jetstream's teams, Sanctum's tokens); a mapping file replaces any query and
+ * any table's entry, and the rest stays the default.
  *
- * A collection's query may be any SELECT that returns its columns by these names; the sync reads it
- * as a derived table (`SELECT … FROM (<query>) q WHERE …`), so a query needs no filter of its own.
- * A watch entry names, for a table, the columns whose change matters (an UPDATE that changes none
- * of them is not a change: Sanctum's `last_used_at`) and what a changed row touches: a part of a
- * team, a user or a token, as a SELECT of the ids (`AS ref`) written over the row as `{row}`.
+ * A collection's query may be any SELECT that returns its columns by these names; the sync reads it as
+ * a derived table (`SELECT … FROM (<query>) q WHERE …`), so a query needs no filter of its own. A
+ * table's entry names the columns whose change matters (an UPDATE that changes none of them is no
+ * change: Sanctum's `last_used_at`) and what a changed row touches: a part of a team (by a column of
+ * the row that holds the team's id, or a SELECT of it over the row, `{row.<column>}` standing for the
+ * row's values), and for a list the column that holds the item's id, so that only that item is read
+ * again; or a user or a token, by the column that holds its id.
  */
 
-/** What a change touches: a part of a team (by team id), a user (by user id), a token (by token id). */
+/** What a change touches: a part of a team, a user, a token. */
 export const CHANGE_PARTS = ['team', 'members', 'projects', 'daemons', 'finance', 'user', 'token'] as const;
 export type ChangePart = (typeof CHANGE_PARTS)[number];
 
@@ -34,7 +36,7 @@ export const COLLECTION_COLUMNS: Record<Collection, readonly string[]> = {
   teams: ['id', 'slug', 'name', 'user_id'],
   users: ['id', 'name'],
   team_user: ['team_id', 'user_id'],
-  tokens: ['id', 'user_id', 'name', 'token', 'abilities', 'expires_at'],
+  tokens: ['id', 'user_id', 'name', 'token', 'abilities', 'expires_at', 'created_at'],
   environments: ['id', 'team_id'],
   servers: ['id', 'team_id', 'monthly_cost', 'currency'],
   clients: ['id', 'team_id'],
@@ -44,20 +46,36 @@ export const COLLECTION_COLUMNS: Record<Collection, readonly string[]> = {
 };
 export const COLLECTIONS = Object.keys(COLLECTION_COLUMNS) as Collection[];
 
+/** The parts a collection's rows make: what a collection whose query fails keeps at its last good state. */
+export const PARTS_OF_COLLECTION: Record<Collection, readonly ChangePart[]> = {
+  teams: ['team', 'members', 'projects', 'daemons', 'finance'],
+  users: ['members', 'user', 'token'],
+  team_user: ['members'],
+  tokens: ['token'],
+  environments: ['daemons'],
+  servers: ['daemons', 'finance'],
+  clients: ['projects'],
+  projects: ['projects'],
+  daemons: ['daemons'],
+  costs: ['finance'],
+};
+
 export interface Touch {
   part: ChangePart;
-  /** A SELECT of the ids the row touches, as `ref`; `{row}` stands for the row (OLD or NEW). */
-  ref: string;
-  /** The statements it is recorded for (default: all three). */
-  on?: ('insert' | 'update' | 'delete')[];
+  /** For a part of a team: a column of the row holding the team's id, or a SELECT of it (`AS team_id`). */
+  team?: string;
+  /** For projects or daemons: the column holding the item's id (only that item is read again). */
+  item?: string;
+  /** For a user or a token: the column holding its id. */
+  id?: string;
+  /** The changes it is taken from (default: all three). */
+  on?: readonly ('insert' | 'update' | 'delete')[];
 }
 
 export interface Watch {
-  /** A column that names a row across an UPDATE (default `id`). */
-  key?: string;
-  /** The columns whose change is a change; an UPDATE that changes none of them is not recorded. */
-  columns: string[];
-  touches: Touch[];
+  /** The columns whose change is a change; an UPDATE that changes none of them is none. */
+  columns: readonly string[];
+  touches: readonly Touch[];
 }
 
 export interface Mapping {
@@ -65,29 +83,36 @@ export interface Mapping {
   watch: Record<string, Watch>;
 }
 
+/** What the source's tables have that the default mapping depends on (found by setup and the sync). */
+export interface SourceShape {
+  /** Jetstream's stock `teams` has no slug: such a team is addressed by its id alone. */
+  teamsHaveSlug: boolean;
+}
+
 const select = (table: string, columns: string) => `SELECT ${columns} FROM ${table}`;
-const teamRef = 'SELECT {row}.team_id AS ref';
+const byTeam = (part: ChangePart, item?: string): Touch => ({ part, team: 'team_id', ...(item && { item }) });
 
 /**
- * Laravel's conventions. Sanctum's tokens belong to a model by `tokenable_type`; only users'
- * count. The class name holds backslashes, which MySQL reads in a literal as escapes or not,
- * by the server's sql_mode (NO_BACKSLASH_ESCAPES), so there it is written as a hex literal with a
- * character set introducer: a plain literal still, which takes the column's collation
+ * Laravel's conventions. Sanctum's tokens belong to a model by `tokenable_type`; only users' count.
+ * The class name holds backslashes, which MySQL reads in a literal as escapes or not, by the server's
+ * sql_mode (NO_BACKSLASH_ESCAPES), so there it is written as a hex literal with a character set
+ * introducer: a plain literal still, which takes the column's collation
  * (https://dev.mysql.com/doc/refman/8.0/en/charset-introducer.html).
  */
-export function defaultMapping(engine: SourceEngine): Mapping {
+export function defaultMapping(engine: SourceEngine, shape: SourceShape = { teamsHaveSlug: true }): Mapping {
   const userModel =
     engine === 'postgres'
       ? String.raw`'App\Models\User'`
       : `_utf8mb4 X'${Buffer.from(String.raw`App\Models\User`).toString('hex')}'`;
+  const slug = shape.teamsHaveSlug ? 'slug' : 'NULL AS slug';
   return {
     queries: {
-      teams: select('teams', 'id, slug, name, user_id'),
+      teams: select('teams', `id, ${slug}, name, user_id`),
       users: select('users', 'id, name'),
       team_user: select('team_user', 'team_id, user_id'),
       tokens:
-        'SELECT id, tokenable_id AS user_id, name, token, abilities, expires_at FROM personal_access_tokens ' +
-        `WHERE tokenable_type = ${userModel}`,
+        'SELECT id, tokenable_id AS user_id, name, token, abilities, expires_at, created_at ' +
+        `FROM personal_access_tokens WHERE tokenable_type = ${userModel}`,
       environments: select('environments', 'id, team_id'),
       servers: select('servers', 'id, team_id, monthly_cost, currency'),
       clients: select('clients', 'id, team_id'),
@@ -96,47 +121,55 @@ export function defaultMapping(engine: SourceEngine): Mapping {
       costs: select('costs', 'id, team_id, label, amount, currency'),
     },
     watch: {
-      teams: { columns: ['id', 'slug', 'name', 'user_id'], touches: [{ part: 'team', ref: 'SELECT {row}.id AS ref' }] },
-      users: { columns: ['id', 'name'], touches: [{ part: 'user', ref: 'SELECT {row}.id AS ref' }] },
-      team_user: { key: 'id', columns: ['team_id', 'user_id'], touches: [{ part: 'members', ref: teamRef }] },
+      teams: {
+        columns: ['id', ...(shape.teamsHaveSlug ? ['slug'] : []), 'name', 'user_id'],
+        touches: [{ part: 'team', team: 'id' }],
+      },
+      users: { columns: ['id', 'name'], touches: [{ part: 'user', id: 'id' }] },
+      team_user: { columns: ['team_id', 'user_id'], touches: [byTeam('members')] },
       personal_access_tokens: {
         // Not last_used_at, nor the updated_at that Sanctum's save writes with it.
-        columns: ['id', 'tokenable_type', 'tokenable_id', 'name', 'token', 'abilities', 'expires_at'],
-        touches: [{ part: 'token', ref: 'SELECT {row}.id AS ref' }],
+        columns: ['id', 'tokenable_type', 'tokenable_id', 'name', 'token', 'abilities', 'expires_at', 'created_at'],
+        touches: [{ part: 'token', id: 'id' }],
       },
-      environments: { columns: ['id', 'team_id'], touches: [{ part: 'daemons', ref: teamRef }] },
+      environments: { columns: ['id', 'team_id'], touches: [byTeam('daemons')] },
       servers: {
         columns: ['id', 'team_id', 'monthly_cost', 'currency'],
         touches: [
-          { part: 'finance', ref: teamRef },
+          byTeam('finance'),
           // A daemon names a server of any team: the daemons of whatever teams name it.
           {
             part: 'daemons',
             on: ['insert', 'delete'],
-            ref:
-              'SELECT e.team_id AS ref FROM daemons d JOIN environments e ON e.id = d.environment_id ' +
-              'WHERE d.server_id = {row}.id',
+            team:
+              'SELECT e.team_id FROM daemons d JOIN environments e ON e.id = d.environment_id ' +
+              'WHERE d.server_id = {row.id}',
           },
         ],
       },
-      clients: { columns: ['id', 'team_id'], touches: [{ part: 'projects', ref: teamRef }] },
+      // A client gone takes its projects' client_id with it (ON DELETE SET NULL): the whole list.
+      clients: { columns: ['id', 'team_id'], touches: [byTeam('projects')] },
       projects: {
         columns: ['id', 'team_id', 'client_id', 'name', 'slug', 'created_at'],
-        touches: [{ part: 'projects', ref: teamRef }],
+        touches: [byTeam('projects', 'id')],
       },
       daemons: {
         columns: ['id', 'environment_id', 'server_id', 'name', 'command', 'username', 'directory', 'processes'],
         touches: [
-          { part: 'daemons', ref: 'SELECT e.team_id AS ref FROM environments e WHERE e.id = {row}.environment_id' },
+          {
+            part: 'daemons',
+            team: 'SELECT e.team_id FROM environments e WHERE e.id = {row.environment_id}',
+            item: 'id',
+          },
         ],
       },
-      costs: {
-        columns: ['id', 'team_id', 'label', 'amount', 'currency'],
-        touches: [{ part: 'finance', ref: teamRef }],
-      },
+      costs: { columns: ['id', 'team_id', 'label', 'amount', 'currency'], touches: [byTeam('finance')] },
     },
   };
 }
+
+/** The tables the log must report: the mapping's watched tables (the publication's, on PostgreSQL). */
+export const watchedTables = (mapping: Mapping) => Object.keys(mapping.watch).sort();
 
 /** A mapping file's problem: its one line names the file's key. */
 export class MappingError extends Error {
@@ -149,11 +182,13 @@ export class MappingError extends Error {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LIST_PARTS: readonly ChangePart[] = ['projects', 'daemons'];
+const TEAM_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 
 /**
  * The default mapping with a mapping file's replacements: `{"queries": {<collection>: <SELECT>},
- * "watch": {<table>: <watch> | null}}` (null stops watching a table). Checked whole; the first
- * problem is named by its key.
+ * "watch": {<table>: <entry> | null}}` (null stops watching a table). Checked whole; the first problem
+ * is named by its key.
  */
 export function withMappingFile(defaults: Mapping, file: unknown): Mapping {
   if (!isRecord(file)) throw new MappingError('the mapping must be a JSON object with "queries" and/or "watch"');
@@ -178,7 +213,7 @@ export function withMappingFile(defaults: Mapping, file: unknown): Mapping {
     }
   }
   if (file.watch !== undefined) {
-    if (!isRecord(file.watch)) throw new MappingError('"watch" must be an object of table: watch entry (or null)');
+    if (!isRecord(file.watch)) throw new MappingError('"watch" must be an object of table: entry (or null)');
     for (const [table, entry] of Object.entries(file.watch)) {
       if (!IDENTIFIER.test(table)) throw new MappingError(`watch: "${table}" is not a plain table name`);
       if (entry === null) {
@@ -193,38 +228,42 @@ export function withMappingFile(defaults: Mapping, file: unknown): Mapping {
 
 function checkedWatch(where: string, entry: unknown): Watch {
   if (!isRecord(entry)) throw new MappingError(`${where}: must be an object with "columns" and "touches"`);
-  const { key = 'id', columns, touches } = entry;
-  if (typeof key !== 'string' || !IDENTIFIER.test(key)) throw new MappingError(`${where}.key: must be a column name`);
-  if (
-    !Array.isArray(columns) ||
-    columns.length === 0 ||
-    !columns.every((c) => typeof c === 'string' && IDENTIFIER.test(c))
-  ) {
+  const { columns, touches } = entry;
+  for (const key of Object.keys(entry)) {
+    if (key !== 'columns' && key !== 'touches') throw new MappingError(`${where}: unknown key "${key}"`);
+  }
+  if (!Array.isArray(columns) || columns.length === 0 || !columns.every((c) => typeof c === 'string' && IDENTIFIER.test(c))) {
     throw new MappingError(`${where}.columns: must be a list of column names`);
   }
   if (!Array.isArray(touches) || touches.length === 0) throw new MappingError(`${where}.touches: must be a list`);
-  return {
-    key,
-    columns,
-    touches: touches.map((touch, i) => {
-      if (!isRecord(touch)) throw new MappingError(`${where}.touches[${i}]: must be an object with "part" and "ref"`);
-      if (!CHANGE_PARTS.includes(touch.part as ChangePart)) {
-        throw new MappingError(`${where}.touches[${i}].part: one of ${CHANGE_PARTS.join(', ')}`);
-      }
-      if (
-        typeof touch.ref !== 'string' ||
-        !/^\s*SELECT\b[\s\S]*\bAS\s+ref\b/i.test(touch.ref) ||
-        !touch.ref.includes('{row}')
-      ) {
-        throw new MappingError(
-          `${where}.touches[${i}].ref: a SELECT of the ids "AS ref", written over the row as {row}`,
-        );
-      }
-      const on = touch.on ?? ['insert', 'update', 'delete'];
-      if (!Array.isArray(on) || !on.every((o) => o === 'insert' || o === 'update' || o === 'delete')) {
-        throw new MappingError(`${where}.touches[${i}].on: a list of insert, update, delete`);
-      }
-      return { part: touch.part as ChangePart, ref: touch.ref, on };
-    }),
+  return { columns, touches: touches.map((touch, i) => checkedTouch(`${where}.touches[${i}]`, touch)) };
+}
+
+function checkedTouch(where: string, touch: unknown): Touch {
+  if (!isRecord(touch)) throw new MappingError(`${where}: must be an object with "part" and "team" or "id"`);
+  const part = touch.part as ChangePart;
+  if (!CHANGE_PARTS.includes(part)) throw new MappingError(`${where}.part: one of ${CHANGE_PARTS.join(', ')}`);
+  const column = (key: string) => {
+    const value = touch[key];
+    if (value !== undefined && (typeof value !== 'string' || !IDENTIFIER.test(value)))
+      throw new MappingError(`${where}.${key}: must be a column name`);
+    return value as string | undefined;
   };
+  const on = touch.on ?? ['insert', 'update', 'delete'];
+  if (!Array.isArray(on) || !on.every((o) => o === 'insert' || o === 'update' || o === 'delete')) {
+    throw new MappingError(`${where}.on: a list of insert, update, delete`);
+  }
+  if (!TEAM_PARTS.includes(part)) {
+    const id = column('id');
+    if (!id) throw new MappingError(`${where}.id: the column holding the ${part}'s id`);
+    return { part, id, on };
+  }
+  const team = touch.team;
+  const isSelect = typeof team === 'string' && /^\s*SELECT\b/i.test(team) && team.includes('{row.');
+  if (!isSelect && (typeof team !== 'string' || !IDENTIFIER.test(team))) {
+    throw new MappingError(`${where}.team: a column holding the team's id, or a SELECT of it over {row.<column>}`);
+  }
+  const item = column('item');
+  if (item && !LIST_PARTS.includes(part)) throw new MappingError(`${where}.item: only for projects or daemons`);
+  return { part, team, ...(item && { item }), on };
 }

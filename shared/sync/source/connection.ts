@@ -1,0 +1,56 @@
+import type { SourceEngine, SourceUrl } from './url.ts';
+
+/**
+ * The source database, PostgreSQL or MySQL/MariaDB, through maintained drivers (node-postgres with
+ * pg-cursor: postgres.ts; mysql2: mysql.ts), behind the few calls the sync makes to read it: a query,
+ * a stream of rows read a batch at a time (never a whole table in memory), and a read-only
+ * repeatable-read transaction. Both engines hand rows back alike: ids and decimals as exact strings,
+ * times as the text the column holds, in UTC for columns that carry a zone. What the sync reads of the
+ * log goes through another connection (shared/sync/log/).
+ *
+ * SQL is written with `?` parameters; for PostgreSQL they become `$1`, `$2`…
+ */
+export type Row = Record<string, unknown>;
+
+/** How long a source may stay silent before a call is abandoned (docs/contract.md, sections 8 and 9). */
+export const SOURCE_SILENCE_MS = 10_000;
+
+/** A connection to the source: one session, used by one caller at a time. */
+export interface SourceConnection {
+  readonly engine: SourceEngine;
+  query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Every row of the query, a batch at a time, in order; `onRow` may wait (the read waits for it). */
+  stream(sql: string, params: unknown[], onRow: (row: Row) => void | Promise<void>): Promise<void>;
+  /** `work` in a read-only transaction at REPEATABLE READ: every read in it sees one state of the source. */
+  readConsistently<T>(work: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const STREAM_BATCH = 500;
+
+/** Connects, and sets the session up as the sync reads it (UTC, exact numbers). */
+export async function connectSource(source: SourceUrl): Promise<SourceConnection> {
+  const engine = source.engine === 'postgres' ? await import('./postgres.ts') : await import('./mysql.ts');
+  return engine.connect(source);
+}
+
+/** A call that has waited past SOURCE_SILENCE_MS is abandoned: its connection is then not trusted again. */
+export async function withinSilence<T>(call: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+  });
+  try {
+    return await Promise.race([call, silence]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The source sent nothing for SOURCE_SILENCE_MS. */
+export class SourceSilent extends Error {
+  constructor() {
+    super(`no response for ${SOURCE_SILENCE_MS / 1000} s`);
+    this.name = 'SourceSilent';
+  }
+}

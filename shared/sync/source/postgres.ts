@@ -1,0 +1,91 @@
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+import {
+  type Row,
+  SOURCE_SILENCE_MS,
+  SourceSilent,
+  STREAM_BATCH,
+  type SourceConnection,
+  withinSilence,
+} from './connection.ts';
+import { sourceFault } from './faults.ts';
+import type { SourceUrl } from './url.ts';
+
+/** `?` to `$1`, `$2`… (the sync's own SQL holds no `?` but its parameters). */
+export const toPostgresParameters = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+/** Times of PostgreSQL as their text, not a Date in the process's zone (timestamp, timestamptz, date). */
+const RAW_TIME_TYPES = new Set([1114, 1184, 1082]);
+const postgresTypes = {
+  getTypeParser: (oid: number, format?: string) =>
+    RAW_TIME_TYPES.has(oid) ? (text: string) => text : pg.types.getTypeParser(oid, format as never),
+};
+
+/** A PostgreSQL session as the sync reads it: UTC, exact numbers, times as text. */
+export async function connect(source: SourceUrl): Promise<SourceConnection> {
+  const client = new pg.Client({
+    connectionString: source.url,
+    connectionTimeoutMillis: SOURCE_SILENCE_MS,
+    types: postgresTypes as never,
+    application_name: 'team-resources-sync',
+  });
+  // A connection that drops between calls is reported by the next call; this keeps the event from
+  // being an unhandled error.
+  client.on('error', () => {});
+  // A call cut or silent leaves the connection broken: every later call fails at once, as
+  // unreachable (the sync reconnects), instead of waiting behind it.
+  let broken = false;
+  const breaks = (error: unknown) => {
+    if (sourceFault(error) === 'unreachable') broken = true;
+  };
+  // Each statement is bounded here, not by the client's query_timeout: node-postgres starts that for
+  // a cursor too and never stops it (pg-cursor does not call back), failing every read over 10 s.
+  const ask = async (sql: string, params: unknown[] = []) => {
+    if (broken) throw new SourceSilent();
+    return withinSilence(client.query(toPostgresParameters(sql), params)).catch((error) => {
+      breaks(error);
+      throw error;
+    });
+  };
+  try {
+    await client.connect();
+    await ask("SET TIME ZONE 'UTC'");
+  } catch (error) {
+    await withinSilence(client.end()).catch(() => {});
+    throw error;
+  }
+  return {
+    engine: 'postgres',
+    query: async <T extends Row>(sql: string, params: unknown[] = []) => (await ask(sql, params)).rows as T[],
+    async stream(sql, params, onRow) {
+      if (broken) throw new SourceSilent();
+      const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
+      try {
+        for (;;) {
+          const rows = await withinSilence(cursor.read(STREAM_BATCH)).catch((error) => {
+            breaks(error);
+            throw error;
+          });
+          for (const row of rows) await onRow(row);
+          if (rows.length < STREAM_BATCH) break;
+        }
+      } finally {
+        // pg-cursor's close waits for a ReadyForQuery: on a broken connection it would wait for ever.
+        if (!broken) await withinSilence(cursor.close()).catch(breaks);
+      }
+    },
+    async readConsistently(work) {
+      await ask('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        return await work();
+      } finally {
+        await ask('ROLLBACK').catch(() => {});
+      }
+    },
+    // With a call still under way, node-postgres's end() destroys the socket rather than wait.
+    close: () => withinSilence(client.end()).catch(() => {}),
+  };
+}
