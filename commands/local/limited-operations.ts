@@ -109,17 +109,24 @@ function consumed(answer: Body, table: string): number | undefined {
 }
 
 /**
- * Shares a table's figure among its items: those whose cost is `known` keep their estimate, the rest
- * share what is left in proportion to their estimates, each at least `least`; with none unknown,
- * all share the figure so. Without a figure, each keeps its estimate.
+ * Shares a table's figure among its items. Those whose cost is `known` (a put's, by its item) keep
+ * it; the others share what is left in proportion to their estimates, each at least `least`. With
+ * none unknown, what the figure has beyond the estimates (a put that replaced a larger item) is
+ * shared in proportion to them. An item never costs less than its estimate tells: DynamoDB Local's
+ * figure for a transaction can fall short of DynamoDB's rules (two puts of 1,000 bytes in one
+ * transaction: 2 WCU, not 4). Without a figure, each keeps its estimate.
  */
 export function share(total: number | undefined, estimates: number[], known: boolean[], least: number): number[] {
   if (total === undefined) return estimates;
-  const unknown = known.some((isKnown) => !isKnown) ? known.map((isKnown) => !isKnown) : known.map(() => true);
-  const fixed = estimates.reduce((sum, estimate, i) => (unknown[i] ? sum : sum + estimate), 0);
-  const weight = estimates.reduce((sum, estimate, i) => (unknown[i] ? sum + estimate : sum), 0);
-  const rest = Math.max(0, total - fixed);
-  return estimates.map((estimate, i) => (unknown[i] ? Math.max(least, (rest * estimate) / weight) : estimate));
+  const sum = (which: (i: number) => boolean) => estimates.reduce((all, units, i) => (which(i) ? all + units : all), 0);
+  if (known.every(Boolean)) {
+    const estimated = sum(() => true);
+    const extra = Math.max(0, total - estimated);
+    return estimates.map((units) => units + (estimated > 0 ? (extra * units) / estimated : 0));
+  }
+  const rest = Math.max(0, total - sum((i) => known[i]!));
+  const weight = sum((i) => !known[i]);
+  return estimates.map((units, i) => (known[i] ? units : Math.max(least, units, (rest * units) / weight)));
 }
 
 /** The plan of a request; `tables` holds every table tablesOf named. */
@@ -306,7 +313,10 @@ function transactWrite(body: Body, demand: MakeDemand): Plan {
     demands,
     forward: () => body,
     unprocessed: () => ({}),
-    costs: (answer, admitted) => costsByTable(demands, admitted, (table) => consumed(answer, table), puts, 0),
+    // Every item of a transaction is written twice, a ConditionCheck's too ("two underlying reads or
+    // writes of every item"), so none costs less than 2 WCU.
+    costs: (answer, admitted) =>
+      costsByTable(demands, admitted, (table) => consumed(answer, table), puts, writeUnits(0, true)),
   };
 }
 

@@ -271,8 +271,13 @@ describe('what a request asks and costs', () => {
   it('shares a figure among the items whose cost is unknown, each at least the least', () => {
     expect(share(10, [4, 1, 1], [true, false, false], 1)).toEqual([4, 3, 3]);
     expect(share(2, [4, 1], [true, false], 1)).toEqual([4, 1]);
-    expect(share(6, [1, 2], [true, true], 1)).toEqual([2, 4]);
     expect(share(undefined, [1, 2], [false, false], 1)).toEqual([1, 2]);
+  });
+
+  it('adds what a figure has beyond known costs, and never charges less than they tell', () => {
+    expect(share(6, [1, 2], [true, true], 1)).toEqual([2, 4]);
+    // DynamoDB Local's figure for two 1,000-byte puts in one transaction.
+    expect(share(2, [2, 2], [true, true], 2)).toEqual([2, 2]);
   });
 });
 
