@@ -235,8 +235,8 @@ describe("the SDK's default retry strategy", () => {
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     const answer = request(sdk);
-    // Once its first attempt has been refused, a second passes and the key has room again.
-    await vi.waitFor(() => expect(throttled()).toBe(before + 1), { timeout: 10_000, interval: 5 });
+    // Once its first attempt has been refused, the clock moves a second: the SDK's next attempt finds room.
+    await vi.waitFor(() => expect(throttled()).toBeGreaterThan(before), { timeout: 10_000, interval: 5 });
     clock.advance(1_000);
     const { $metadata } = await answer;
     expect($metadata.httpStatusCode).toBe(200);
@@ -257,8 +257,7 @@ describe("the project's batch writer against DynamoDB's limits", () => {
     // The key starts with one second's 1,000 WCU and earns 1,000 more a second: 4 s at the least.
     expect(seconds).toBeGreaterThanOrEqual(4);
     expect(await scanAll({ ...table, doc: direct() })).toHaveLength(5_000);
-    const usage = live.stats().tables[table.tableName]!;
-    expect(usage.partitions['one-key']!.writeUnits).toBe(5_000);
-    expect(usage.throttled).toBeGreaterThan(0);
+    // Whether any request was refused depends on how fast this machine sends them: not asserted.
+    expect(live.stats().tables[table.tableName]!.partitions['one-key']!.writeUnits).toBe(5_000);
   }, 120_000);
 });
