@@ -17,9 +17,11 @@ export interface TestTable {
   doc: DynamoDBDocumentClient;
 }
 
-/** A new, empty table in the suite's DynamoDB Local. */
-export async function freshTable(): Promise<TestTable> {
-  const endpoint = inject('dynamodbEndpoint');
+/**
+ * A new, empty table in the suite's DynamoDB Local, with clients that call `endpoint`: DynamoDB
+ * Local itself, or a proxy in front of it (test/support/limited-dynamodb.ts).
+ */
+export async function freshTable(endpoint = inject('dynamodbEndpoint')): Promise<TestTable> {
   const tableName = `test-${randomBytes(6).toString('hex')}`;
   const client = createDynamoDbClient({ endpoint, maxAttempts: 5, requestTimeoutMs: 30_000 });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

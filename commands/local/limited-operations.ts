@@ -1,0 +1,338 @@
+import type { Demand, Kind } from './capacity-ledger.ts';
+import {
+  itemSize,
+  leastReadUnits,
+  readUnits,
+  writeUnits,
+  type AttributeValue,
+  type ReadMode,
+  type WireItem,
+} from './capacity-units.ts';
+
+/**
+ * What each data-plane request of DynamoDB's JSON protocol asks of the limiter
+ * (dynamodb-limiter.ts): the units it wants where (its demands, estimated before it runs), the
+ * request to forward once some are refused, and what each admitted demand really cost, from
+ * DynamoDB Local's answer. Pure: the limiter does the sending.
+ *
+ * Estimates are what the request alone tells: a put's item size; 1 WCU for an update or a delete
+ * (the item's size is known only once it is found); the least read (0.5 RCU eventually consistent,
+ * 1 strongly) for a read. Costs are DynamoDB Local's ConsumedCapacity where it is per request, which
+ * follows DynamoDB's rules (a put or update costs the larger of the old and the new item, a delete
+ * the deleted item, a Query the total size it read, rounded up once). A batch or a transaction is
+ * one figure per table: items whose cost the request tells (a put's) keep it, and the rest is shared
+ * among the others. Reads of a BatchGetItem or TransactGetItems are costed here from the items
+ * returned, since DynamoDB Local charges nothing for a key that finds no item, where DynamoDB charges
+ * a read ("DynamoDB read and write operations": a read of an item that does not exist still
+ * consumes read capacity).
+ */
+
+export interface TableInfo {
+  name: string;
+  arn: string;
+  partitionKey: string;
+  sortKey?: string;
+  onDemand: boolean;
+}
+
+type Body = Record<string, any>;
+export type Shape = 'single' | 'batch' | 'transaction';
+
+export interface Plan {
+  kind: Kind;
+  shape: Shape;
+  /** In the request's order: the request itself, or one per item or key. */
+  demands: Demand[];
+  /** The request with only the admitted demands (a batch); the request itself otherwise. */
+  forward(admitted: boolean[]): Body;
+  /** A batch's refused items, in the form of its UnprocessedItems or UnprocessedKeys. */
+  unprocessed(refused: boolean[]): Body;
+  /** Per demand, what it cost (0 where it was not admitted or not done), from a successful answer. */
+  costs(answer: Body, admitted: boolean[]): number[];
+}
+
+/** The data-plane operations the limiter limits; every other passes through. */
+export const LIMITED = new Set([
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'TransactGetItems',
+  'TransactWriteItems',
+]);
+
+/** A table's name, also where the request names it by its ARN. */
+export const tableName = (nameOrArn: string) => nameOrArn.replace(/^arn:[^:]*:dynamodb:[^:]*:[^:]*:table\//, '');
+
+/** How stats() names a partition key value: a string as it is, a number or binary tagged. */
+export function partitionLabel(value: AttributeValue | undefined): string | undefined {
+  const [type, content] = Object.entries(value ?? {})[0] ?? [];
+  if (type === undefined) return undefined;
+  return type === 'S' ? String(content) : `${type}:${String(content)}`;
+}
+
+/** The tables a request names, to be described before it is planned. */
+export function tablesOf(operation: string, body: Body): string[] {
+  if (operation === 'BatchGetItem' || operation === 'BatchWriteItem')
+    return Object.keys(body.RequestItems ?? {}).map(tableName);
+  if (operation === 'TransactGetItems' || operation === 'TransactWriteItems')
+    return [...new Set<string>((body.TransactItems ?? []).map((item: Body) => tableName(actionOf(item).TableName)))];
+  return typeof body.TableName === 'string' ? [tableName(body.TableName)] : [];
+}
+
+/** The one action of a transaction's item: `{Put: {…}}` is its Put. */
+const actionOf = (item: Body): Body => Object.values(item)[0] ?? {};
+const modeOf = (body: Body): ReadMode => (body.ConsistentRead === true ? 'strong' : 'eventual');
+
+/** The partition key value a Query's key condition fixes (`pk = :v`, either way round, or KeyConditions). */
+export function queryPartition(body: Body, partitionKey: string): AttributeValue | undefined {
+  const names: Record<string, string> = body.ExpressionAttributeNames ?? {};
+  const values: Record<string, AttributeValue> = body.ExpressionAttributeValues ?? {};
+  const equality = /([#\w.]+)\s*=\s*(:\w+)|(:\w+)\s*=\s*([#\w.]+)/g;
+  for (const match of String(body.KeyConditionExpression ?? '').matchAll(equality)) {
+    const name = match[1] ?? match[4]!;
+    if ((name.startsWith('#') ? names[name] : name) === partitionKey) return values[match[2] ?? match[3]!];
+  }
+  const legacy = body.KeyConditions?.[partitionKey];
+  return legacy?.ComparisonOperator === 'EQ' ? legacy.AttributeValueList?.[0] : undefined;
+}
+
+/** DynamoDB Local's figure for a table in an answer (one object, or one per table). */
+function consumed(answer: Body, table: string): number | undefined {
+  const all = [answer.ConsumedCapacity ?? []].flat() as Body[];
+  const found = all.find((entry) => tableName(String(entry.TableName)) === table);
+  return typeof found?.CapacityUnits === 'number' ? found.CapacityUnits : undefined;
+}
+
+/**
+ * Shares a table's figure among its items. Those whose cost is `known` (a put's, by its item) keep
+ * it; the others share what is left in proportion to their estimates, each at least `least`. With
+ * none unknown, what the figure has beyond the estimates (a put that replaced a larger item) is
+ * shared in proportion to them. An item never costs less than its estimate tells: DynamoDB Local's
+ * figure for a transaction can fall short of DynamoDB's rules (two puts of 1,000 bytes in one
+ * transaction: 2 WCU, not 4). Without a figure, each keeps its estimate.
+ */
+export function share(total: number | undefined, estimates: number[], known: boolean[], least: number): number[] {
+  if (total === undefined) return estimates;
+  const sum = (which: (i: number) => boolean) => estimates.reduce((all, units, i) => (which(i) ? all + units : all), 0);
+  if (known.every(Boolean)) {
+    const estimated = sum(() => true);
+    const extra = Math.max(0, total - estimated);
+    return estimates.map((units) => units + (estimated > 0 ? (extra * units) / estimated : 0));
+  }
+  const rest = Math.max(0, total - sum((i) => known[i]!));
+  const weight = sum((i) => !known[i]);
+  return estimates.map((units, i) => (known[i] ? units : Math.max(least, units, (rest * units) / weight)));
+}
+
+/** The plan of a request; `tables` holds every table tablesOf named. */
+export function planFor(operation: string, body: Body, tables: Map<string, TableInfo>): Plan {
+  const info = (name: string) => tables.get(tableName(name))!;
+  const demand = (table: string, key: WireItem | undefined, units: number): Demand => ({
+    table: tableName(table),
+    partition: partitionLabel(key?.[info(table).partitionKey]),
+    units,
+  });
+  const itself = () => body;
+  const nothing = () => ({});
+
+  switch (operation) {
+    case 'GetItem':
+    case 'Query':
+    case 'Scan': {
+      const least = leastReadUnits(modeOf(body));
+      const { partitionKey } = info(body.TableName);
+      // A Query reads one partition; a Scan reads them all, so it is limited by its table alone.
+      const key: WireItem | undefined =
+        operation === 'GetItem'
+          ? body.Key
+          : operation === 'Query'
+            ? { [partitionKey]: queryPartition(body, partitionKey) ?? {} }
+            : undefined;
+      const single = demand(body.TableName, key, least);
+      const cost = (answer: Body) => [Math.max(least, consumed(answer, single.table) ?? least)];
+      return { kind: 'read', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
+    }
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem': {
+      const units = operation === 'PutItem' ? writeUnits(itemSize(body.Item ?? {})) : 1;
+      const single = demand(body.TableName, operation === 'PutItem' ? body.Item : body.Key, units);
+      const cost = (answer: Body) => [Math.max(1, consumed(answer, single.table) ?? units)];
+      return { kind: 'write', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
+    }
+    case 'BatchWriteItem':
+      return batchWrite(body, demand);
+    case 'BatchGetItem':
+      return batchGet(body, info, demand);
+    case 'TransactWriteItems':
+      return transactWrite(body, demand);
+    case 'TransactGetItems':
+      return transactGet(body, demand);
+    default:
+      throw new Error(`the limiter has no plan for ${operation}`);
+  }
+}
+
+type MakeDemand = (table: string, key: WireItem | undefined, units: number) => Demand;
+
+/** Entries of a batch's RequestItems, one per item or key, with their table. */
+function entries<T>(requestItems: Record<string, T[]>): { table: string; entry: T }[] {
+  return Object.entries(requestItems).flatMap(([table, list]) => list.map((entry) => ({ table, entry })));
+}
+
+/** The entries kept, grouped back by table as the request names them. */
+function grouped<T>(list: { table: string; entry: T }[], keep: boolean[]): Record<string, T[]> {
+  const byTable: Record<string, T[]> = {};
+  list.forEach(({ table, entry }, i) => {
+    if (keep[i]) (byTable[table] ??= []).push(entry);
+  });
+  return byTable;
+}
+
+function batchWrite(body: Body, demand: MakeDemand): Plan {
+  const list = entries<Body>(body.RequestItems ?? {});
+  const puts = list.map(({ entry }) => entry.PutRequest !== undefined);
+  const demands = list.map(({ table, entry }, i) =>
+    puts[i]
+      ? demand(table, entry.PutRequest.Item, writeUnits(itemSize(entry.PutRequest.Item)))
+      : demand(table, entry.DeleteRequest?.Key, 1),
+  );
+  return {
+    kind: 'write',
+    shape: 'batch',
+    demands,
+    forward: (admitted) => ({ ...body, RequestItems: grouped(list, admitted) }),
+    unprocessed: (refused) => grouped(list, refused),
+    costs(answer, admitted) {
+      const left = new Set(entries<Body>(answer.UnprocessedItems ?? {}).map(({ entry }) => JSON.stringify(entry)));
+      const done = list.map(({ entry }, i) => admitted[i]! && !left.has(JSON.stringify(entry)));
+      return costsByTable(demands, done, (table) => consumed(answer, table), puts, 1);
+    },
+  };
+}
+
+/** Per demand done, its share of its table's figure (share()); 0 for the others. */
+function costsByTable(
+  demands: Demand[],
+  done: boolean[],
+  figure: (table: string) => number | undefined,
+  known: boolean[],
+  least: number,
+): number[] {
+  const costs = demands.map(() => 0);
+  for (const table of new Set(demands.map((d) => d.table))) {
+    const members = demands.flatMap((d, i) => (d.table === table && done[i] ? [i] : []));
+    const shares = share(
+      figure(table),
+      members.map((i) => demands[i]!.units),
+      members.map((i) => known[i]!),
+      least,
+    );
+    members.forEach((i, n) => (costs[i] = shares[n]!));
+  }
+  return costs;
+}
+
+function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDemand): Plan {
+  const requests: Record<string, Body> = body.RequestItems ?? {};
+  const list = entries<WireItem>(Object.fromEntries(Object.entries(requests).map(([t, r]) => [t, r.Keys ?? []])));
+  const modes = list.map(({ table }) => modeOf(requests[table]!));
+  const demands = list.map(({ table, entry }, i) => demand(table, entry, leastReadUnits(modes[i]!)));
+  const keep = (which: boolean[]) =>
+    Object.fromEntries(
+      Object.entries(grouped(list, which)).map(([table, keys]) => [table, { ...requests[table], Keys: keys }]),
+    );
+  return {
+    kind: 'read',
+    shape: 'batch',
+    demands,
+    forward: (admitted) => ({ ...body, RequestItems: keep(admitted) }),
+    unprocessed: keep,
+    costs(answer, admitted) {
+      // An item's key, to match what came back with what was asked (the answer is in no order).
+      const identity = (table: string, item: WireItem) => {
+        const { partitionKey, sortKey } = info(table);
+        const sort = sortKey === undefined ? null : item[sortKey];
+        if (item[partitionKey] === undefined || sort === undefined) return undefined;
+        return `${tableName(table)}\u0000${JSON.stringify([item[partitionKey], sort])}`;
+      };
+      const left = new Set(
+        entries<WireItem>(
+          Object.fromEntries(Object.entries(answer.UnprocessedKeys ?? {}).map(([t, r]) => [t, (r as Body).Keys])),
+        ).map(({ table, entry }) => identity(table, entry)),
+      );
+      const found = new Map<string | undefined, WireItem>();
+      let unmatched = false;
+      for (const { table, entry } of entries<WireItem>(answer.Responses ?? {})) {
+        const id = identity(table, entry);
+        if (id === undefined) unmatched = true;
+        found.set(id, entry);
+      }
+      const done = list.map(({ table, entry }, i) => admitted[i]! && !left.has(identity(table, entry)));
+      const own = list.map(({ table, entry }, i) => {
+        if (!done[i]) return 0;
+        const item = found.get(identity(table, entry));
+        return item ? readUnits(itemSize(item), modes[i]!) : leastReadUnits(modes[i]!);
+      });
+      if (!unmatched) return own;
+      // A projection left the keys out of what came back: the items cannot be told apart, so each
+      // table's total (read from the items themselves) is shared among its keys.
+      const total = (table: string) =>
+        (answer.Responses?.[table] ?? []).reduce(
+          (sum: number, item: WireItem) => sum + readUnits(itemSize(item), modeOf(requests[table]!)),
+          0,
+        );
+      return costsByTable(
+        demands,
+        done,
+        (table) => total(table),
+        done.map(() => false),
+        leastReadUnits('eventual'),
+      );
+    },
+  };
+}
+
+function transactWrite(body: Body, demand: MakeDemand): Plan {
+  const items: Body[] = body.TransactItems ?? [];
+  const puts = items.map((item) => item.Put !== undefined);
+  const demands = items.map((item, i) => {
+    const action = actionOf(item);
+    return puts[i]
+      ? demand(action.TableName, action.Item, writeUnits(itemSize(action.Item ?? {}), true))
+      : demand(action.TableName, action.Key, writeUnits(0, true));
+  });
+  return {
+    kind: 'write',
+    shape: 'transaction',
+    demands,
+    forward: () => body,
+    unprocessed: () => ({}),
+    // Every item of a transaction is written twice, a ConditionCheck's too ("two underlying reads or
+    // writes of every item"), so none costs less than 2 WCU.
+    costs: (answer, admitted) =>
+      costsByTable(demands, admitted, (table) => consumed(answer, table), puts, writeUnits(0, true)),
+  };
+}
+
+function transactGet(body: Body, demand: MakeDemand): Plan {
+  const items: Body[] = body.TransactItems ?? [];
+  const demands = items.map((item) => demand(actionOf(item).TableName, actionOf(item).Key, 2));
+  return {
+    kind: 'read',
+    shape: 'transaction',
+    demands,
+    forward: () => body,
+    unprocessed: () => ({}),
+    costs: (answer, admitted) =>
+      demands.map((_, i) => {
+        const item = answer.Responses?.[i]?.Item as WireItem | undefined;
+        return !admitted[i] ? 0 : item ? readUnits(itemSize(item), 'transactional') : leastReadUnits('transactional');
+      }),
+  };
+}
