@@ -37,7 +37,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const { ensureTable } = await import('./store/table.ts');
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
-  const { progressDisplay } = await import('./import/progress.ts');
+  const { progressDisplay } = await import('./cli/progress.ts');
   const { tableName, place, doc, resolvedPlace, writesSent } = databaseClient();
 
   // The import library: pass 1 streams and validates the file (it reports the problems it finds),

@@ -163,7 +163,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
 /** The table with a snapshot imported (the demo data unless --data), and the demo token's user and team. */
 async function snapshotData(dataFile: string, userId: number | undefined, givenEndpoint: string | undefined) {
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
-  const { progressDisplay } = await import('./import/progress.ts');
+  const { progressDisplay } = await import('./cli/progress.ts');
   const { prepareLocalData } = await import('./local/local-data.ts');
   const plan = (await readSnapshotFile(dataFile, progressDisplay())) ?? fail();
   const demoUser =

@@ -1,7 +1,7 @@
 import { fail, usageError } from './cli/errors.ts';
-import { command, onExit, runCommand } from './cli/run.ts';
+import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
 import { sourceOptions } from './cli/source.ts';
-import { escapeText, reportLine } from './cli/text.ts';
+import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run sync: keeps the table live from the Laravel service's database (docs/sync.md). */
 export const SYNC = {
@@ -76,55 +76,107 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
   }
   const fullPassEveryMs =
     values['full-pass-every'] === undefined ? undefined : durationValue('--full-pass-every', values['full-pass-every']);
-  const { source, timezone, mapping } = await sourceOptions(values);
-  const { connectPatiently, runSync, SyncRefused } = await import('../shared/sync/sync.ts');
+  const { source, timezone, mapping, repeat } = await sourceOptions(values);
+  // Other users of the machine see the process's command line (ps): the URL shows without its password.
+  hidePasswordFromProcessList(source.url, source.redacted);
+  const { runSync, SyncRefused } = await import('../shared/sync/run.ts');
+  const { syncMetricLine } = await import('../shared/sync/metrics.ts');
   const refused = (error: unknown): never => {
-    if (error instanceof SyncRefused) fail(escapeText(error.message));
+    if (error instanceof SyncRefused) fail(escapeText(withRepeat(error.message, repeat)));
     throw error;
   };
 
   if (subcommand !== undefined) {
-    const { removeSetup, setUpSource } = await import('../shared/sync/setup.ts');
-    const connection = await connectPatiently(source, { giveUpAfterMs: 30_000 }).catch(refused);
-    try {
-      const lines =
-        subcommand === 'setup'
-          ? await setUpSource(connection, mapping, source.redacted).catch(refused)
-          : await removeSetup(connection, mapping, source.redacted);
-      process.stdout.write(`${lines.map(escapeText).join('\n')}\n`);
-    } finally {
-      await connection.close();
-    }
+    const { setUpSource, removeSetup } = await import('../shared/sync/setup.ts');
+    const work = subcommand === 'setup' ? setUpSource : removeSetup;
+    const lines = await work(source, mapping, { say: (line) => void reportLine(line) }).catch(refused);
+    process.stdout.write(`${lines.map(escapeText).join('\n')}\n`);
     return;
   }
 
   const { databaseClient } = await import('./cli/database.ts');
   const { ensureTable } = await import('./store/table.ts');
+  const { progressDisplay } = await import('./cli/progress.ts');
   const { tableName, place, doc } = databaseClient();
   // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
   if (!place.onAws) await ensureTable(doc, tableName);
   const stop = new AbortController();
-  let running: Promise<void> | undefined;
-  // A signal stops the sync between two writes; it gives its leases back on the way out.
+  const progress = progressDisplay();
+  let running: Promise<unknown> | undefined;
+  let pass = { teams: { done: 0, total: 0 }, tokens: { done: 0, total: 0 } };
+  let ready = false;
+  // A signal stops the sync between two writes; it gives its leases back on the way out, and says
+  // what it stopped.
+  whileInterruptible(() =>
+    ready
+      ? `the sync of ${tableName} stopped; the table holds what the source held at its last change served`
+      : `the first full pass stopped at ${pass.teams.done} of ${pass.teams.total} teams; ` +
+        'each team in the table is whole, as it was or as the source has it',
+  );
   onExit(async () => {
     stop.abort();
     await running?.catch(() => {});
   });
   reportLine(`syncing ${escapeText(tableName)} from ${source.redacted}${values.once ? ' (one full pass)' : ''}`);
-  running = runSync(
+  const run = runSync(
     {
       source,
       mapping,
       timezone,
       table: { doc, tableName },
-      say: (line) => void reportLine(line),
-      metric: (line) => void process.stdout.write(`${line}\n`),
+      say: (line) => {
+        progress.stop();
+        reportLine(line);
+      },
+      metric: (values) => void process.stdout.write(`${syncMetricLine(values)}\n`),
       ...(fullPassEveryMs !== undefined && { fullPassEveryMs }),
     },
-    { once: values.once === true, signal: stop.signal },
+    {
+      once: values.once === true,
+      signal: stop.signal,
+      onProgress: (p) => {
+        pass = p;
+        progress.passing(p);
+      },
+      onReady: () => {
+        ready = true;
+        progress.stop();
+        if (!values.once) reportLine('the first full pass is done: following every change as it is committed');
+      },
+    },
   );
-  await running.catch(refused);
-  if (values.once) reportLine(`the table ${escapeText(tableName)} holds what the source holds`);
+  running = run;
+  const outcome = await run.catch(refused);
+  progress.stop();
+  if (!values.once) return;
+  if (outcome.refused.length > 0) {
+    fail(
+      [
+        `the table ${escapeText(tableName)} holds what the source holds but for ${counted(outcome.refused.length, 'row')} the rules refuse, kept at their last good state:`,
+        ...outcome.refused.map((line) => `  ${escapeText(line)}`),
+      ].join('\n'),
+    );
+  }
+  reportLine(`the table ${escapeText(tableName)} holds what the source holds`);
 });
+
+/** A hint that names a command again names the mapping the user gave too, so that following it works. */
+function withRepeat(message: string, repeat: string): string {
+  return repeat ? message.replace(/(npm run sync -- \w+ --source <url>)/g, `$1${repeat}`) : message;
+}
+
+/**
+ * Other users of the machine read every process's command line (ps, /proc/<pid>/cmdline): the title
+ * is set to the command line with the URL redacted. Node writes the title over the process's own
+ * arguments (https://nodejs.org/api/process.html#processtitle). npm's own process, which started this
+ * one, still shows what it was given: docs/sync.md recommends SOURCE_DATABASE_URL for that reason.
+ */
+function hidePasswordFromProcessList(url: string, redacted: string): void {
+  if (url === redacted) return;
+  process.title = process.argv
+    .map((arg) => arg.split(url).join(redacted))
+    .map((arg) => (arg === process.execPath ? 'node' : arg))
+    .join(' ');
+}
 
 if (import.meta.main) await runCommand(npmRunSync);

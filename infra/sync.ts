@@ -24,8 +24,8 @@ import {
   SYNC_TIMEOUT_MS,
 } from '../shared/sync/deployed-settings.ts';
 import { METRICS_NAMESPACE } from '../shared/metrics.ts';
-import type { SYNC_METRICS } from '../shared/sync/sync.ts';
-import { isTimeZone } from '../shared/sync/times.ts';
+import type { SYNC_METRICS } from '../shared/sync/metrics.ts';
+import { isTimeZone } from '../shared/sync/read/times.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
 
 /**

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fail, usageError } from './errors.ts';
 import { inputFile } from './paths.ts';
 import { escapeText } from './text.ts';
+import type { SourceShape } from '../../shared/sync/mapping.ts';
 
 /**
  * The source database as the commands that sync take it (npm run sync, npm start -- --source):
@@ -12,7 +13,7 @@ import { escapeText } from './text.ts';
 export async function sourceOptions(values: { source?: string; mapping?: string; timezone?: string }) {
   const text = values.source ?? process.env.SOURCE_DATABASE_URL?.trim();
   if (!text) usageError('name the source database: --source <url> (or SOURCE_DATABASE_URL)');
-  const { parseSourceUrl, SourceUrlError } = await import('../../shared/sync/source.ts');
+  const { parseSourceUrl, SourceUrlError } = await import('../../shared/sync/source/url.ts');
   let source: ReturnType<typeof parseSourceUrl>;
   try {
     source = parseSourceUrl(text);
@@ -20,17 +21,19 @@ export async function sourceOptions(values: { source?: string; mapping?: string;
     if (error instanceof SourceUrlError) usageError(`--source: ${escapeText(error.message)}`);
     throw error;
   }
-  const { isTimeZone } = await import('../../shared/sync/times.ts');
+  const { isTimeZone } = await import('../../shared/sync/read/times.ts');
   const timezone = values.timezone ?? 'UTC';
   if (!isTimeZone(timezone)) {
     usageError(`--timezone must be a time zone such as UTC or Europe/Berlin, not "${escapeText(timezone)}"`);
   }
   const file = values.mapping === undefined ? undefined : await inputFile(values.mapping, '--mapping');
   const { defaultMapping, MappingError, withMappingFile } = await import('../../shared/sync/mapping.ts');
-  let mapping = defaultMapping(source.engine);
+  let given: unknown;
   if (file) {
     try {
-      mapping = withMappingFile(mapping, JSON.parse(await readFile(file, 'utf8')));
+      given = JSON.parse(await readFile(file, 'utf8'));
+      // Checked now, whole: a mapping that is no mapping fails before anything connects.
+      withMappingFile(defaultMapping(source.engine), given);
     } catch (error) {
       if (error instanceof MappingError || error instanceof SyntaxError) {
         fail(`the mapping ${escapeText(file)} is not usable: ${escapeText(error.message)}`);
@@ -38,5 +41,12 @@ export async function sourceOptions(values: { source?: string; mapping?: string;
       throw error;
     }
   }
-  return { source, timezone, mapping };
+  /** The mapping for the source's shape: Laravel's (with or without team slugs), the file's replacements on it. */
+  const mapping = (shape: SourceShape) => {
+    const defaults = defaultMapping(source.engine, shape);
+    return given === undefined ? defaults : withMappingFile(defaults, given);
+  };
+  /** What repeats the options a hint names again (`--mapping <file>`), so that following it works. */
+  const repeat = values.mapping === undefined ? '' : ` --mapping ${values.mapping}`;
+  return { source, timezone, mapping, repeat };
 }

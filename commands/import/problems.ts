@@ -8,6 +8,7 @@
 import { count, counted, escapeText, shownText } from '../cli/text.ts';
 import { quote as quoted } from '../../shared/domain/strings.ts';
 import { WrittenNumber } from '../../shared/domain/decimal.ts';
+import { problemOf } from '../../shared/domain/problems.ts';
 
 const MAX_LISTED_PROBLEMS = 50;
 
@@ -56,19 +57,17 @@ export const say = {
   duplicateKey: (where: string, key: string) => `${where}: the key ${quote(key)} appears twice in one object`,
   notAnArray: (collection: string) => `${collection}: must be an array`,
   recordNotAnObject: (where: string) => `${where}: must be an object`,
-  duplicateId: (where: string) => `${where}: id is a duplicate`,
-  duplicateSlug: (where: string, slug: string) => `${where}: slug ${quote(slug)} is a duplicate`,
+  duplicateId: problemOf.duplicateId,
+  duplicateSlug: (where: string, slug: string) => escapeText(problemOf.duplicateSlug(where, slug)),
   duplicateSecret: (where: string) =>
     `${where}: token is a duplicate of an earlier token (the same secret, as token or token_sha256)`,
   notInSnapshot: (where: string, field: string, id: number, what: string) =>
-    `${where}: ${field} ${id} is not ${what} of the snapshot`,
-  clientOfOtherTeam: (where: string, clientId: number, clientTeam: number, projectTeam: number) =>
-    `${where}: client_id ${clientId} belongs to team ${clientTeam}, not to the project's team ${projectTeam}`,
+    problemOf.missing(where, field, id, what, 'snapshot'),
+  clientOfOtherTeam: problemOf.clientOfOtherTeam,
   tooManyTeams: (where: string, teams: number, limit: number) =>
     `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
-  slugTaken: (where: string, slug: string, holder: number) =>
-    `${where}: slug ${quote(slug)} is already used by team ${holder}`,
+  slugTaken: (where: string, slug: string, holder: number) => escapeText(problemOf.slugTaken(where, slug, holder)),
   slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
     `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
   tokenOfAnotherUser: (where: string, owner: number) =>

@@ -1,5 +1,5 @@
 import { counted, reportLine } from '../cli/text.ts';
-import type { ProgressDisplay } from './progress.ts';
+import type { ProgressDisplay } from '../cli/progress.ts';
 import { validateSnapshotFile, type ValidSnapshot } from './validation.ts';
 
 /**

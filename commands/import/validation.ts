@@ -24,7 +24,8 @@ export interface SnapshotTeam {
   /** Its index in `teams`. */
   index: number;
   id: number;
-  slug: string;
+  /** Absent for a team addressed by its id alone (Jetstream's stock teams have no slug). */
+  slug?: string;
   name: string;
   /** Sorted, each with its item's hash at the same index (shared/write/desired.ts, WholeList). */
   projectIds: Float64Array;
@@ -177,9 +178,10 @@ function snapshotIndex(problems: Problems) {
     if (collection in kept && kept[collection as Kept].has(id)) return duplicate();
     switch (collection) {
       case 'teams':
-        if (slugs.has(record.slug!)) return problems.add(say.duplicateSlug(where, record.slug!));
-        kept.teams.set(id, { index, id, slug: record.slug!, name: record.name! });
-        slugs.add(record.slug!);
+        if (record.slug !== undefined && slugs.has(record.slug))
+          return problems.add(say.duplicateSlug(where, record.slug));
+        kept.teams.set(id, { index, id, slug: record.slug, name: record.name! });
+        if (record.slug !== undefined) slugs.add(record.slug);
         return;
       case 'users':
         kept.users.set(id, { id, name: record.name, teams: [...new Set(record.teams!)] });

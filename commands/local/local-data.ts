@@ -3,7 +3,7 @@ import { failNow, onExit } from '../cli/run.ts';
 import { databaseClient } from '../cli/database.ts';
 import { endpointSetting } from '../cli/values.ts';
 import { importSnapshot } from '../import/importer.ts';
-import { progressDisplay } from '../import/progress.ts';
+import { progressDisplay } from '../cli/progress.ts';
 import { ensureTable } from '../store/table.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 

@@ -1,15 +1,15 @@
 import { failNow, onExit } from '../cli/run.ts';
 import { reportLine } from '../cli/text.ts';
 import { prepareLocalTable } from './local-data.ts';
-import type { Mapping } from '../../shared/sync/mapping.ts';
-import type { SourceUrl } from '../../shared/sync/source.ts';
+import type { Mapping, SourceShape } from '../../shared/sync/mapping.ts';
+import type { SourceUrl } from '../../shared/sync/source/url.ts';
 
 /**
  * A local table (local-data.ts, prepareLocalTable) kept in step with a source database (npm start --
  * --source): the sync runs into it until the command ends. Resolves once the first full pass is done.
  */
-export async function prepareLocalSync(source: SourceUrl, mapping: Mapping, timezone: string) {
-  const { runSync, SyncRefused } = await import('../../shared/sync/sync.ts');
+export async function prepareLocalSync(source: SourceUrl, mapping: (shape: SourceShape) => Mapping, timezone: string) {
+  const { runSync, SyncRefused } = await import('../../shared/sync/run.ts');
   const { endpoint, tableName, doc, dynamo } = await prepareLocalTable();
   reportLine(`syncing ${tableName} from ${source.redacted}...`);
 

@@ -118,7 +118,7 @@ const OwnAbilities = v.object({
 
 /** Every collection, in the contract's order, with its record's schema. */
 const COLLECTIONS = {
-  teams: v.object({ id, slug: teamSlug, name }),
+  teams: v.object({ id, slug: v.optional(teamSlug), name }),
   users: v.object({
     id,
     name: v.optional(name),

@@ -7,10 +7,11 @@ import { LeaseHeld, readSyncLease } from '../write/lease.ts';
 import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
 import { takeSuccessorPlace } from './handover.ts';
 import { defaultMapping } from './mapping.ts';
+import { SYNC_METRICS, syncMetricLine } from './metrics.ts';
+import { isTimeZone } from './read/times.ts';
+import { runSync, SyncRefused } from './run.ts';
 import { readSecret, SecretError, sourceUrlFromSecret } from './secret.ts';
-import { parseSourceUrl, SourceUrlError } from './source.ts';
-import { runSync, SYNC_METRICS, SyncRefused } from './sync.ts';
-import { isTimeZone } from './times.ts';
+import { parseSourceUrl, SourceUrlError } from './source/url.ts';
 
 /**
  * The sync as AWS runs it (functions/sync.ts; docs/deploy.md, "The sync"): EventBridge Scheduler
@@ -139,11 +140,11 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
       await runSync(
         {
           source,
-          mapping: defaultMapping(source.engine),
+          mapping: (shape) => defaultMapping(source.engine, shape),
           timezone: config.timezone,
           table,
           say: (line) => log('INFO', line),
-          metric: write,
+          metric: (values) => write(syncMetricLine(values)),
         },
         {
           until,

@@ -31,12 +31,15 @@ export type Collection =
   | 'daemons'
   | 'costs';
 
-/** The columns each collection's query returns, in this order. */
+/**
+ * The columns each collection's query returns. The tokens query may also return `created_at`
+ * (Sanctum's: `token list` shows it); Laravel's does.
+ */
 export const COLLECTION_COLUMNS: Record<Collection, readonly string[]> = {
   teams: ['id', 'slug', 'name', 'user_id'],
   users: ['id', 'name'],
   team_user: ['team_id', 'user_id'],
-  tokens: ['id', 'user_id', 'name', 'token', 'abilities', 'expires_at', 'created_at'],
+  tokens: ['id', 'user_id', 'name', 'token', 'abilities', 'expires_at'],
   environments: ['id', 'team_id'],
   servers: ['id', 'team_id', 'monthly_cost', 'currency'],
   clients: ['id', 'team_id'],
@@ -171,6 +174,17 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
 /** The tables the log must report: the mapping's watched tables (the publication's, on PostgreSQL). */
 export const watchedTables = (mapping: Mapping) => Object.keys(mapping.watch).sort();
 
+/** The tables whose old row the sync needs on PostgreSQL: those a change reaches through a column other than the key. */
+export function tablesNeedingOldRows(mapping: Mapping): string[] {
+  return watchedTables(mapping).filter((table) =>
+    mapping.watch[table]!.touches.some((touch) => {
+      const columns = [touch.team, touch.item, touch.id].flatMap((c) => (c && !/\s/.test(c) ? [c] : []));
+      const inSelect = [...(touch.team?.matchAll(/\{row\.([A-Za-z_][A-Za-z0-9_]*)\}/g) ?? [])].map((m) => m[1]!);
+      return [...columns, ...inSelect].some((column) => column !== 'id');
+    }),
+  );
+}
+
 /** A mapping file's problem: its one line names the file's key. */
 export class MappingError extends Error {
   constructor(message: string) {
@@ -232,7 +246,11 @@ function checkedWatch(where: string, entry: unknown): Watch {
   for (const key of Object.keys(entry)) {
     if (key !== 'columns' && key !== 'touches') throw new MappingError(`${where}: unknown key "${key}"`);
   }
-  if (!Array.isArray(columns) || columns.length === 0 || !columns.every((c) => typeof c === 'string' && IDENTIFIER.test(c))) {
+  if (
+    !Array.isArray(columns) ||
+    columns.length === 0 ||
+    !columns.every((c) => typeof c === 'string' && IDENTIFIER.test(c))
+  ) {
     throw new MappingError(`${where}.columns: must be a list of column names`);
   }
   if (!Array.isArray(touches) || touches.length === 0) throw new MappingError(`${where}.touches: must be a list`);

@@ -56,6 +56,11 @@ export interface LeaseOptions {
    * holder is LeaseHeld at once.
    */
   waitForEndWithinMs?: number;
+  /**
+   * Fields the holder keeps on the lease item, written with every renewal and left there when the
+   * lease is given back (the sync's position in the source's log: no write of its own).
+   */
+  carry?: () => Record<string, unknown>;
 }
 
 export interface LeaseItem {
@@ -136,7 +141,7 @@ async function acquireLease(
   tableName: string,
   key: Key,
   holder: Holder,
-  { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait, endsAt, waitForEndWithinMs }: LeaseOptions,
+  { leaseMs = LEASE_MS, renewEveryMs = RENEW_EVERY_MS, onWait, endsAt, waitForEndWithinMs, carry }: LeaseOptions,
 ) {
   const owner = randomBytes(12).toString('hex');
   /** The lease's key, on condition that this process holds it. */
@@ -189,7 +194,7 @@ async function acquireLease(
     const written = await ifOurs(
       new PutCommand({
         TableName: tableName,
-        Item: { ...key, ...item },
+        Item: { ...key, ...carry?.(), ...item },
         ConditionExpression: condition,
         ExpressionAttributeValues: seen && {
           ':owner': seen.lock_owner,
@@ -250,9 +255,12 @@ async function acquireLease(
     },
     /** A transaction action that fails the transaction unless the lease is still ours. */
     conditionCheck: () => ({ ConditionCheck: ifStillOurs() }),
+    /** Gives the lease back: the item goes, or with `carry`, stays, run out, with what it carries. */
     async release(): Promise<void> {
       clearInterval(timer);
-      await ifOurs(new DeleteCommand(ifStillOurs()));
+      if (!carry) return void (await ifOurs(new DeleteCommand(ifStillOurs())));
+      const item = { ...key, ...carry(), ...held, expires_at: 0 };
+      await ifOurs(new PutCommand({ ...ifStillOurs(), Item: item, Key: undefined } as never));
     },
   };
 }

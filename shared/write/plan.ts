@@ -196,7 +196,7 @@ export async function readPlan(t: TableRef, desired: DesiredState, options: Plan
 }
 
 /** Which team holds each slug now (by its projects head, which every team has). */
-async function readSlugHolders(t: TableRef, slugs: string[]): Promise<Map<string, number>> {
+export async function readSlugHolders(t: TableRef, slugs: string[]): Promise<Map<string, number>> {
   const items = await getItems(
     t.doc,
     t.tableName,

@@ -23,6 +23,12 @@ export interface SourceConnection {
   stream(sql: string, params: unknown[], onRow: (row: Row) => void | Promise<void>): Promise<void>;
   /** `work` in a read-only transaction at REPEATABLE READ: every read in it sees one state of the source. */
   readConsistently<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * `work` inside such a transaction, undone alone if it fails (a query of a column a migration took
+   * away), so the transaction's other reads go on: a savepoint on PostgreSQL, where a failed statement
+   * aborts the transaction; nothing on MySQL, where it does not.
+   */
+  attempt<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -116,6 +116,7 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
         result.on('end', () => void reading.then(() => settle()));
       });
     },
+    attempt: (work) => work(),
     async readConsistently(work) {
       await ask('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       await ask('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');

@@ -77,6 +77,17 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
         if (!broken) await withinSilence(cursor.close()).catch(breaks);
       }
     },
+    async attempt(work) {
+      await ask('SAVEPOINT attempt');
+      try {
+        const result = await work();
+        await ask('RELEASE SAVEPOINT attempt');
+        return result;
+      } catch (error) {
+        await ask('ROLLBACK TO SAVEPOINT attempt').catch(() => {});
+        throw error;
+      }
+    },
     async readConsistently(work) {
       await ask('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       try {

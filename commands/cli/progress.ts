@@ -1,11 +1,15 @@
 import cliProgress from 'cli-progress';
-import { holdTerminal } from '../cli/run.ts';
-import { count } from '../cli/text.ts';
-import type { ImportProgress } from './importer.ts';
+import type { ImportProgress } from '../import/importer.ts';
+import { holdTerminal } from './run.ts';
+import { count } from './text.ts';
 
 /** Files and imports smaller than these go without a display: they are over before a bar means anything. */
 const MINIMUM_BYTES = 5_000_000;
 const MINIMUM_ITEMS = 5_000;
+
+/** A sync's first pass shorter than this says nothing; past it, a log gets one line a minute. */
+const PASS_QUIET_MS = 3_000;
+const PASS_LINE_EVERY_MS = 60_000;
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 
@@ -21,6 +25,8 @@ export type ProgressDisplay = ReturnType<typeof progressDisplay>;
 export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
+  let passStarted = 0;
+  let lastPassLine = 0;
   /** The bar of the pass under way: each pass ends its own (when done, or stopped). */
   let bar: cliProgress.SingleBar | undefined;
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
@@ -76,6 +82,22 @@ export function progressDisplay() {
       const seconds = (performance.now() - writingStarted) / 1000;
       const rate = seconds > 0 && p.done > 0 ? `, ${count(Math.round(p.done / seconds))} items/s` : '';
       show('writing items', p.done, p.total, `${count(p.done)}/${count(p.total)}${rate}`);
+    },
+    /**
+     * A sync's first full pass: teams, then tokens, done of the total. A bar on a terminal once the
+     * pass has taken a few seconds; elsewhere (a log) one line a minute.
+     */
+    passing(p: { teams: { done: number; total: number }; tokens: { done: number; total: number } }) {
+      const now = performance.now();
+      passStarted ||= now;
+      if (now - passStarted < PASS_QUIET_MS) return;
+      const text = `teams ${count(p.teams.done)}/${count(p.teams.total)}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
+      const done = p.teams.done + p.tokens.done;
+      const total = p.teams.total + p.tokens.total;
+      if (stream.isTTY) return show('first full pass', done, total, text);
+      if (now - lastPassLine < PASS_LINE_EVERY_MS) return;
+      lastPassLine = now;
+      stream.write(`first full pass: ${text}\n`);
     },
     /** Ends a bar still drawn (before printing anything else). */
     stop: stopBar,

@@ -1,9 +1,10 @@
-import { checkRecord } from '../domain/records.ts';
-import type { DesiredToken } from '../write/plan.ts';
-import type { Mapping } from './mapping.ts';
-import type { Refusal } from './read-team.ts';
-import { sourceId } from './read-team.ts';
-import type { Row, SourceConnection } from './source.ts';
+import { checkRecord } from '../../domain/records.ts';
+import { toUtcTimestamp } from '../../domain/timestamp.ts';
+import type { DesiredToken } from '../../write/desired.ts';
+import type { Mapping } from '../mapping.ts';
+import type { Refusal } from '../refusals.ts';
+import type { Row, SourceConnection } from '../source/connection.ts';
+import { sourceId } from './team.ts';
 import { sourceTime } from './times.ts';
 
 /**
@@ -21,7 +22,8 @@ export interface SourceTokens {
   refusals: Refusal[];
 }
 
-const COLUMNS = 't.id, t.user_id, t.name, t.token, t.abilities, t.expires_at, u.id AS found_user';
+// Every column of the tokens query: `created_at` is read where the query has it (Laravel's has).
+const COLUMNS = 't.*, u.id AS found_user';
 
 /** The tokens with these Sanctum ids, or those of these users. */
 export async function readTokens(
@@ -103,6 +105,10 @@ function judgeToken(row: Row, timezone: string, refusals: Refusal[]): DesiredTok
     return 'refused';
   }
   const { record } = checked;
+  const createdAt =
+    row.created_at === null || row.created_at === undefined
+      ? undefined
+      : toUtcTimestamp(sourceTime(String(row.created_at), timezone));
   return {
     where: `tokens ${record.id}`,
     hash: record.token_sha256!,
@@ -111,5 +117,7 @@ function judgeToken(row: Row, timezone: string, refusals: Refusal[]): DesiredTok
     name: record.name,
     abilities: [...new Set(record.abilities!)],
     expiresAt: record.expires_at ?? null,
+    // Sanctum's own time of the token (`token list` shows it); a time the rules cannot read is left out.
+    ...(createdAt !== undefined && { createdAt }),
   };
 }

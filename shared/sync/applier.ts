@@ -1,0 +1,147 @@
+import type { LoggedTransaction } from './log/change-source.ts';
+import { applyBatch, type BatchContext } from './batch.ts';
+import { touch, Touched } from './touches.ts';
+
+/**
+ * Between the log and the batches (batch.ts): the changes the log reports are taken as touches as
+ * they come, and applied a batch at a time, everything pending at once ("many changes to one team
+ * committed close together are applied together"). A position of the log is acknowledged once every
+ * change up to it is served, in order, teams written apart included. A team being written apart (a
+ * long list) takes no other batch meanwhile: its touches wait, and go with the first batch after it.
+ */
+export interface BatchDone {
+  /** Changes of the log applied (a full pass's teams are no change). */
+  changes: number;
+  /** Seconds from the oldest of their commits to now. */
+  lagSeconds: number;
+  refused: number;
+}
+
+export class Applier {
+  private pending = new Touched();
+  private position: string | undefined;
+  private readonly deferred = new Map<number, Touched>();
+  private readonly busy = new Set<number>();
+  private acknowledged: Promise<void> = Promise.resolve();
+  private readonly ctx: BatchContext;
+  private readonly acknowledge: (position: string) => Promise<void>;
+  private readonly onBatch: (done: BatchDone) => void;
+  private waiting?: () => void;
+  /** A failure of a team written apart, thrown by the next batch. */
+  private failure?: unknown;
+
+  constructor(ctx: BatchContext, acknowledge: (position: string) => Promise<void>, onBatch: (done: BatchDone) => void) {
+    this.ctx = ctx;
+    this.acknowledge = acknowledge;
+    this.onBatch = onBatch;
+  }
+
+  /** A transaction (or part of one) of the log, taken as touches. */
+  take(transaction: LoggedTransaction): void {
+    for (const change of transaction.changes) touch(this.pending, this.ctx.mapping, change);
+    if (transaction.commit) {
+      this.position = transaction.commit.position;
+      if (transaction.changes.length > 0)
+        this.pending.oldestCommit = Math.min(this.pending.oldestCommit, transaction.commit.committedAt);
+    }
+    this.waiting?.();
+  }
+
+  /** Whether there is something to apply, or a position to acknowledge. */
+  get hasWork(): boolean {
+    return !this.pending.empty || this.position !== undefined;
+  }
+
+  /** Resolves when the log brings something (or `signal` aborts, or after `ms`). */
+  async next(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.hasWork) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+      this.waiting = done;
+    });
+    this.waiting = undefined;
+  }
+
+  /**
+   * The touches pending now that ask for more than a batch (a TRUNCATE's parts of every team, tables
+   * whose shape changed): taken out, for the run to handle (full-pass.ts, a check of the schema).
+   */
+  takeWide(): { everyTeam: Touched['everyTeam']; reshaped: Touched['reshaped'] } {
+    const wide = { everyTeam: new Set(this.pending.everyTeam), reshaped: new Set(this.pending.reshaped) };
+    this.pending.everyTeam.clear();
+    this.pending.reshaped.clear();
+    return wide;
+  }
+
+  /** Applies what is pending, with `extra` (a full pass's teams) if given: one batch. */
+  async applyPending(extra?: Touched): Promise<void> {
+    if (this.failure) throw this.failure;
+    const batch = this.pending;
+    const position = this.position;
+    this.pending = new Touched();
+    this.position = undefined;
+    if (extra) batch.merge(extra);
+    // Touches of a team being written apart wait for it.
+    for (const [teamId, touches] of batch.extractTeams(this.busy).teams) {
+      const waiting = this.deferred.get(teamId) ?? new Touched();
+      waiting.teams.set(teamId, touches);
+      this.deferred.set(teamId, waiting);
+    }
+    const changes = batch.changes;
+    const oldest = batch.oldestCommit;
+    let refused = 0;
+    if (!batch.empty) {
+      try {
+        const outcome = await applyBatch(this.ctx, batch);
+        refused = outcome.refused;
+        this.writtenApart(outcome);
+        const apart = outcome.apart;
+        this.acknowledged = this.acknowledged.then(() => apart);
+      } catch (error) {
+        // Not applied: taken again with the next batch (its position not acknowledged).
+        batch.merge(this.pending);
+        this.pending = batch;
+        this.position ??= position;
+        throw error;
+      }
+    }
+    if (position !== undefined) this.acknowledged = this.acknowledged.then(() => this.acknowledge(position));
+    if (changes > 0 || refused > 0) {
+      const lagSeconds = Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0;
+      this.onBatch({ changes, lagSeconds: Math.round(lagSeconds * 1000) / 1000, refused });
+    }
+  }
+
+  /** Waits until every batch applied so far is served and acknowledged (teams written apart included). */
+  async settled(): Promise<void> {
+    await this.acknowledged;
+    if (this.failure) throw this.failure;
+  }
+
+  private writtenApart(outcome: Awaited<ReturnType<typeof applyBatch>>): void {
+    const teams = outcome.apartTeams;
+    if (teams.length === 0) return;
+    for (const teamId of teams) this.busy.add(teamId);
+    outcome.apart.then(
+      () => {
+        for (const teamId of teams) {
+          this.busy.delete(teamId);
+          const waiting = this.deferred.get(teamId);
+          this.deferred.delete(teamId);
+          if (waiting) this.pending.merge(waiting);
+        }
+        this.waiting?.();
+      },
+      (error: unknown) => {
+        this.failure ??= error;
+        this.waiting?.();
+      },
+    );
+  }
+}

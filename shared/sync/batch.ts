@@ -1,0 +1,302 @@
+import { LIST_RESOURCES, teamRecordKey } from '../table/keys.ts';
+import { type ApplyHooks, applyPlan } from '../write/apply.ts';
+import type { DesiredState, ItemSource } from '../write/desired.ts';
+import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type TeamPlan } from '../write/plan.ts';
+import { getItems } from '../write/reads.ts';
+import type { Writer } from '../write/writer.ts';
+import type { ChangePart, Mapping } from './mapping.ts';
+import { readTeam, type SourceTeam, type TeamAsk } from './read/team.ts';
+import { readTokens, type SourceTokens } from './read/tokens.ts';
+import type { Refusal, RefusalReport } from './refusals.ts';
+import type { SourceConnection } from './source/connection.ts';
+import { sourceFault } from './source/faults.ts';
+import { idOf, type Touched } from './touches.ts';
+import { readChangedUsers } from './users.ts';
+
+/**
+ * One batch of the sync (docs/contract.md, section 9): what the log's changes touched (or a full
+ * pass's teams), read again in one snapshot of the source that lasts only while it reads, then
+ * planned once and written through the writers' one path (shared/write/apply.ts), never holding the
+ * snapshot while it writes. Every right taken away (a token narrowed or gone, a member leaving any of
+ * these teams) is in force before any is granted, and a slug handed from one team to another moves in
+ * the order that frees it first. A team whose rows or plan break a rule is left out, said once, and
+ * kept as it was; the rest go on. A team whose list is written whole and long (a first load of many
+ * items) is written apart, beside the batch, so that no small change waits for it.
+ */
+
+export interface BatchContext {
+  source: SourceConnection;
+  mapping: Mapping;
+  timezone: string;
+  writer: Writer;
+  refusals: RefusalReport;
+  /**
+   * Teams left out whole (a bad team row, a problem of the plan), with the parts whose changes came
+   * meanwhile: read again with the team's next change.
+   */
+  heldBack: Map<number, Set<ChangePart>>;
+  /** Said once while it lasts: a query the source's schema no longer answers. */
+  schemaProblem: (line: string) => void;
+  hooks?: ApplyHooks;
+}
+
+export interface BatchOutcome {
+  /** Rows refused in this batch (said once each). */
+  refused: number;
+  /** Teams written apart (long lists), done when `apart` settles. */
+  apartTeams: number[];
+  apart: Promise<void>;
+}
+
+const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
+/** Items of lists written whole past which a team is written apart from its batch. */
+export const WRITTEN_APART_FROM = 1_000;
+
+interface ReadBatch {
+  teams: Map<number, { team: SourceTeam; ask: TeamAsk }>;
+  /** The tokens the batch asked for, by Sanctum id. */
+  asked: number[];
+  held: Set<number>;
+  tokens: SourceTokens;
+  users: DesiredState['users'];
+  removedUsers: number[];
+}
+
+export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
+  const read = await ctx.source.readConsistently(() => readBatch(ctx, touched));
+  const { plan, leftOut } = await planBatch(ctx, read);
+  const items: ItemSource = async (needs, emit) => {
+    for (const [teamId, lists] of needs) {
+      for (const [list, asked] of lists) {
+        for (const [id, json] of read.teams.get(teamId)?.team.json.get(list) ?? []) {
+          if (asked === 'all' || asked.has(id)) await emit(teamId, list, id, json);
+        }
+      }
+    }
+  };
+  const { now, apart } = splitApart(plan);
+  if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, ctx.hooks);
+  const written = Promise.all(apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, ctx.hooks))).then(
+    () => {},
+  );
+  // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
+  written.catch(() => {});
+  const apartTeams = apart.flat().map((team) => team.desired.identity.id);
+  return { refused: report(ctx, read, leftOut), apartTeams, apart: written };
+}
+
+/** Step 1, in the snapshot: the touches resolved, and every team, user and token they name read. */
+async function readBatch(ctx: BatchContext, touched: Touched): Promise<ReadBatch> {
+  const { source, mapping, timezone, writer } = ctx;
+  await resolveTouches(ctx, touched);
+  const { users, removedUsers } = await readChangedUsers(source, mapping, writer, touched);
+  const teams = new Map<number, { team: SourceTeam; ask: TeamAsk }>();
+  const held = new Set<number>();
+  const readSome = async (asks: Map<number, TeamAsk>) => {
+    const records = await getItems(writer.doc, writer.tableName, [...asks.keys()].map(teamRecordKey), {
+      consistent: true,
+    });
+    for (const record of records) held.add(Number(record.team_id));
+    for (const [teamId, asked] of asks) {
+      // A team the table does not hold yet is read, and written, whole; a held one with the parts
+      // whose changes it could not take while it was left out.
+      const heldBack = ctx.heldBack.get(teamId);
+      const ask: TeamAsk = held.has(teamId)
+        ? {
+            parts: new Set([...asked.parts, ...(heldBack ?? [])]),
+            items: heldBack?.has('projects') || heldBack?.has('daemons') ? {} : asked.items,
+          }
+        : { parts: new Set(ALL_PARTS) };
+      try {
+        teams.set(teamId, { team: await source.attempt(() => readTeam(source, mapping, teamId, ask, timezone)), ask });
+      } catch (error) {
+        // A query the schema no longer answers (a migration took a column away): the team's parts are
+        // kept as they are, and read again once it does (run.ts checks the schema again).
+        if (sourceFault(error) !== 'schema') throw error;
+        ctx.heldBack.set(teamId, new Set([...(ctx.heldBack.get(teamId) ?? []), ...ask.parts, ...listsAsked(ask)]));
+        ctx.schemaProblem(`the source no longer answers a query of the mapping (${(error as Error).message})`);
+      }
+    }
+  };
+  await readSome(new Map([...touched.teams.keys()].map((id) => [id, touched.asks(id)])));
+  // A slug the table holds for a team not read here: that team may have given it up in the same
+  // transaction of the source, so it is read too; each round reads teams not read before, so a
+  // chain of handed slugs is followed to its end.
+  for (;;) {
+    const slugs = [...teams.values()].flatMap(({ team }) => team.desired?.identity.slug ?? []);
+    const holders = [...(await readSlugHolders(writer, slugs)).values()].filter((id) => !teams.has(id));
+    if (holders.length === 0) break;
+    await readSome(new Map(holders.map((id) => [id, { parts: new Set<ChangePart>(['team']) }])));
+  }
+  const asked = [...touched.tokens];
+  const tokens = await readTokens(source, mapping, timezone, { ids: asked });
+  return { teams, asked, held, tokens, users, removedUsers };
+}
+
+/** The lists a team's touches named by the item. */
+const listsAsked = (ask: TeamAsk) =>
+  (Object.keys(ask.items ?? {}) as ChangePart[]).filter((list) => ask.items![list as 'projects']?.size);
+
+/** Touches whose team a SELECT over the row gives (a daemon's: its environment's), now resolved. */
+async function resolveTouches(ctx: BatchContext, touched: Touched): Promise<void> {
+  for (const { touch, row } of touched.unresolved.splice(0)) {
+    if (!/^\s*SELECT\b/i.test(touch.team!)) {
+      // The log gave no team for the row (a key alone): that part of every team is read again.
+      touched.everyTeam.add(touch.part as never);
+      continue;
+    }
+    const params: unknown[] = [];
+    const sql = touch.team!.replace(/\{row\.([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, column: string) => {
+      params.push(row[column] ?? null);
+      return '?';
+    });
+    for (const found of await ctx.source.query(`SELECT DISTINCT r.team_id FROM (${sql}) r`, params)) {
+      const teamId = idOf(found.team_id === null ? null : String(found.team_id));
+      if (teamId === undefined) continue;
+      const itemId = touch.item === undefined ? undefined : idOf(row[touch.item]);
+      if (itemId !== undefined && (touch.part === 'projects' || touch.part === 'daemons'))
+        touched.item(teamId, touch.part, itemId);
+      else touched.team(teamId, touch.part as never);
+    }
+  }
+}
+
+/** What the teams read ask of the table: those left out (refused, or a problem of the plan) are not named. */
+function desiredOf(read: ReadBatch, leftOut: ReadonlyMap<number, Refusal[]>): DesiredState {
+  const desired: DesiredState = {
+    teams: [],
+    users: [...read.users],
+    tokens: read.tokens.tokens,
+    removedTeams: [],
+    removedUsers: read.removedUsers,
+    removedTokens: read.tokens.gone,
+  };
+  for (const [teamId, { team }] of read.teams) {
+    if (leftOut.has(teamId) || team.state === 'refused') continue;
+    if (team.state === 'absent') {
+      desired.removedTeams!.push(teamId);
+      continue;
+    }
+    // A team the table does not hold yet is written whole or not at all.
+    const whole = LIST_RESOURCES.every((list) => team.desired![list]) && team.desired!.finance;
+    if (!read.held.has(teamId) && !whole) continue;
+    desired.teams.push(team.desired!);
+    desired.users.push(...team.users);
+  }
+  // A user who is a member of several of these teams is named once.
+  desired.users = [...new Map(desired.users.map((user) => [user.id, user])).values()];
+  return desired;
+}
+
+/** Step 2: the plan for every team that keeps the rules, with the problems that left the others out. */
+async function planBatch(ctx: BatchContext, read: ReadBatch) {
+  const leftOut = new Map<number, Refusal[]>();
+  const options = { startedAt: ctx.writer.clock(), tokenOfAnotherUser: 'move', slugCycles: 'together' } as const;
+  for (;;) {
+    const plan = await readPlan(ctx.writer, desiredOf(read, leftOut), options);
+    if (plan.problems.length === 0) return { plan, leftOut };
+    const before = leftOut.size;
+    for (const problem of plan.problems) {
+      // A problem that names no team read here leaves them all out: nothing is written.
+      const named = teamsOf(problem, read);
+      for (const teamId of named.length > 0 ? named : read.teams.keys()) {
+        leftOut.set(teamId, [...(leftOut.get(teamId) ?? []), planRefusal(problem, teamId)]);
+      }
+    }
+    if (leftOut.size === before) return { plan: { ...plan, units: [], removedTeams: [], problems: [] }, leftOut };
+  }
+}
+
+/** The teams of a batch that a problem of its plan leaves out. */
+function teamsOf(problem: PlanProblem, read: ReadBatch): number[] {
+  if (problem.kind === 'slugTaken' || problem.kind === 'slugCycle') return [problem.team.identity.id];
+  if (problem.kind === 'tooManyTeams') {
+    return [...read.teams].flatMap(([id, { team }]) => (team.desired?.memberIds?.includes(problem.userId) ? [id] : []));
+  }
+  return [];
+}
+
+/** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
+function planRefusal(problem: PlanProblem, teamId: number): Refusal {
+  switch (problem.kind) {
+    case 'slugTaken':
+      return {
+        collection: 'teams',
+        id: String(teamId),
+        problem: `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`,
+        teamId,
+        part: 'team',
+      };
+    case 'slugCycle':
+      return {
+        collection: 'teams',
+        id: String(teamId),
+        problem: `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
+        teamId,
+        part: 'team',
+      };
+    case 'tooManyTeams':
+      return {
+        collection: 'users',
+        id: String(problem.userId),
+        problem: `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
+        teamId,
+        part: 'members',
+      };
+    case 'tokenOfAnotherUser':
+      return {
+        collection: 'tokens',
+        id: String(problem.token.sanctumId),
+        problem: `belongs to user ${problem.owner} here`,
+        teamId,
+        part: 'token',
+      };
+  }
+}
+
+/**
+ * Units written apart: a long list written whole, unless something ties the unit to the rest (a user
+ * who leaves one of the other teams and joins it, or the other way round).
+ */
+function splitApart(plan: Plan): { now: Plan; apart: TeamPlan[][] } {
+  const long = (team: TeamPlan) =>
+    LIST_RESOURCES.reduce((n, list) => {
+      const planned = team.lists[list];
+      return n + (planned?.mode === 'rebuild' ? planned.part.layout.count : 0);
+    }, 0) > WRITTEN_APART_FROM;
+  const meets = (a: number[], b: number[]) => a.some((id) => b.includes(id));
+  const others = (unit: TeamPlan[]) => plan.units.filter((other) => other !== unit).flat();
+  const tied = (unit: TeamPlan[]) =>
+    unit.some((team) =>
+      others(unit).some((other) => meets(team.joining, other.leaving) || meets(team.leaving, other.joining)),
+    );
+  const apart = plan.units.filter((unit) => unit.some(long) && !tied(unit));
+  return { now: { ...plan, units: plan.units.filter((unit) => !apart.includes(unit)) }, apart };
+}
+
+/** A plan of one unit alone: its teams, nothing else. */
+const unitPlan = (plan: Plan, unit: TeamPlan[]): Plan => ({
+  startedAt: plan.startedAt,
+  units: [unit],
+  removedTeams: [],
+  tokens: { created: [], indexed: [], kept: [], removed: [] },
+  users: { written: [], removed: [] },
+  problems: [],
+});
+
+/** Refusals said once; teams left out remember the parts they could not take. Returns the rows refused. */
+function report(ctx: BatchContext, read: ReadBatch, leftOut: ReadonlyMap<number, Refusal[]>): number {
+  let refused = 0;
+  for (const [teamId, { team, ask }] of read.teams) {
+    const parts = new Set<ChangePart>([...ask.parts, ...Object.keys(ask.items ?? {})] as ChangePart[]);
+    if (team.state === 'refused' || leftOut.has(teamId))
+      ctx.heldBack.set(teamId, new Set([...(ctx.heldBack.get(teamId) ?? []), ...parts]));
+    else ctx.heldBack.delete(teamId);
+    const all = [...team.refusals, ...(leftOut.get(teamId) ?? [])];
+    ctx.refusals.report(all, (r) => r.teamId === teamId && (parts.has(r.part) || r.part === 'team'));
+    refused += all.length;
+  }
+  const asked = new Set(read.asked.map(String));
+  ctx.refusals.report(read.tokens.refusals, (r) => r.part === 'token' && asked.has(r.id));
+  return refused + read.tokens.refusals.length;
+}
