@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/api/bearer.ts';
-import { tokenKey, userTokenKey } from '../../shared/table/keys.ts';
+import { type Key, tokenKey, userTokenKey } from '../../shared/table/keys.ts';
 import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../shared/write/item-size.ts';
 import { createToken } from '../../commands/tokens/tokens.ts';
@@ -45,9 +45,11 @@ async function importKilled(document: unknown, at: (operation: string, n: number
 const killAtSwitch = (n: number) => (operation: string, count: number) => {
   if (operation === 'TransactWriteItems' && count === n) throw new Killed(operation);
 };
-/** A kill before the new tokens are activated: at the first update of a token (its memberships, then its activation). */
-const killBeforeActivation = (operation: string) => {
-  if (operation === 'UpdateItem') throw new Killed(operation);
+/** A kill before the new tokens are written: at the batch that writes the first token item (after their indexes). */
+const killBeforeTokenWritten = (operation: string, _n: number, input: Record<string, unknown>) => {
+  const requests = Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Key } }[]>);
+  if (operation === 'BatchWriteItem' && requests.flat().some((r) => r.PutRequest?.Item.pk.startsWith('TOKEN#')))
+    throw new Killed(operation);
 };
 
 describe('case 1: history never blocks, and never grows a token', () => {
@@ -181,36 +183,50 @@ describe('case 3: a token created while an import runs reads every team of its u
   });
 });
 
-describe("case 4: a killed import's never-activated tokens", () => {
-  const base = snapshot({ teams: [team(40, 'lingering')], users: [user(40, [40]), user(41, [40])] });
-  const withToken = (userId: number) => snapshot({ ...base, tokens: [token(userId, 'lingering-secret')] });
+describe("case 4: a killed import's tokens not yet written", () => {
+  // A token a write brings is written once, whole and valid, after the last switch (its user's index
+  // and its Sanctum id's item first, then the token): killed before that, the token does not exist.
+  const base = snapshot({
+    teams: [team(40, 'lingering'), team(42, 'forty-only')],
+    users: [user(40, [40]), user(41, [40])],
+  });
+  const withToken = (userId: number, users = base.users) =>
+    snapshot({ ...base, users, tokens: [token(userId, 'lingering-secret')] });
+  const index = async (userId: number) =>
+    (
+      await table.doc.send(
+        new GetCommand({
+          TableName: table.tableName,
+          Key: userTokenKey(userId, hashToken('lingering-secret')),
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
 
-  it('are taken over by the next import: the secret can be given to another user', async () => {
+  it('are not valid, and the next import may give the secret to another user, whose token reads only its own teams', async () => {
     await importDocument(table, base);
-    await importKilled(withToken(40), killBeforeActivation);
+    await importKilled(withToken(40), killBeforeTokenWritten);
+    expect(await storedToken('lingering-secret')).toBeUndefined();
     expect(await answer('lingering-secret', 'lingering')).toBe('401');
     await importDocument(table, withToken(41));
     expect(await answer('lingering-secret', 'lingering')).toBe('200 0');
     expect((await storedToken('lingering-secret'))!.user_id).toBe(41);
-    const index = async (userId: number) =>
-      (
-        await table.doc.send(
-          new GetCommand({
-            TableName: table.tableName,
-            Key: userTokenKey(userId, hashToken('lingering-secret')),
-            ConsistentRead: true,
-          }),
-        )
-      ).Item;
-    expect(await index(40)).toBeUndefined();
     expect(await index(41)).toBeDefined();
+    // The killed import had indexed the token under user 40: user 40 joining a team, or leaving one,
+    // never changes what user 41's token reads.
+    await importDocument(table, withToken(41, [user(40, [40, 42]), user(41, [40])]));
+    expect(await answer('lingering-secret', 'forty-only')).toBe('404');
+    await importDocument(table, withToken(41, [user(40, [42]), user(41, [40])]));
+    expect(await answer('lingering-secret', 'lingering')).toBe('200 0');
+    expect([...(await storedToken('lingering-secret'))!.memberships]).toEqual([expect.stringMatching(/^40#/)]);
   });
 
-  it('are removed by the next import that does not bring them, so later imports never touch them', async () => {
-    await importKilled(snapshot({ ...base, tokens: [token(40, 'removed-secret')] }), killBeforeActivation);
-    expect(await storedToken('removed-secret')).toMatchObject({ inactive: true });
+  it('leave no token behind when the next import does not bring them', async () => {
+    await importKilled(snapshot({ ...base, tokens: [token(40, 'removed-secret')] }), killBeforeTokenWritten);
+    expect(await storedToken('removed-secret')).toBeUndefined();
     await importDocument(table, base);
     expect(await storedToken('removed-secret')).toBeUndefined();
+    expect(await answer('removed-secret', 'lingering')).toBe('401');
   });
 });
 
