@@ -117,8 +117,8 @@ export async function measureWriteCosts(endpoint: string): Promise<WriteCostRow[
           new UpdateCommand({
             TableName: baseline.tableName,
             Key: listHeadKey(1, list),
-            UpdateExpression: 'SET #count = :none, base = :none, fingerprint = :none_text REMOVE overlay',
-            ExpressionAttributeNames: { '#count': 'count' },
+            UpdateExpression: 'SET #count = :none, #base = :none, fingerprint = :none_text REMOVE overlay',
+            ExpressionAttributeNames: { '#count': 'count', '#base': 'base' },
             ExpressionAttributeValues: { ':none': 0, ':none_text': '' },
           }),
         );
