@@ -6,7 +6,7 @@ import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../shared/write/item-size.ts';
 import { createToken } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
-import { freshTable, importDocument, interceptedTable, Killed, type TestTable } from '../support/dynamodb.ts';
+import { freshTable, importDocument, interceptedTable, Killed, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 import { validateDocument } from '../support/validate.ts';
 
@@ -314,5 +314,45 @@ describe('case 6: the teams-per-user cap and slug swaps', () => {
       'teams[0] (id 400): slug "swap-b" is held by teams[1] (id 401), which takes slug "swap-a" in turn; rename in two imports',
     );
     await expect(refused).rejects.toThrow('teams[1] (id 401): slug "swap-a" is held by teams[0] (id 400)');
+  });
+});
+
+describe('case 7: a list changed by the item, killed before its switch', () => {
+  // A change by the item writes the new versions into the generation readers use, then switches the
+  // list's head to them: killed in between, the versions are there, named by no head.
+  const renamed = (...indexes: number[]) => {
+    const list = projects(70, 10);
+    for (const i of indexes) list[i]!.name = `renamed ${list[i]!.id}`;
+    return snapshot({
+      teams: [team(70, 'by-item')],
+      users: [user(70, [70])],
+      tokens: [token(70, 'by-item-secret')],
+      projects: list,
+    });
+  };
+  const names = async () =>
+    (await api.get('/api/by-item/projects?per_page=10', { token: 'by-item-secret' })).body.data.map(
+      (p: { name: string }) => p.name,
+    );
+  const items = async () => (await scanAll(table)).filter((i) => /^TEAM#70#G[^#]+#projects$/.test(String(i.pk)));
+
+  it('leaves readers on the list as it was; the next write of the team clears the versions no head names', async () => {
+    await importDocument(table, renamed());
+    await importKilled(renamed(2), killAtSwitch(1));
+    expect((await names())[2]).toBe('Project 7000003');
+    expect(await items()).toHaveLength(10 + 1); // the killed import's version of the third project
+    // Rerun: completes; the third project's first version stays (for readers of the old head) until swept.
+    await importDocument(table, renamed(2));
+    expect((await names())[2]).toBe('renamed 7000003');
+    expect(await items()).toHaveLength(10 + 1);
+    // Killed again, renaming the fifth; the next import renames the seventh instead.
+    await importKilled(renamed(2, 4), killAtSwitch(1));
+    expect(await items()).toHaveLength(10 + 1 + 1);
+    await importDocument(table, renamed(2, 6));
+    expect(await names()).toEqual(projects(70, 10).map((p, i) => ([2, 6].includes(i) ? `renamed ${p.id}` : p.name)));
+    // The ten it serves and the two versions it replaced; nothing of the killed fifth.
+    const left = await items();
+    expect(left).toHaveLength(10 + 2);
+    expect(left.filter((i) => String(i.j).includes('renamed 7000005'))).toEqual([]);
   });
 });
