@@ -37,7 +37,7 @@ const storedToken = async (secret: string) =>
   ).Item;
 
 /** An import through a client that is killed (or paused) at the call `at` chooses. */
-async function importKilled(document: unknown, at: (operation: string, n: number) => void | Promise<void>) {
+async function importKilled(document: unknown, at: Parameters<typeof interceptedTable>[1]) {
   const killed = interceptedTable(table, at);
   await expect(importDocument(killed.table, document)).rejects.toThrow(Killed);
   await killed.afterKill();
@@ -190,7 +190,7 @@ describe("case 4: a killed import's tokens not yet written", () => {
     teams: [team(40, 'lingering'), team(42, 'forty-only')],
     users: [user(40, [40]), user(41, [40])],
   });
-  const withToken = (userId: number, users = base.users) =>
+  const withToken = (userId: number, users: unknown[] = base.users!) =>
     snapshot({ ...base, users, tokens: [token(userId, 'lingering-secret')] });
   const index = async (userId: number) =>
     (
