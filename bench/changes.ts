@@ -6,7 +6,7 @@ import { importSnapshot } from '../commands/import/importer.ts';
 import { validateSnapshotFile } from '../commands/import/validation.ts';
 import { ensureTable } from '../commands/store/table.ts';
 import { createDynamoDbClient } from '../shared/table/dynamodb-client.ts';
-import { teamHeadKey } from '../shared/table/keys.ts';
+import { LIST_RESOURCES, listHeadKey, teamRecordKey } from '../shared/table/keys.ts';
 import { defaultMapping } from '../shared/sync/mapping.ts';
 import { setUpSource } from '../shared/sync/setup.ts';
 import { connectSource, parseSourceUrl } from '../shared/sync/source.ts';
@@ -21,8 +21,9 @@ import { apiFunctions } from './requests.ts';
 /**
  * What a change costs and how soon it is served (docs/performance.md, "Changes"): the items an
  * import writes for each kind of change of a team of 2,000 projects and 300 daemons, against the
- * whole-team rewrite (the same import with the head's fingerprints taken away, so that every part is
- * written again, as every import did before parts changed alone); and the seconds from a commit in
+ * whole-team rewrite (the same import with the team's fingerprints taken away and its lists' heads
+ * emptied, so that every part is written again and each list whole, as every import did before parts
+ * changed alone and lists by the item); and the seconds from a commit in
  * PostgreSQL and MariaDB to the first answer of the API that shows it, per kind of change, with the
  * sync's triggers, against the sync's full pass alone (what a design without change capture gets).
  */
@@ -102,15 +103,26 @@ export async function measureWriteCosts(endpoint: string): Promise<WriteCostRow[
     for (const [label, change] of changes) {
       const [ours, baseline] = [await newTable(endpoint, 'ours'), await newTable(endpoint, 'whole')];
       for (const table of [ours, baseline]) await importInto(table, dir, teamDocument());
-      // The whole-team rewrite: no fingerprint on the head, so every part counts as changed.
+      // The whole-team rewrite: no fingerprint on the team's record, and list heads that name no item
+      // (by id, what a writer reads), so that every part counts as changed and each list is written whole.
       await baseline.doc.send(
         new UpdateCommand({
           TableName: baseline.tableName,
-          Key: teamHeadKey(1),
-          UpdateExpression:
-            'REMOVE projects_fingerprint, daemons_fingerprint, finance_fingerprint, members_fingerprint',
+          Key: teamRecordKey(1),
+          UpdateExpression: 'REMOVE finance_fingerprint, members_fingerprint',
         }),
       );
+      for (const list of LIST_RESOURCES) {
+        await baseline.doc.send(
+          new UpdateCommand({
+            TableName: baseline.tableName,
+            Key: listHeadKey(1, list),
+            UpdateExpression: 'SET #count = :none, #base = :none, fingerprint = :none_text REMOVE overlay',
+            ExpressionAttributeNames: { '#count': 'count', '#base': 'base' },
+            ExpressionAttributeValues: { ':none': 0, ':none_text': '' },
+          }),
+        );
+      }
       rows.push({
         change: label,
         ours: await importInto(ours, dir, teamDocument(change)),

@@ -198,8 +198,9 @@ export function changesSections({ writes, latencies }: Changes): string {
     '',
     `Measured ${new Date().toISOString().slice(0, 19)}Z at ${commit()}. Items an import writes for one change ` +
       'to a team of 2,000 projects and 300 daemons: this import, which writes the parts that changed, ' +
-      'against the whole-team rewrite (the same import with no fingerprint on the head, so that every part ' +
-      'counts as changed). The lock is left out. Asserted by test/integration/write-cost.test.ts.',
+      "against the whole-team rewrite (the same import with the team's fingerprints taken away and its lists' " +
+      'heads emptied, so that every part counts as changed and each list is written whole). The locks and the ' +
+      "import's lease are left out. Asserted by test/integration/write-cost.test.ts.",
     '',
     table(
       ['change', 'items written: this import / whole team', 'this import wrote'],

@@ -33,10 +33,15 @@ export async function listUserTokens({ doc, tableName }: TableRef, userId: numbe
   return (await queryAll(doc, tableName, pk, { range, keysOnly: true })).map(userTokenHashOf);
 }
 
-/** Adds (ADD) or removes (DELETE) membership entries of a token; a token that does not exist is left alone. */
+/**
+ * Adds (ADD) or removes (DELETE) membership entries of a token of `userId`. A token that does not
+ * exist is left alone, and so is one of another user: a user's index may name a token it never got
+ * (a write killed between the index and the token), which a later write gave to someone else.
+ */
 export async function changeMemberships(
   { doc, tableName }: TableRef,
   hash: string,
+  userId: number,
   change: 'ADD' | 'DELETE',
   entries: string[],
 ): Promise<void> {
@@ -47,8 +52,8 @@ export async function changeMemberships(
         TableName: tableName,
         Key: tokenKey(hash),
         UpdateExpression: `${change} memberships :entries`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':entries': new Set(entries) },
+        ConditionExpression: 'user_id = :user',
+        ExpressionAttributeValues: { ':entries': new Set(entries), ':user': userId },
       }),
     );
   } catch (error) {
@@ -77,7 +82,7 @@ export async function joinTeam(w: Writer, teamId: number, membersGeneration: str
     await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
     for (const hash of await listUserTokens(w, userId)) {
       w.locks.assertHeld(teamId);
-      await changeMemberships(w, hash, 'ADD', entry);
+      await changeMemberships(w, hash, userId, 'ADD', entry);
     }
   });
 }
@@ -90,7 +95,7 @@ export async function leaveTeam(w: Writer, teamId: number, membersGeneration: st
     await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
     for (const hash of await listUserTokens(w, userId)) {
       w.locks.assertHeld(teamId);
-      await changeMemberships(w, hash, 'DELETE', entry);
+      await changeMemberships(w, hash, userId, 'DELETE', entry);
     }
   });
 }
@@ -137,8 +142,8 @@ export async function settleTokenMemberships(
   const added = [...now].filter((entry) => !entries.has(entry));
   const gone = [...entries].filter((entry) => !now.has(entry));
   await forEachConcurrently(hashes, async (hash) => {
-    await changeMemberships(t, hash, 'ADD', added);
-    await changeMemberships(t, hash, 'DELETE', gone);
+    await changeMemberships(t, hash, userId, 'ADD', added);
+    await changeMemberships(t, hash, userId, 'DELETE', gone);
   });
 }
 

@@ -346,7 +346,7 @@ describe('npm run token', () => {
     const secret = stdout.trim();
     expect(secret).toMatch(/^tra_[A-Za-z0-9_-]{43}$/);
     expect(stderr).not.toContain(secret);
-    const stored = await reader().readTokenAndHead(hashToken(secret), 'tokens-team');
+    const stored = await reader().readTokenAndHead(hashToken(secret), 'tokens-team', 'projects');
     expect(stored.token).toMatchObject({
       userId: 50,
       abilities: ['projects:read', 'daemons:read'],
@@ -359,7 +359,7 @@ describe('npm run token', () => {
   it('sets an expiry from --expires-in', async () => {
     const before = Date.now();
     const { stdout } = run('commands/token.ts', ['create', '--user', '50', '--abilities', '*', '--expires-in', '90d']);
-    const { token: stored } = await reader().readTokenAndHead(hashToken(stdout.trim()), 'x');
+    const { token: stored } = await reader().readTokenAndHead(hashToken(stdout.trim()), 'x', 'projects');
     const expires = Date.parse(stored!.expiresAt!);
     expect(expires - before).toBeGreaterThan(90 * 86_400_000 - 60_000);
     expect(expires - before).toBeLessThan(90 * 86_400_000 + 60_000);
@@ -412,7 +412,7 @@ describe('npm run token', () => {
     expect(stdout).toContain('x\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\u202eevil');
   });
 
-  it('lines its columns up whatever the status (inactive, written by an unfinished import, too), the name and the abilities', async () => {
+  it('lines its columns up whatever the status (inactive, as an unfinished import of the earlier layout left a token, too), the name and the abilities', async () => {
     const names = ['first', 'made-inactive', 'revoked-one'];
     const abilities = ['*', 'projects:read,daemons:read', 'finances:read'];
     const secrets = names.map((name, i) =>
@@ -454,7 +454,7 @@ describe('npm run token', () => {
     expect(run('commands/token.ts', ['revoke', a]).code).toBe(0);
     expect(run('commands/token.ts', ['revoke', '--id', hashToken(b)]).code).toBe(0);
     for (const secret of [a, b])
-      expect((await reader().readTokenAndHead(hashToken(secret), 'x')).token?.revokedAt).toBeTruthy();
+      expect((await reader().readTokenAndHead(hashToken(secret), 'x', 'projects')).token?.revokedAt).toBeTruthy();
     expect(run('commands/token.ts', ['list', '--user', '50']).stdout).toMatch(/revoked/);
     // Revoking it again changes nothing, says since when, and is no failure (a script may repeat it).
     const again = run('commands/token.ts', ['revoke', a]);

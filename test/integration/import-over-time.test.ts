@@ -1,12 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../shared/api/bearer.ts';
-import { tokenKey, userTokenKey } from '../../shared/table/keys.ts';
+import { type Key, tokenKey, userTokenKey } from '../../shared/table/keys.ts';
 import { importSnapshot } from '../../commands/import/importer.ts';
 import { itemSize } from '../../shared/write/item-size.ts';
 import { createToken } from '../../commands/tokens/tokens.ts';
 import { startApi, type TestApi } from '../support/api.ts';
-import { freshTable, importDocument, interceptedTable, Killed, type TestTable } from '../support/dynamodb.ts';
+import { freshTable, importDocument, interceptedTable, Killed, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { projects, snapshot, team, token, user } from '../support/snapshots.ts';
 import { validateDocument } from '../support/validate.ts';
 
@@ -37,7 +37,7 @@ const storedToken = async (secret: string) =>
   ).Item;
 
 /** An import through a client that is killed (or paused) at the call `at` chooses. */
-async function importKilled(document: unknown, at: (operation: string, n: number) => void | Promise<void>) {
+async function importKilled(document: unknown, at: Parameters<typeof interceptedTable>[1]) {
   const killed = interceptedTable(table, at);
   await expect(importDocument(killed.table, document)).rejects.toThrow(Killed);
   await killed.afterKill();
@@ -45,9 +45,11 @@ async function importKilled(document: unknown, at: (operation: string, n: number
 const killAtSwitch = (n: number) => (operation: string, count: number) => {
   if (operation === 'TransactWriteItems' && count === n) throw new Killed(operation);
 };
-/** A kill before the new tokens are activated: at the first update of a token (its memberships, then its activation). */
-const killBeforeActivation = (operation: string) => {
-  if (operation === 'UpdateItem') throw new Killed(operation);
+/** A kill before the new tokens are written: at the batch that writes the first token item (after their indexes). */
+const killBeforeTokenWritten = (operation: string, _n: number, input: Record<string, unknown>) => {
+  const requests = Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Key } }[]>);
+  if (operation === 'BatchWriteItem' && requests.flat().some((r) => r.PutRequest?.Item.pk.startsWith('TOKEN#')))
+    throw new Killed(operation);
 };
 
 describe('case 1: history never blocks, and never grows a token', () => {
@@ -181,36 +183,50 @@ describe('case 3: a token created while an import runs reads every team of its u
   });
 });
 
-describe("case 4: a killed import's never-activated tokens", () => {
-  const base = snapshot({ teams: [team(40, 'lingering')], users: [user(40, [40]), user(41, [40])] });
-  const withToken = (userId: number) => snapshot({ ...base, tokens: [token(userId, 'lingering-secret')] });
+describe("case 4: a killed import's tokens not yet written", () => {
+  // A token a write brings is written once, whole and valid, after the last switch (its user's index
+  // and its Sanctum id's item first, then the token): killed before that, the token does not exist.
+  const base = snapshot({
+    teams: [team(40, 'lingering'), team(42, 'forty-only')],
+    users: [user(40, [40]), user(41, [40])],
+  });
+  const withToken = (userId: number, users: unknown[] = base.users!) =>
+    snapshot({ ...base, users, tokens: [token(userId, 'lingering-secret')] });
+  const index = async (userId: number) =>
+    (
+      await table.doc.send(
+        new GetCommand({
+          TableName: table.tableName,
+          Key: userTokenKey(userId, hashToken('lingering-secret')),
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
 
-  it('are taken over by the next import: the secret can be given to another user', async () => {
+  it('are not valid, and the next import may give the secret to another user, whose token reads only its own teams', async () => {
     await importDocument(table, base);
-    await importKilled(withToken(40), killBeforeActivation);
+    await importKilled(withToken(40), killBeforeTokenWritten);
+    expect(await storedToken('lingering-secret')).toBeUndefined();
     expect(await answer('lingering-secret', 'lingering')).toBe('401');
     await importDocument(table, withToken(41));
     expect(await answer('lingering-secret', 'lingering')).toBe('200 0');
     expect((await storedToken('lingering-secret'))!.user_id).toBe(41);
-    const index = async (userId: number) =>
-      (
-        await table.doc.send(
-          new GetCommand({
-            TableName: table.tableName,
-            Key: userTokenKey(userId, hashToken('lingering-secret')),
-            ConsistentRead: true,
-          }),
-        )
-      ).Item;
-    expect(await index(40)).toBeUndefined();
     expect(await index(41)).toBeDefined();
+    // The killed import had indexed the token under user 40: user 40 joining a team, or leaving one,
+    // never changes what user 41's token reads.
+    await importDocument(table, withToken(41, [user(40, [40, 42]), user(41, [40])]));
+    expect(await answer('lingering-secret', 'forty-only')).toBe('404');
+    await importDocument(table, withToken(41, [user(40, [42]), user(41, [40])]));
+    expect(await answer('lingering-secret', 'lingering')).toBe('200 0');
+    expect([...(await storedToken('lingering-secret'))!.memberships]).toEqual([expect.stringMatching(/^40#/)]);
   });
 
-  it('are removed by the next import that does not bring them, so later imports never touch them', async () => {
-    await importKilled(snapshot({ ...base, tokens: [token(40, 'removed-secret')] }), killBeforeActivation);
-    expect(await storedToken('removed-secret')).toMatchObject({ inactive: true });
+  it('leave no token behind when the next import does not bring them', async () => {
+    await importKilled(snapshot({ ...base, tokens: [token(40, 'removed-secret')] }), killBeforeTokenWritten);
+    expect(await storedToken('removed-secret')).toBeUndefined();
     await importDocument(table, base);
     expect(await storedToken('removed-secret')).toBeUndefined();
+    expect(await answer('removed-secret', 'lingering')).toBe('401');
   });
 });
 
@@ -298,5 +314,45 @@ describe('case 6: the teams-per-user cap and slug swaps', () => {
       'teams[0] (id 400): slug "swap-b" is held by teams[1] (id 401), which takes slug "swap-a" in turn; rename in two imports',
     );
     await expect(refused).rejects.toThrow('teams[1] (id 401): slug "swap-a" is held by teams[0] (id 400)');
+  });
+});
+
+describe('case 7: a list changed by the item, killed before its switch', () => {
+  // A change by the item writes the new versions into the generation readers use, then switches the
+  // list's head to them: killed in between, the versions are there, named by no head.
+  const renamed = (...indexes: number[]) => {
+    const list = projects(70, 10);
+    for (const i of indexes) list[i]!.name = `renamed ${list[i]!.id}`;
+    return snapshot({
+      teams: [team(70, 'by-item')],
+      users: [user(70, [70])],
+      tokens: [token(70, 'by-item-secret')],
+      projects: list,
+    });
+  };
+  const names = async () =>
+    (await api.get('/api/by-item/projects?per_page=10', { token: 'by-item-secret' })).body.data.map(
+      (p: { name: string }) => p.name,
+    );
+  const items = async () => (await scanAll(table)).filter((i) => /^TEAM#70#G[^#]+#projects$/.test(String(i.pk)));
+
+  it('leaves readers on the list as it was; the next write of the team clears the versions no head names', async () => {
+    await importDocument(table, renamed());
+    await importKilled(renamed(2), killAtSwitch(1));
+    expect((await names())[2]).toBe('Project 7000003');
+    expect(await items()).toHaveLength(10 + 1); // the killed import's version of the third project
+    // Rerun: completes; the third project's first version stays (for readers of the old head) until swept.
+    await importDocument(table, renamed(2));
+    expect((await names())[2]).toBe('renamed 7000003');
+    expect(await items()).toHaveLength(10 + 1);
+    // Killed again, renaming the fifth; the next import renames the seventh instead.
+    await importKilled(renamed(2, 4), killAtSwitch(1));
+    expect(await items()).toHaveLength(10 + 1 + 1);
+    await importDocument(table, renamed(2, 6));
+    expect(await names()).toEqual(projects(70, 10).map((p, i) => ([2, 6].includes(i) ? `renamed ${p.id}` : p.name)));
+    // The ten it serves and the two versions it replaced; nothing of the killed fifth.
+    const left = await items();
+    expect(left).toHaveLength(10 + 2);
+    expect(left.filter((i) => String(i.j).includes('renamed 7000005'))).toEqual([]);
   });
 });

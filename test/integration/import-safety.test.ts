@@ -23,10 +23,10 @@ beforeEach(async () => {
 
 /** What the API would let this token read of a team: its project ids, or null (401/404). */
 async function projectIds(secret: string, teamRef: string): Promise<number[] | null> {
-  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef);
+  const { token: stored, team: head } = await reader.readTokenAndHead(hashToken(secret), teamRef, 'projects');
   if (!stored || stored.inactive || stored.revokedAt || !head || !isMember(stored, head)) return null;
-  if (head.lists.projects.count === 0) return [];
-  return (await reader.readPage(head, 'projects', { first: 1, last: head.lists.projects.count })).map(
+  if (head.list.count === 0) return [];
+  return (await reader.readPage(head, { first: 1, last: head.list.count })).map(
     (json) => (JSON.parse(json) as { id: number }).id,
   );
 }
@@ -174,8 +174,11 @@ describe('a failed import activates nothing', () => {
       },
     });
     await expect(failed).rejects.toThrow('failed after one switch');
-    expect(await projectIds('new-user-secret', 'acme')).toBeNull(); // inactive: not valid yet
+    // A token a write creates is written once, whole and valid, after the last switch: not at all yet.
+    expect(await projectIds('new-user-secret', 'acme')).toBeNull();
     expect(await projectIds('new-user-secret', 'globex')).toBeNull();
+    const newToken = hashToken('new-user-secret');
+    expect((await scanAll(table)).filter((item) => JSON.stringify(item).includes(newToken))).toEqual([]);
     const acme = await projectIds('ada-secret', 'acme');
     const globex = await projectIds('ada-secret', 'globex');
     // Each team whole: old (with Ada and Bob) or new (with Ada and user 12), never mixed.

@@ -3,7 +3,7 @@ import { hashToken } from '../../shared/api/bearer.ts';
 import { importSnapshot, ImportRejected } from '../../commands/import/importer.ts';
 import { LeaseHeld } from '../../shared/write/lease.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';
-import { isMember, TeamReader } from '../../shared/api/team-reader.ts';
+import { isMember, ShortPage, TeamReader } from '../../shared/api/team-reader.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { validateDocument } from '../support/validate.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
@@ -171,6 +171,56 @@ describe('import', () => {
     expect((await generationsOfAcme()).size).toBe(2); // the current one and the one it just replaced
     const members = (await scanAll(table)).filter((i) => String(i.pk).endsWith('#MEMBER'));
     expect(new Set(members.map((i) => String(i.pk).split('#')[2])).size).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps every version a change by the item replaced readable from the old head for 5 minutes, then sweeps it', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const clock = () => now;
+    let round = 0;
+    /** Acme with its third project renamed (one item changed: the list changes by the item). */
+    const acme = (rename = true) => {
+      const list = projects(1, 10);
+      if (rename) list[2]!.name = `renamed ${++round}`;
+      return snapshot({
+        teams: [team(1, 'acme')],
+        users: [user(10, [1])],
+        tokens: [token(10, 'ada-secret')],
+        projects: list,
+      });
+    };
+    const head = async () => (await reader.readTokenAndHead(hashToken('ada-secret'), 'acme', 'projects')).team!;
+    const names = async (from: Awaited<ReturnType<typeof head>>) =>
+      (await reader.readPage(from, { first: 1, last: 10 })).map((json) => (JSON.parse(json) as { name: string }).name);
+    const stored = async () => {
+      const items = await scanAll(table);
+      return {
+        projects: items.filter((i) => /^TEAM#1#G[^#]+#projects$/.test(String(i.pk))),
+        replaced: items.filter((i) => String(i.pk).startsWith('LEDGER#') && String(i.sk).startsWith('V#')),
+      };
+    };
+    await importDocument(table, acme(false), { clock });
+    const first = await head();
+    for (let i = 0; i < 4; i++) {
+      now += 60_000; // an import a minute
+      await importDocument(table, acme(), { clock });
+    }
+    // One generation throughout: each import wrote the renamed item's new version beside the others.
+    let { projects: items, replaced } = await stored();
+    expect(new Set(items.map((i) => i.pk)).size).toBe(1);
+    expect(items).toHaveLength(10 + 4);
+    expect(replaced).toHaveLength(4);
+    // A reader still holding the first head reads its page as it was; the current head, as it is.
+    expect((await names(first))[2]).toBe('Project 100003');
+    expect((await names(await head()))[2]).toBe('renamed 4');
+    now += 10 * 60_000;
+    await importDocument(table, acme(), { clock });
+    // Swept: every version replaced more than 5 minutes ago; the one this import replaced stays.
+    ({ projects: items, replaced } = await stored());
+    expect(items).toHaveLength(10 + 1);
+    expect(replaced).toHaveLength(1);
+    expect((await names(await head()))[2]).toBe('renamed 5');
+    // A request that held the first head that long is refused (503), never served a short page.
+    await expect(names(first)).rejects.toBeInstanceOf(ShortPage);
   });
 });
 

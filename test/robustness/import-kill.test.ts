@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teamHeadKey } from '../../shared/table/keys.ts';
+import { type ListResource, listHeadKey } from '../../shared/table/keys.ts';
 import { startApi, type TestApi } from '../support/api.ts';
 import { freshTable, importDocument, scanAll, type TestTable } from '../support/dynamodb.ts';
 import { runImportCli, snapshotFiles } from '../support/import-process.ts';
@@ -9,7 +9,7 @@ import { daemons, environment, projects, server, snapshot, team, token, user } f
 /**
  * An import killed part-way (SIGKILL while it validates a 5 MB file, and while it writes an
  * 8,300-item team) leaves readers on the team as it was, with its own members, and no token the snapshot
- * brings valid; rerun at once, it takes over the dead import's lock at once (same machine, its
+ * brings valid; rerun at once, it takes over the dead import's lease at once (same machine, its
  * process is gone) and completes; the team is as the snapshot says, and the killed generation's
  * items are gone. An invalid snapshot writes nothing at all.
  */
@@ -68,11 +68,12 @@ async function generationsOf(teamId: number) {
   return counts;
 }
 
-async function head(teamId: number) {
+/** The generation the list's head (by id) names: the one readers use. */
+async function generationOf(teamId: number, list: ListResource) {
   const { Item } = await table.doc.send(
-    new GetCommand({ TableName: table.tableName, Key: teamHeadKey(teamId), ConsistentRead: true }),
+    new GetCommand({ TableName: table.tableName, Key: listHeadKey(teamId, list), ConsistentRead: true }),
   );
-  return Item as Record<string, unknown>;
+  return String(Item?.generation);
 }
 
 /** What a reader sees of team 1: the total, and whether the items are the old or the new ones. */
@@ -180,10 +181,8 @@ describe('an import killed part-way', () => {
 
   it('killed while it writes, leaves readers on the old team and no new token valid; rerun, it completes at once', async () => {
     const file = await files.write(after(BIG));
-    const { projects_generation: oldProjects, daemons_generation: oldDaemons } = (await head(1)) as Record<
-      string,
-      string
-    >;
+    const oldProjects = await generationOf(1, 'projects');
+    const oldDaemons = await generationOf(1, 'daemons');
     const bystanderBefore = (await tableImage()).filter(
       (line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'),
     );
@@ -202,22 +201,23 @@ describe('an import killed part-way', () => {
     expect((await api.get('/api/big/daemons', { token: SECRET })).body.meta.total).toBe(5);
     expect((await api.get('/api/big/finances', { token: SECRET })).body.totals).toEqual({ EUR: 10 });
     const afterKill = await generationsOf(1);
-    expect(afterKill.get(oldProjects!)).toBe(50);
-    expect(afterKill.get(oldDaemons!)).toBe(5);
+    expect(afterKill.get(oldProjects)).toBe(50);
+    expect(afterKill.get(oldDaemons)).toBe(5);
     const killedGenerations = [...afterKill.keys()].filter((g) => g !== oldProjects && g !== oldDaemons);
     expect(killedGenerations.length).toBeGreaterThanOrEqual(1); // the new projects (and the daemons, if it got there)
     expect(killedGenerations.length).toBeLessThanOrEqual(2);
-    expect((await head(1)).projects_generation).toBe(oldProjects);
+    expect(await generationOf(1, 'projects')).toBe(oldProjects);
     const killedItems = killedGenerations.reduce((n, g) => n + afterKill.get(g)!, 0);
     console.info(
       `import killed after ${written} items written; ${killedItems} items of the killed generations in the table`,
     );
 
-    // 3. Rerun at once: the dead import's lock is taken over at once; readers see old, then new.
+    // 3. Rerun at once: the dead import's lease is taken over at once; readers see old, then new.
     const started = performance.now();
     const rerun = await importWhileReading(file);
     expect(rerun.exited.code, rerun.exited.stderr).toBe(0);
-    expect(rerun.exited.stderr).not.toContain('waiting for the lock');
+    // Neither for the import's lease nor for a team's lock.
+    expect(rerun.exited.stderr).not.toContain('waiting for');
     expect(rerun.exited.stdout).toContain(
       `imported 1 team (${(BIG + BIG_DAEMONS).toLocaleString('en')} projects and daemons)`,
     );
@@ -241,22 +241,24 @@ describe('an import killed part-way', () => {
 
     // 5. The killed generations are gone; the replaced ones stay (for 5 minutes) for late readers.
     const generations = await generationsOf(1);
-    const current = (await head(1)) as Record<string, string>;
     for (const killed of killedGenerations) expect(generations.get(killed)).toBeUndefined();
     expect(Object.fromEntries(generations)).toEqual({
-      [current.projects_generation!]: BIG,
-      [current.daemons_generation!]: BIG_DAEMONS,
-      [oldProjects!]: 50,
-      [oldDaemons!]: 5,
+      [await generationOf(1, 'projects')]: BIG,
+      [await generationOf(1, 'daemons')]: BIG_DAEMONS,
+      [oldProjects]: 50,
+      [oldDaemons]: 5,
     });
-    const ledger = (await scanAll(table)).filter((item) => item.pk === 'GENERATIONS');
+    const items = await scanAll(table);
+    const ledger = items.filter((item) => String(item.pk).startsWith('LEDGER#'));
     expect(ledger.map((item) => String(item.sk)[0])).toEqual(['R', 'R']); // nothing pending; the old lists retired
-    expect((await scanAll(table)).some((item) => item.pk === 'IMPORT')).toBe(false); // the lock was released
+    // The import's lease and every team's lock were given back.
+    expect(items.filter((item) => item.pk === 'IMPORT' || String(item.pk).startsWith('LOCK#'))).toEqual([]);
     // The other team was never touched.
     const bystanderAfter = (await tableImage()).filter(
       (line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'),
     );
     expect(bystanderAfter).toEqual(bystanderBefore);
-    expect(bystanderAfter.length).toBe(3 + 2 + 1 + 4); // projects, daemons, a member, head and finance copies
+    // Projects, daemons, a member; each list's head and the finance summary by id and by slug, and the team's record.
+    expect(bystanderAfter.length).toBe(3 + 2 + 1 + 3 * 2 + 1);
   }, 120_000);
 });

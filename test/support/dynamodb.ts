@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { importLeaseKey } from '../../shared/table/keys.ts';
 import { inject } from 'vitest';
 import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
@@ -60,12 +60,16 @@ export class Killed extends Error {
 }
 
 /**
- * The table through a client whose every call first passes `at(operation, n)` (n: that
- * operation's count so far, from 1). `at` may wait (a pause at a chosen call) or throw Killed (a
- * kill there: that call and every later one fail, so the import stops where it stands and its lock
- * stays behind; `afterKill` then removes the lock, as the next import's takeover would).
+ * The table through a client whose every call first passes `at(operation, n, input)` (n: that
+ * operation's count so far, from 1; input: the call's input as the document client has it). `at` may
+ * wait (a pause at a chosen call) or throw Killed (a kill there: that call and every later one fail,
+ * so the import stops where it stands and its lease stays behind; `afterKill` then removes the lease,
+ * as the next import's takeover would).
  */
-export function interceptedTable(table: TestTable, at: (operation: string, n: number) => void | Promise<void>) {
+export function interceptedTable(
+  table: TestTable,
+  at: (operation: string, n: number, input: Record<string, unknown>) => void | Promise<void>,
+) {
   const client = createDynamoDbClient({ endpoint: table.endpoint, maxAttempts: 1, requestTimeoutMs: 30_000 });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const counts = new Map<string, number>();
@@ -76,7 +80,7 @@ export function interceptedTable(table: TestTable, at: (operation: string, n: nu
       counts.set(operation, (counts.get(operation) ?? 0) + 1);
       if (killed) throw killed;
       try {
-        await at(operation, counts.get(operation)!);
+        await at(operation, counts.get(operation)!, args.input as Record<string, unknown>);
       } catch (error) {
         if (error instanceof Killed) killed = error;
         throw error;
@@ -87,6 +91,24 @@ export function interceptedTable(table: TestTable, at: (operation: string, n: nu
   );
   return {
     table: { ...table, client, doc } as TestTable,
-    afterKill: () => table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLeaseKey() })),
+    /**
+     * As if the killed import's process were gone: its lease goes, and the locks of the teams it held
+     * run out, so that the next writer takes them over at once (and is told it took them over from a
+     * dead writer, as a writer on this machine is when the holder's pid is gone).
+     */
+    afterKill: async () => {
+      await table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: importLeaseKey() }));
+      for (const item of await scanAll(table)) {
+        if (!String(item.pk).startsWith('LOCK#')) continue;
+        await table.doc.send(
+          new UpdateCommand({
+            TableName: table.tableName,
+            Key: { pk: item.pk, sk: item.sk },
+            UpdateExpression: 'SET expires_at = :gone',
+            ExpressionAttributeValues: { ':gone': 0 },
+          }),
+        );
+      }
+    },
   };
 }

@@ -9,6 +9,7 @@ export type WrittenKind =
   | 'daemon'
   | 'member'
   | 'head'
+  | 'team'
   | 'finance'
   | 'token'
   | 'user'
@@ -25,18 +26,20 @@ export function kindOf(key: { pk?: unknown; sk?: unknown }): WrittenKind {
   if (pk.endsWith('#projects')) return 'project';
   if (pk.endsWith('#daemons')) return 'daemon';
   if (pk.endsWith('#MEMBER')) return 'member';
-  if (pk.startsWith('TEAMREF#')) return sk === 'HEAD' ? 'head' : 'finance';
+  // A list's head (each copy), the finance summary (each copy), and the team's record.
+  if (pk.startsWith('TEAMREF#')) return sk.startsWith('LIST#') ? 'head' : sk === 'TEAM' ? 'team' : 'finance';
   if (pk.startsWith('TOKEN#')) return 'token';
   if (pk.startsWith('USER#')) return sk === 'USER' ? 'user' : 'user token';
-  if (pk === 'SANCTUM') return 'sanctum';
+  if (pk.startsWith('SANCTUM#')) return 'sanctum';
   if (pk === 'TEAMS') return 'team list';
-  if (pk === 'GENERATIONS') return 'ledger';
-  if (pk === 'IMPORT') return 'lock';
+  if (pk.startsWith('LEDGER#')) return 'ledger';
+  // A team's writers' lock, and the import's lease: neither holds data.
+  if (pk.startsWith('LOCK#') || pk === 'IMPORT') return 'lock';
   if (pk === 'SYNC') return 'sync lease';
   throw new Error(`an item of no known kind was written: ${pk} ${sk}`);
 }
 
-/** Items written, by kind; `data` leaves out the lock and the lease, which hold no data. */
+/** Items written, by kind; `data` leaves out the locks and the leases, which hold no data. */
 export class WriteCount {
   readonly byKind = new Map<WrittenKind, number>();
   /** Every key written, as `pk sk`. */

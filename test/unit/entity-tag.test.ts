@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { pageWindow } from '../../shared/api/pagination.ts';
+import type { TeamHead } from '../../shared/api/team-reader.ts';
 import {
   CACHE_CONTROL,
   conditionalJson,
@@ -15,11 +16,12 @@ import {
  * bytes through the real handlers, and that a match is answered without the page's Query, is
  * tested against DynamoDB Local (read-cost.test.ts, conditional-get.test.ts).
  */
-/** A team whose projects are at generation g2 and daemons at d1. */
-const team = (teamId: number, projects: string, membersGeneration = 'm1') => ({
+/** A team's projects head: generation `generation`, at list revision `revision`, 100 items. */
+const team = (teamId: number, generation: string, membersGeneration = 'm1', revision = 1): TeamHead => ({
   teamId,
   membersGeneration,
-  lists: { projects: { generation: projects, count: 100 }, daemons: { generation: 'd1', count: 100 } },
+  resource: 'projects',
+  list: { generation, count: 100, base: 100, revision, entries: [] },
 });
 const TEAM = team(1, 'g2');
 const PATH = 'https://api.example.com/api/acme/projects';
@@ -50,14 +52,15 @@ describe('entity tags', () => {
     expect(tag()).toBe(tag());
   });
 
-  it("stay the same when another part of the team changes (the other list, the members' generation)", () => {
-    const other = team(1, 'g2', 'm2');
-    other.lists.daemons.generation = 'd2';
-    expect(tag({ team: other })).toBe(tag());
+  // The other list has a head of its own (it is not in this one), so only the members' generation is left to vary.
+  it("stay the same when another part of the team changes (the members' generation)", () => {
+    expect(tag({ team: team(1, 'g2', 'm2') })).toBe(tag());
   });
 
   it.each([
     ["list's generation", { team: team(1, 'g3') }],
+    // A change by the item keeps the generation and moves the list's revision.
+    ["list's revision (a change by the item)", { team: team(1, 'g2', 'm1', 2) }],
     ['team', { team: team(2, 'g2') }],
     ['resource', { resource: 'daemons' as const }],
     ['page', { page: 3 }],

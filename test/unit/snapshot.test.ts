@@ -1,4 +1,5 @@
 import { listFingerprint, textFingerprint } from '../../shared/write/fingerprint.ts';
+import { itemHash } from '../../shared/write/desired.ts';
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { checkRecord, LIMITS } from '../../shared/domain/records.ts';
@@ -102,14 +103,27 @@ describe('pass 1: valid snapshots', () => {
     const FINANCE_JSON =
       '"data":[{"label":"Backups","amount":5,"currency":"EUR"},{"label":"Servers","amount":24.15,"currency":"EUR"}],' +
       '"totals":{"EUR":29.15},"grand_total":29.15,"results":2';
+    const PROJECT = '{"id":100,"name":"Site","slug":"site","client_id":3,"created_at":"2026-01-02T03:04:05+00:00"}';
+    const DAEMON =
+      '{"id":1,"name":"queue","command":"php artisan queue:work","username":"forge","directory":"/home/forge/site",' +
+      '"processes":2,"environment_id":5,"server_id":7}';
     const team = await teamOf(CONTRACT_EXAMPLE, 1);
-    expect({ ...team, projectIds: ids(team.projectIds), daemonIds: ids(team.daemonIds) }).toEqual({
+    expect({
+      ...team,
+      projectIds: ids(team.projectIds),
+      daemonIds: ids(team.daemonIds),
+      projectHashes: [...team.projectHashes],
+      daemonHashes: [...team.daemonHashes],
+    }).toEqual({
       index: 0,
       id: 1,
       slug: 'acme',
       name: 'Acme',
       projectIds: [100],
       daemonIds: [1],
+      // Each item's hash as served, in id order: what a later import compares item by item.
+      projectHashes: [itemHash(PROJECT)],
+      daemonHashes: [itemHash(DAEMON)],
       finance: {
         lineItems: [
           { label: 'Backups', currency: 'EUR', units: 50_000n },
@@ -119,13 +133,8 @@ describe('pass 1: valid snapshots', () => {
         grandTotal: 291_500n,
       },
       // Fingerprinted as served: the time in UTC, fields in the contract's order.
-      projectsFingerprint: listFingerprint([
-        '{"id":100,"name":"Site","slug":"site","client_id":3,"created_at":"2026-01-02T03:04:05+00:00"}',
-      ]),
-      daemonsFingerprint: listFingerprint([
-        '{"id":1,"name":"queue","command":"php artisan queue:work","username":"forge","directory":"/home/forge/site",' +
-          '"processes":2,"environment_id":5,"server_id":7}',
-      ]),
+      projectsFingerprint: listFingerprint([PROJECT]),
+      daemonsFingerprint: listFingerprint([DAEMON]),
       financeJson: FINANCE_JSON,
       financeFingerprint: textFingerprint(FINANCE_JSON),
       memberIds: [10],

@@ -34,7 +34,8 @@ function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
 const ACME: TeamHead = {
   teamId: 1,
   membersGeneration: 'g1',
-  lists: { projects: { generation: 'g1', count: 0 }, daemons: { generation: 'g1', count: 0 } },
+  resource: 'daemons',
+  list: { generation: 'g1', count: 0, base: 0, revision: 0, entries: [] },
 };
 const TOKEN: StoredToken = {
   userId: 10,

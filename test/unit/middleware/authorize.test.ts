@@ -24,11 +24,12 @@ const NOW = new Date('2026-06-01T12:00:00.000Z');
 beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
 afterEach(() => vi.useRealTimers());
 
-/** Team 1 (acme), whose members generation is g2, as is its projects' current generation. */
+/** Team 1 (acme)'s projects head: its members generation is g2, as is its projects' current generation. */
 const ACME: TeamHead = {
   teamId: 1,
   membersGeneration: 'g2',
-  lists: { projects: { generation: 'g2', count: 3 }, daemons: { generation: 'g2', count: 1 } },
+  resource: 'projects',
+  list: { generation: 'g2', count: 3, base: 3, revision: 1, entries: [] },
 };
 const ACME_FINANCE: TeamFinance = {
   teamId: 1,

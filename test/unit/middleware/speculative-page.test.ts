@@ -2,10 +2,11 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashToken } from '../../../shared/api/bearer.ts';
-import type { PaginationResult } from '../../../shared/api/pagination.ts';
+import { type PaginationResult, pageWindow } from '../../../shared/api/pagination.ts';
 import { authorize } from '../../../shared/api/http/middleware/authorize.ts';
 import { speculativePage } from '../../../shared/api/http/middleware/speculative-page.ts';
 import type { StoredToken, TeamHead, TeamReader } from '../../../shared/api/team-reader.ts';
+import type { ListLayout } from '../../../shared/table/list-layout.ts';
 import { apiContext, apiEvent, thrownContractError, type ApiContext } from '../../support/middy-request.ts';
 
 /**
@@ -36,18 +37,21 @@ const TOKENS = new Map(
 
 /** A list function's two steps over stand-in reads; its handler returns what the early Query gives it. */
 function listFunction() {
-  // The projects' generation moves; the members' (g2) and the daemons' stay.
-  const headAt = (generation: string): TeamHead => ({
+  // The projects' head moves (another generation, or an item changed within one); the members' generation (g2) stays.
+  const headAt = (generation: string, entries: ListLayout['entries'] = [], revision = 1): TeamHead => ({
     teamId: 1,
     membersGeneration: 'g2',
-    lists: { projects: { generation, count: 3 }, daemons: { generation: 'd1', count: 1 } },
+    resource: 'projects',
+    list: { generation, count: 3, base: 3, revision, entries },
   });
   let head = headAt('g2');
   const sent: string[] = [];
   let pageQuery: (team: TeamHead) => Promise<string[]> = async () => ['{"id":1}', '{"id":2}', '{"id":3}'];
   const reader = {
-    async queryPage(team: TeamHead, resource: 'projects', ordinals: { first: number; last: number }) {
-      sent.push(`Query ${team.lists[resource].generation} ${ordinals.first}-${ordinals.last}`);
+    async queryPage(team: TeamHead, keys: readonly string[]) {
+      // The slots the keys name (a base slot's key starts with its slot's digits).
+      const slot = (key: string) => Number.parseInt(key, 10);
+      sent.push(`Query ${team.list.generation} ${slot(keys[0]!)}-${slot(keys.at(-1)!)}`);
       return pageQuery(team);
     },
   };
@@ -58,7 +62,12 @@ function listFunction() {
   const handler = middy<APIGatewayProxyEventV2, unknown, Error, ApiContext>({ timeoutEarlyInMillis: 0 })
     .use(speculativePage({ reader: reader as unknown as TeamReader, resource: 'projects' }))
     .use(authorize({ ability: 'projects:read', read }))
-    .handler(async (_event, context) => ({ early: await context.earlyPage?.(context.access.team) }));
+    .handler(async (_event, context) => {
+      // The page the handler reads, as the list handler works it out from the head it was given.
+      const { page, perPage } = context.query.ok ? context.query.value : { page: 1, perPage: 20 };
+      const { ordinals } = pageWindow(context.access.team.list.count, page, perPage);
+      return { early: ordinals && (await context.earlyPage?.(context.access.team, ordinals)) };
+    });
   const request = (
     options: { token?: string; team?: string; headers?: Record<string, string>; query?: PaginationResult } = {},
   ) => {
@@ -70,6 +79,11 @@ function listFunction() {
     request,
     sent,
     moveTo: (generation: string) => void (head = headAt(generation)),
+    /** An item changed by the item: the same generation, a new version of `slot` at the next revision. */
+    changeSlot: (slot: number) => {
+      const revision = head.list.revision + 1;
+      head = headAt(head.list.generation, [{ slot, kind: 'changed', revision }], revision);
+    },
     answerQueriesWith: (query: typeof pageQuery) => void (pageQuery = query),
   };
 }
@@ -102,6 +116,25 @@ describe('the early page Query', () => {
     fn.answerQueriesWith(async () => Promise.reject(new Error('throttled')));
     expect(await fn.request()).toEqual({ early: undefined });
     expect(fn.sent).toEqual(['Query g3 1-3', 'BatchGetItem']);
+  });
+
+  it('gives the handler nothing when an item of its page changed by the item (the same generation, another key)', async () => {
+    const fn = listFunction();
+    await fn.request();
+    fn.changeSlot(2);
+    expect(await fn.request()).toEqual({ early: undefined });
+    // The head it read then is remembered: the next early Query reads the new version, and is used.
+    expect(await fn.request()).toEqual({ early: ['{"id":1}', '{"id":2}', '{"id":3}'] });
+  });
+
+  it('still uses the early page when an item changed outside it (its keys are the same)', async () => {
+    const fn = listFunction();
+    await fn.request({ query: { ok: true, value: { page: 1, perPage: 2, perPageGiven: true } } });
+    fn.changeSlot(3);
+    fn.answerQueriesWith(async () => ['{"id":1}', '{"id":2}']);
+    expect(await fn.request({ query: { ok: true, value: { page: 1, perPage: 2, perPageGiven: true } } })).toEqual({
+      early: ['{"id":1}', '{"id":2}'],
+    });
   });
 
   it('is never sent for an unknown token, another team segment, a revalidation, or a query that will answer 422', async () => {
