@@ -1,8 +1,10 @@
 import type { Row } from '../source.ts';
+import { type LoggedRow, LogPositionLost } from './change-source.ts';
 
 /**
- * The binlog's files and positions, as the MySQL/MariaDB reader (mysql.ts) names them: a position is
- * `<binlog file>:<offset>`, the offset just after an event (a transaction's commit, for the sync).
+ * The binlog as the MySQL/MariaDB reader (mysql.ts, mysql-stream.ts) speaks of it: its files and
+ * positions (a position is `<binlog file>:<offset>`, the offset just after an event: a transaction's
+ * commit, for the sync), the values of its rows, and what its errors mean to the sync.
  */
 export interface BinlogPosition {
   file: string;
@@ -61,3 +63,52 @@ export function compareLogNames(a: string, b: string): number {
 /** Negative when `a` is earlier in the binlog than `b`. */
 export const comparePositions = (a: BinlogPosition, b: BinlogPosition) =>
   compareLogNames(a.file, b.file) || a.offset - b.offset;
+
+/** The later of two positions, either of which may be missing. */
+export function later(a: BinlogPosition | undefined, b: BinlogPosition | undefined): BinlogPosition | undefined {
+  if (!a || !b) return a ?? b;
+  return comparePositions(a, b) >= 0 ? a : b;
+}
+
+/** A row as the log gives it: each value as exact text (see change-source.ts), SQL NULL as null. */
+export function logged(row: Record<string, unknown>): LoggedRow {
+  const out: Record<string, string | null> = {};
+  for (const [column, value] of Object.entries(row)) out[column] = text(value);
+  return out;
+}
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  // zongji gives an integer within 2^53 as a number, beyond as its exact text; decimals as text.
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
+  if (value instanceof Date) return value.toISOString();
+  return JSON.stringify(value);
+}
+
+/**
+ * What an error of the dump means to the sync. Error 1236 is the server refusing to read on: a file
+ * or position it no longer has is LogPositionLost; anything else (another replica with this server
+ * id, say) ends the connection. Rows zongji cannot name (their table dropped or narrowed since they
+ * were written) are lost to the log too: a full pass reconciles.
+ */
+export function classify(error: Error & { errno?: number; code?: string }, from: string): Error {
+  const message = error.message.replace(/\s+/g, ' ');
+  if (error.errno === 1236 || error.code === 'ER_MASTER_FATAL_ERROR_READING_BINLOG') {
+    if (/could not find|purged|position > file size|not in the binlog index|too old/i.test(message)) {
+      return new LogPositionLost(`the source's binlog no longer holds ${from}: ${message}`, { cause: error });
+    }
+    return connectionLost(`the source ended the binlog dump: ${message}`, error);
+  }
+  if (/schema changed between binlog event and metadata fetch|Insufficient permissions to access/.test(message)) {
+    return new LogPositionLost(`binlog rows can no longer be named: ${message}`, { cause: error });
+  }
+  if (/Control connection unavailable/.test(message)) return connectionLost(message, error);
+  return error;
+}
+
+/** An error sourceFault (source.ts) takes for an unreachable source: the sync opens the stream again. */
+export function connectionLost(message: string, cause?: Error): Error {
+  return Object.assign(new Error(message, { cause }), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true });
+}

@@ -1,8 +1,18 @@
 import ZongJi, { type AnyBinlogEvent, type TableMapEvent } from '@vlasky/zongji';
 import { parseSourceUrl, SOURCE_SILENCE_MS, SourceSilent } from '../source.ts';
-import type { ChangeStream, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
+import type { ChangeStream, LoggedChange, LoggedTransaction } from './change-source.ts';
 import { LogPositionLost } from './change-source.ts';
-import { type BinlogPosition, binlogStatus, comparePositions, formatPosition, type Query } from './mysql-binlog.ts';
+import {
+  type BinlogPosition,
+  binlogStatus,
+  classify,
+  comparePositions,
+  connectionLost,
+  formatPosition,
+  later,
+  logged,
+  type Query,
+} from './mysql-binlog.ts';
 import { statementEffect } from './mysql-statements.ts';
 
 /** The server sends a heartbeat when it has nothing to send for this long: silence then means a lost source. */
@@ -13,6 +23,8 @@ const PROGRESS_MS = 5_000;
 const PART_CHANGES = 1_000;
 /** Changes waiting for the sync beyond this, reading the log pauses (a sync far behind reads at its own pace). */
 const QUEUE_LIMIT = 20_000;
+/** Changes held back until their column names are checked (see watchNameReads) beyond this: a full pass instead. */
+const HOLD_LIMIT = 50_000;
 
 export interface BinlogStreamOptions {
   url: string;
@@ -39,6 +51,12 @@ interface Mysql2Connection {
 }
 
 type Commit = NonNullable<LoggedTransaction['commit']>;
+
+/** The events read: transactions' bounds (MariaDB's GTID event, MySQL's, BEGIN, COMMIT, Xid), rows, statements. */
+const EVENTS = [
+  ...['rotate', 'heartbeat', 'mariadbgtid', 'gtid', 'anonymousgtid', 'query', 'xid', 'xaprepare'],
+  ...['tablemap', 'writerows', 'updaterows', 'deleterows'],
+];
 
 /**
  * One binlog dump from a position, as whole transactions in commit order: row events of the watched
@@ -67,10 +85,17 @@ export class BinlogStream implements ChangeStream {
   private silence: NodeJS.Timeout | undefined;
   private paused = false;
   private fetching = false;
-  /** Where the binlog ended when each table's column names were last read from INFORMATION_SCHEMA. */
-  private readonly namesReadUpTo = new Map<string, BinlogPosition>();
-  /** The same, for the names of the rows handed over since the table's last DDL. */
-  private readonly rowsNamedUpTo = new Map<string, BinlogPosition>();
+  /**
+   * Tables whose column names were read from INFORMATION_SCHEMA with the binlog ending where given,
+   * a position the stream has not reached yet: a DDL of the table before it would make them wrong.
+   */
+  private readonly unchecked = new Map<string, BinlogPosition>();
+  /** The transaction in hand has rows named by unchecked names, up to this position. */
+  private needs: BinlogPosition | undefined;
+  /** Parts held back, in order, until the stream passes `holdUntil` with no DDL of their tables. */
+  private held: LoggedTransaction[] = [];
+  private heldChanges = 0;
+  private holdUntil: BinlogPosition | undefined;
   private readonly serverNow: () => number;
 
   constructor(options: BinlogStreamOptions) {
@@ -100,13 +125,7 @@ export class BinlogStream implements ChangeStream {
       serverId: options.serverId,
       filename: options.from.file,
       position: options.from.offset,
-      includeEvents: ['rotate', 'mariadbgtid', 'gtid', 'anonymousgtid', 'query', 'tablemap', 'writerows'].concat([
-        'updaterows',
-        'deleterows',
-        'xid',
-        'xaprepare',
-        'heartbeat',
-      ]),
+      includeEvents: EVENTS,
       includeSchema: { [options.database]: options.tables },
     });
     const binlog = this.zongji.connection as unknown as Mysql2Connection;
@@ -165,10 +184,15 @@ export class BinlogStream implements ChangeStream {
 
   /**
    * zongji reads a table's column names from INFORMATION_SCHEMA when its table map is new (each DDL
-   * gives a new one). Where the binlog ended just after that read says which DDL the names know: a
-   * DDL holds the table's metadata lock until it is in the binlog, and the read waits for that lock
-   * (https://mariadb.com/kb/en/metadata-locking/), so names read up to a position know every DDL
-   * logged before it, and none after.
+   * gives a new one): the names of today, not necessarily those of the rows, which may be older.
+   * Where the binlog ended just after that read says which DDL the names know: a DDL holds the
+   * table's metadata lock until it is in the binlog, and the read waits for that lock
+   * (https://mariadb.com/kb/en/metadata-locking/), so they know every DDL logged before that end and
+   * none after. The rows they name are held back until the stream reaches that end: with no DDL of
+   * the table on the way, the names were right; with one, they may not be, and the stream ends
+   * LogPositionLost (the sync reconciles with a full pass) with none of those rows handed over.
+   * With binlog_row_metadata=FULL the binlog names its own columns and zongji reads none
+   * (https://dev.mysql.com/doc/refman/8.0/en/replication-options-binary-log.html#sysvar_binlog_row_metadata).
    */
   private watchNameReads() {
     const internals = this.zongji as unknown as ZongJiInternals;
@@ -185,7 +209,7 @@ export class BinlogStream implements ChangeStream {
         binlogStatus(query).then(
           (end) => {
             this.fetching = false;
-            this.namesReadUpTo.set(event.tableName, end);
+            this.unchecked.set(event.tableName, end);
             next();
           },
           (error: Error) => this.fail(classify(error, formatPosition(this.options.from))),
@@ -229,6 +253,7 @@ export class BinlogStream implements ChangeStream {
         // Sent only when the dump has caught up with the binlog's end: a transaction's end.
         if (!this.inTransaction && this.changes.length === 0 && Number(e.nextPosition) > 0) {
           this.file = String(e.binlogName);
+          this.release({ file: this.file, offset: Number(e.nextPosition) });
           this.quiet = { position: `${this.file}:${Number(e.nextPosition)}`, committedAt: this.serverNow() };
           this.progress();
         }
@@ -239,6 +264,7 @@ export class BinlogStream implements ChangeStream {
   private begin(inTransaction: boolean) {
     this.changes = [];
     this.split = false;
+    this.needs = undefined;
     this.inTransaction = inTransaction;
   }
 
@@ -258,20 +284,14 @@ export class BinlogStream implements ChangeStream {
     if (!this.inTransaction) this.commit(event);
   }
 
-  /**
-   * A DDL of a watched table: its names are read again for the rows after it. The rows handed over
-   * before it were named by a read of INFORMATION_SCHEMA; if that read came after this DDL (a sync
-   * reading back through a migration), they may carry the names it left, not theirs: the stream
-   * ends LogPositionLost, and the sync reconciles with a full pass. With binlog_row_metadata=FULL the
-   * binlog names its own columns and zongji reads none
-   * (https://dev.mysql.com/doc/refman/8.0/en/replication-options-binary-log.html#sysvar_binlog_row_metadata).
-   */
+  /** A DDL of a watched table: the names its rows were given so far must not have come after it. */
   private reshaped(table: string, ddl: BinlogPosition, sql: string): boolean {
-    const named = this.rowsNamedUpTo.get(table);
-    this.rowsNamedUpTo.delete(table);
+    // Read again for the rows after it (zongji would keep a table id's names).
     for (const [id, entry] of Object.entries(this.zongji.tableMap)) {
       if (entry.tableName === table) delete this.zongji.tableMap[Number(id)];
     }
+    const named = this.unchecked.get(table);
+    this.unchecked.delete(table);
     if (named === undefined || comparePositions(ddl, named) > 0) return true;
     const statement = sql.replace(/\s+/g, ' ').slice(0, 80);
     this.fail(
@@ -288,9 +308,7 @@ export class BinlogStream implements ChangeStream {
     const map = this.zongji.tableMap[e.tableId];
     if (!map || map.parentSchema !== this.options.database || !this.options.tables.includes(map.tableName)) return;
     const table = map.tableName;
-    const named = this.namesReadUpTo.get(table);
-    const before = this.rowsNamedUpTo.get(table);
-    if (named && (!before || comparePositions(named, before) > 0)) this.rowsNamedUpTo.set(table, named);
+    this.needs = later(this.needs, this.unchecked.get(table));
     const kind = event.getEventName();
     for (const row of e.rows) {
       if (kind === 'writerows') this.changes.push({ kind: 'insert', table, row: logged(row) });
@@ -301,7 +319,7 @@ export class BinlogStream implements ChangeStream {
       }
     }
     if (this.changes.length >= PART_CHANGES) {
-      this.push({ changes: this.changes });
+      this.deliver({ changes: this.changes }, this.needs);
       this.changes = [];
       this.split = true;
     }
@@ -313,7 +331,7 @@ export class BinlogStream implements ChangeStream {
     }
     const commit = { position: `${this.file}:${event.nextPosition}`, committedAt: event.timestamp || this.serverNow() };
     if (this.changes.length > 0 || this.split) {
-      this.push({ changes: this.changes, commit });
+      this.deliver({ changes: this.changes, commit }, this.needs);
       this.lastHanded = performance.now();
       this.quiet = undefined;
     } else {
@@ -321,14 +339,43 @@ export class BinlogStream implements ChangeStream {
       this.progress();
     }
     this.begin(false);
+    this.release({ file: this.file, offset: event.nextPosition });
   }
 
   /** The latest commit of nothing the sync reads, handed over now and then so that its position moves. */
   private progress() {
     if (!this.quiet || performance.now() - this.lastHanded < PROGRESS_MS) return;
-    this.push({ changes: [], commit: this.quiet });
+    this.deliver({ changes: [], commit: this.quiet });
     this.quiet = undefined;
     this.lastHanded = performance.now();
+  }
+
+  /** A part for the sync: now, or once the names of its rows are checked (and all held before it, in order). */
+  private deliver(part: LoggedTransaction, needs?: BinlogPosition) {
+    this.holdUntil = later(this.holdUntil, needs);
+    if (!this.holdUntil) return this.push(part);
+    this.held.push(part);
+    this.heldChanges += part.changes.length;
+    if (this.heldChanges > HOLD_LIMIT) {
+      this.fail(
+        new LogPositionLost(
+          `more than ${HOLD_LIMIT} changes before ${formatPosition(this.holdUntil)}, where the binlog ended when ` +
+            'their column names were read: too many to hold until they are checked (binlog_row_metadata=FULL ' +
+            'names them in the binlog)',
+        ),
+      );
+    }
+  }
+
+  /** The stream has reached `at`: names read up to there are checked, and what waited for them goes. */
+  private release(at: BinlogPosition) {
+    for (const [table, end] of this.unchecked) if (comparePositions(end, at) <= 0) this.unchecked.delete(table);
+    if (!this.holdUntil || comparePositions(this.holdUntil, at) > 0) return;
+    this.holdUntil = undefined;
+    const held = this.held;
+    this.held = [];
+    this.heldChanges = 0;
+    for (const part of held) this.push(part);
   }
 
   private push(transaction: LoggedTransaction) {
@@ -355,6 +402,7 @@ export class BinlogStream implements ChangeStream {
     // Nothing more of a log that can no longer be read right; what was whole before a lost
     // connection is still handed over first.
     if (error instanceof LogPositionLost) this.queue.length = 0;
+    this.held = [];
     clearTimeout(this.silence);
     this.markStarted?.(error);
     this.wake?.();
@@ -374,47 +422,4 @@ export class BinlogStream implements ChangeStream {
     });
     return this.stopping;
   }
-}
-
-/** A row as the log gives it: each value as exact text (see change-source.ts), SQL NULL as null. */
-function logged(row: Record<string, unknown>): LoggedRow {
-  const out: Record<string, string | null> = {};
-  for (const [column, value] of Object.entries(row)) out[column] = text(value);
-  return out;
-}
-
-function text(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string') return value;
-  // zongji gives an integer within 2^53 as a number, beyond as its exact text; decimals as text.
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
-  if (value instanceof Date) return value.toISOString();
-  return JSON.stringify(value);
-}
-
-/**
- * What an error of the dump means to the sync. Error 1236 is the server refusing to read on: a file
- * or position it no longer has is LogPositionLost; anything else (another replica with this server
- * id, say) ends the connection. Rows zongji cannot name (their table dropped or narrowed since they
- * were written) are lost to the log too: a full pass reconciles.
- */
-function classify(error: Error & { errno?: number; code?: string }, from: string): Error {
-  const message = error.message.replace(/\s+/g, ' ');
-  if (error.errno === 1236 || error.code === 'ER_MASTER_FATAL_ERROR_READING_BINLOG') {
-    if (/could not find|purged|position > file size|not in the binlog index|too old/i.test(message)) {
-      return new LogPositionLost(`the source's binlog no longer holds ${from}: ${message}`, { cause: error });
-    }
-    return connectionLost(`the source ended the binlog dump: ${message}`, error);
-  }
-  if (/schema changed between binlog event and metadata fetch|Insufficient permissions to access/.test(message)) {
-    return new LogPositionLost(`binlog rows can no longer be named: ${message}`, { cause: error });
-  }
-  if (/Control connection unavailable/.test(message)) return connectionLost(message, error);
-  return error;
-}
-
-/** An error sourceFault (source.ts) takes for an unreachable source: the sync opens the stream again. */
-function connectionLost(message: string, cause?: Error): Error {
-  return Object.assign(new Error(message, { cause }), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true });
 }
