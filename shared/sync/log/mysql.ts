@@ -60,7 +60,8 @@ export function mysqlChangeSource(options: MysqlChangeSourceOptions): ChangeSour
       const logs = await binaryLogs(query);
       const held = logs.find((log) => log.name === from.file);
       if (!held || from.offset > held.size) {
-        const kept = logs.length > 0 ? `${logs[0]!.name} to ${logs.at(-1)!.name}` : 'none';
+        const kept =
+          logs.length === 0 ? 'none' : logs.length === 1 ? logs[0]!.name : `${logs[0]!.name} to ${logs.at(-1)!.name}`;
         const size = held ? `; ${held.name} has ${held.size} bytes` : '';
         throw new LogPositionLost(`the source's binlog no longer holds ${position} (it keeps ${kept}${size})`);
       }
