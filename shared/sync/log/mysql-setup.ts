@@ -59,7 +59,8 @@ export async function mysqlRequirements(
       await connection.query(`SELECT * FROM ${quoteName(table)} LIMIT 0`);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      // A missing table is the schema check's to name.
+      // A missing table is the schema check's to name (to a user with no SELECT on the database, the
+      // server says denied for a table that is not there too: it is named here then).
       if (code === 'ER_NO_SUCH_TABLE') continue;
       if (code !== 'ER_TABLEACCESS_DENIED_ERROR' && code !== 'ER_COLUMNACCESS_DENIED_ERROR') throw error;
       unreadable.push(table);
