@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChangeSource, LogPositionLost } from '../../shared/sync/log/change-source.ts';
-import { parsePosition } from '../../shared/sync/log/mysql-binlog.ts';
+import { comparePositions, parsePosition } from '../../shared/sync/log/mysql-binlog.ts';
 import { BinlogStream } from '../../shared/sync/log/mysql-stream.ts';
 import { mysqlChangeSource } from '../../shared/sync/log/mysql.ts';
 import { SourceSilent, sourceFault } from '../../shared/sync/source.ts';
@@ -59,6 +59,34 @@ describe.skipIf(sourceServer('mysql').state === 'missing')('the MySQL/MariaDB bi
     expect(await source.retainedBytes(from)).toBe(expected);
     expect(expected).toBeGreaterThan(grown + 5_000);
     expect(await source.retainedBytes(await source.currentPosition())).toBe(0);
+  });
+
+  it('hands over an empty part at the binlog end while nothing happens, so that the position is known', async () => {
+    open();
+    const from = await source.currentPosition();
+    const reader = readStream(await source.open(from));
+    const idle = await reader.until((seen) => seen[0], 'a part while idle');
+    expect(idle.changes).toEqual([]);
+    // Where the binlog ends: at `from`, or just after what the server itself logs meanwhile (MariaDB's
+    // binlog checkpoint, once InnoDB has flushed).
+    const end = parsePosition(await source.currentPosition());
+    const at = parsePosition(idle.commit!.position);
+    expect(comparePositions(at, parsePosition(from))).toBeGreaterThanOrEqual(0);
+    expect(comparePositions(at, end)).toBeLessThanOrEqual(0);
+    expect(Math.abs(idle.commit!.committedAt - Date.now())).toBeLessThan(2_000);
+  });
+
+  it('delivers a transaction of 25,000 rows whole, in parts, reading on at the pace of the reader', async () => {
+    open();
+    const reader = readStream(await source.open(await source.currentPosition()));
+    await log.db.query("INSERT INTO items (id, name) SELECT 1000000 + seq, 'bulk' FROM seq_1_to_25000");
+    const last = await reader.until((seen) => seen.find((t) => t.commit && t.changes.length > 0), 'the commit');
+    const parts = reader.seen.filter((t) => t.changes.length > 0);
+    expect(parts.at(-1)).toBe(last);
+    expect(parts.slice(0, -1).every((part) => part.commit === undefined)).toBe(true);
+    const ids = parts.flatMap((part) => part.changes.map((c) => (c.kind === 'insert' ? Number(c.row.id) : 0)));
+    expect(ids).toEqual(Array.from({ length: 25_000 }, (_, i) => 1_000_001 + i));
+    await log.db.query('DELETE FROM items WHERE id > 1000000');
   });
 
   it('says in one line that a purged position is lost, at open and when the server refuses the dump', async () => {

@@ -23,8 +23,11 @@ const PROGRESS_MS = 5_000;
 const PART_CHANGES = 1_000;
 /** Changes waiting for the sync beyond this, reading the log pauses (a sync far behind reads at its own pace). */
 const QUEUE_LIMIT = 20_000;
-/** Changes held back until their column names are checked (see watchNameReads) beyond this: a full pass instead. */
-const HOLD_LIMIT = 50_000;
+/**
+ * Changes held back until their column names are checked (see watchNameReads) beyond this: a full pass
+ * instead. Reached only by a transaction this large read just after its table's names were read.
+ */
+const HOLD_LIMIT = 100_000;
 
 export interface BinlogStreamOptions {
   url: string;
