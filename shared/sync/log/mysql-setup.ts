@@ -26,7 +26,8 @@ const ON_RDS =
  * settings (https://dev.mysql.com/doc/refman/8.0/en/replication-options-binary-log.html,
  * https://mariadb.com/kb/en/replication-and-binary-log-system-variables/): binary logging on, in ROW
  * format (rows, not statements), with binlog_row_image=FULL (every column of the row before and after
- * a change, not only the key and the changed ones). Then the user's three privileges.
+ * a change, not only the key and the changed ones), and on MySQL no compressed transactions or
+ * partial JSON updates. Then the user's three privileges.
  */
 export async function mysqlRequirements(
   connection: SourceConnection,
@@ -52,6 +53,19 @@ export async function mysqlRequirements(
       `binlog_row_image=FULL (it is ${settings?.image}: set it in the server's configuration, on RDS/Aurora in ` +
         'the DB (cluster) parameter group)',
     );
+  }
+  // MySQL only (MariaDB has neither): transactions compressed into one event, and JSON updates logged
+  // as diffs, are rows the reader cannot decode (@vlasky/zongji's README says so).
+  for (const row of await connection.query<{ Variable_name: string; Value: string }>(
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('binlog_transaction_compression', 'binlog_row_value_options')",
+  )) {
+    const [name, value] = [String(row.Variable_name), String(row.Value)];
+    if (name === 'binlog_transaction_compression' && /^(ON|1)$/i.test(value)) {
+      missing.push('binlog_transaction_compression=OFF (compressed transactions cannot be read)');
+    }
+    if (name === 'binlog_row_value_options' && /PARTIAL_JSON/i.test(value)) {
+      missing.push("binlog_row_value_options='' (partial JSON updates cannot be read)");
+    }
   }
   const unreadable: string[] = [];
   for (const table of options.tables) {
