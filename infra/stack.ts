@@ -36,14 +36,7 @@ import { readLogLevel } from '../shared/api/log.ts';
 import { OUTCOMES } from '../shared/api/http/middleware/access-log.ts';
 import { METRICS_NAMESPACE } from '../shared/metrics.ts';
 import { functionMemoryMb } from '../shared/api/function-settings.ts';
-import {
-  readsTable,
-  ROUTE_METADATA_KEY,
-  ROUTE_METHODS,
-  ROUTES,
-  SERVED_ROUTES,
-  type FunctionName,
-} from '../shared/api/routes.ts';
+import { readsTable, ROUTE_METADATA_KEY, ROUTE_METHODS, ROUTES, SERVED_ROUTES, type FunctionName } from '../shared/api/routes.ts';
 import { KEY_SCHEMA } from '../shared/table/keys.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
 import { type SyncProps, syncAlarms, syncWidgets, TableSync } from './sync.ts';

@@ -17,12 +17,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
-import {
-  SCHEDULER_INPUT,
-  SYNC_MEMORY_MB,
-  SYNC_RESERVED_CONCURRENCY,
-  SYNC_TIMEOUT_MS,
-} from '../shared/sync/deployed-settings.ts';
+import { SCHEDULER_INPUT, SYNC_MEMORY_MB, SYNC_RESERVED_CONCURRENCY, SYNC_TIMEOUT_MS } from '../shared/sync/deployed-settings.ts';
 import { METRICS_NAMESPACE } from '../shared/metrics.ts';
 import type { SYNC_METRICS } from '../shared/sync/metrics.ts';
 import { isTimeZone } from '../shared/sync/read/times.ts';

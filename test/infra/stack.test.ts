@@ -2,11 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DOCUMENT_FUNCTION_MEMORY_MB,
-  FUNCTION_MEMORY_MB,
-  FUNCTION_TIMEOUT_MS,
-} from '../../shared/api/function-settings.ts';
+import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../../shared/api/function-settings.ts';
 import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';

@@ -6,12 +6,7 @@ import { propsFromContext, SYNC_CONTEXT_KEYS, TABLE_READ_ACTIONS } from '../../i
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { SERVED_ROUTES } from '../../shared/api/routes.ts';
-import {
-  SCHEDULER_INPUT,
-  SYNC_MEMORY_MB,
-  SYNC_RESERVED_CONCURRENCY,
-  SYNC_TIMEOUT_MS,
-} from '../../shared/sync/deployed-settings.ts';
+import { SCHEDULER_INPUT, SYNC_MEMORY_MB, SYNC_RESERVED_CONCURRENCY, SYNC_TIMEOUT_MS } from '../../shared/sync/deployed-settings.ts';
 import { SYNC_METRICS } from '../../shared/sync/sync.ts';
 import { logicalId, resourcesOf, SYNC_CONTEXT, type Synthesized, synthStack } from './support.ts';
 

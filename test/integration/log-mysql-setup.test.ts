@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysqlRequirements, removeMysqlLegacy } from '../../shared/sync/log/mysql-setup.ts';
-import { connectSource, parseSourceUrl, type SourceConnection, sourceFault } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource, type SourceConnection } from '../../shared/sync/source/connection.ts';
+import { sourceFault } from '../../shared/sync/source/faults.ts';
 import { createLogDatabase, type LogDatabase } from '../support/log-mysql.ts';
 import { sourceServer } from '../support/source-databases.ts';
 import { startMariaDb } from '../support/source-servers.ts';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultMapping } from '../../shared/sync/mapping.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
-import { connectSource, parseSourceUrl } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource } from '../../shared/sync/source/connection.ts';
 import { SyncRefused } from '../../shared/sync/sync.ts';
 import { acquireWriterLock } from '../../shared/write/lease.ts';
 import { freshTable } from '../support/dynamodb.ts';

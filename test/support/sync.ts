@@ -1,6 +1,7 @@
 import { defaultMapping, type Mapping } from '../../shared/sync/mapping.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
-import { connectSource, parseSourceUrl } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource } from '../../shared/sync/source/connection.ts';
 import { runSync, type SyncSettings } from '../../shared/sync/sync.ts';
 import type { TestTable } from './dynamodb.ts';
 import type { SourceDatabase } from './source-databases.ts';

@@ -1,4 +1,4 @@
-import type { Row } from '../source.ts';
+import type { Row } from '../source/connection.ts';
 import { type LoggedRow, LogPositionLost } from './change-source.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Row, SourceConnection } from '../source.ts';
+import type { Row, SourceConnection } from '../source/connection.ts';
 import { binlogStatus } from './mysql-binlog.ts';
 
 /**

@@ -1,11 +1,6 @@
-import {
-  connectSource,
-  parseSourceUrl,
-  type Row,
-  SourceUrlError,
-  type SourceConnection,
-  sourceFault,
-} from '../source.ts';
+import { parseSourceUrl, SourceUrlError } from '../source/url.ts';
+import { connectSource, type Row, type SourceConnection } from '../source/connection.ts';
+import { sourceFault } from '../source/faults.ts';
 import { type ChangeSource, LogPositionLost } from './change-source.ts';
 import { binaryLogs, binlogStatus, compareLogNames, formatPosition, parsePosition } from './mysql-binlog.ts';
 import { BinlogStream } from './mysql-stream.ts';
