@@ -6,6 +6,7 @@ import { preparePostgres } from '../../shared/sync/log/postgres-setup.ts';
 import { connectSource, parseSourceUrl, sourceFault } from '../../shared/sync/source.ts';
 import { createSyncRole, readLog, startTcpProxy } from '../support/log-postgres.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
+import { startPostgres } from '../support/source-servers.ts';
 
 /**
  * The PostgreSQL log reader against the suite's PostgreSQL (wal_level=logical): the app's role owns the
@@ -271,6 +272,33 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the PostgreSQL lo
     expect((error as Error).message).toBe(`the replication slot ${slot('dropped')} no longer exists (it was dropped)`);
     await (await lost.open(await lost.currentPosition())).close();
     await lost.close();
+  });
+
+  it('says a slot invalidated (its WAL removed past max_slot_wal_keep_size) as LogPositionLost', async () => {
+    const server = await startPostgres({ settings: { max_slot_wal_keep_size: '1MB' } });
+    try {
+      const admin = await connectSource(parseSourceUrl(server.adminUrl));
+      await admin.query('CREATE TABLE t (id serial PRIMARY KEY)');
+      await admin.query('CREATE PUBLICATION team_resources FOR TABLE t');
+      const small = postgresChangeSource({ url: server.adminUrl, slot: 'small', publication: 'team_resources' });
+      const position = await small.currentPosition();
+      // WAL segments past the 1 MB the slot may keep, then a checkpoint, which removes them.
+      for (let segment = 0; segment < 4; segment++) {
+        await admin.query('INSERT INTO t DEFAULT VALUES');
+        await admin.query('SELECT pg_switch_wal()');
+      }
+      await admin.query('CHECKPOINT');
+      const error = await small.open(position).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LogPositionLost);
+      expect((error as Error).message).toBe(
+        'the replication slot small can no longer be read: the server removed WAL it still needed ' +
+          '(wal_status lost: max_slot_wal_keep_size)',
+      );
+      await (await small.open(await small.currentPosition())).close(); // made again
+      await Promise.all([small.close(), admin.close()]);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('waits for a slot another sync is letting go, and names one never let go', async () => {
