@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupStatements } from '../../shared/sync/capture.ts';
+import { legacySetupStatements } from '../support/legacy-capture.ts';
 import { postgresChangeSource } from '../../shared/sync/log/postgres.ts';
-import {
-  postgresPrepared,
-  postgresRequirements,
-  preparePostgres,
-  removePostgres,
-  SetupGaveUp,
-} from '../../shared/sync/log/postgres-setup.ts';
+import { postgresPrepared, postgresRequirements, preparePostgres, removePostgres, SetupGaveUp } from '../../shared/sync/log/postgres-setup.ts';
 import { defaultMapping } from '../../shared/sync/mapping.ts';
-import { connectSource, parseSourceUrl, type SourceConnection } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource, type SourceConnection } from '../../shared/sync/source/connection.ts';
 import { createSyncRole } from '../support/log-postgres.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { type RunningServer, startPostgres } from '../support/source-servers.ts';
@@ -107,7 +102,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('PostgreSQL setup 
   });
 
   it('publishes exactly the tables, makes FULL what is asked or has no key, removes the old capture', async () => {
-    for (const statement of setupStatements('postgres', defaultMapping('postgres'))) await db.query(statement);
+    for (const statement of legacySetupStatements('postgres')) await db.query(statement);
     const oldTriggers = async () =>
       (
         await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgname LIKE 'team\\_resources%'`)

@@ -3,7 +3,9 @@ import { type ChangeSource, type ChangeStream, LogPositionLost } from '../../sha
 import { lsnValue } from '../../shared/sync/log/lsn.ts';
 import { postgresChangeSource, SlotInUse } from '../../shared/sync/log/postgres.ts';
 import { preparePostgres } from '../../shared/sync/log/postgres-setup.ts';
-import { connectSource, parseSourceUrl, sourceFault } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource } from '../../shared/sync/source/connection.ts';
+import { sourceFault } from '../../shared/sync/source/faults.ts';
 import { createSyncRole, readLog, startTcpProxy } from '../support/log-postgres.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { startPostgres } from '../support/source-servers.ts';

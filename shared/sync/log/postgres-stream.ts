@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import type { Client, ClientConfig } from 'pg';
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
-import { SOURCE_SILENCE_MS, SourceSilent } from '../source.ts';
+import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
 import type { ChangeStream, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
 

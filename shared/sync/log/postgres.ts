@@ -1,14 +1,10 @@
 import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import {
-  connectSource,
-  parseSourceUrl,
-  SOURCE_SILENCE_MS,
-  SourceSilent,
-  sourceFault,
-  toPostgresParameters,
-} from '../source.ts';
+import { parseSourceUrl } from '../source/url.ts';
+import { connectSource, SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
+import { sourceFault } from '../source/faults.ts';
+import { toPostgresParameters } from '../source/postgres.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
 import { PgoutputStream, shapeOf, type TableShape } from './postgres-stream.ts';
