@@ -198,13 +198,12 @@ export class PgoutputStream implements ChangeStream {
     this.#status(true);
   }
 
-  acknowledge(position: string): Promise<void> {
+  async acknowledge(position: string): Promise<void> {
     const value = lsnValue(position);
     if (value > this.#acknowledged) {
       this.#acknowledged = value;
       this.#status(false);
     }
-    return Promise.resolve();
   }
 
   async close(): Promise<void> {
