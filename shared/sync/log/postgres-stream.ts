@@ -198,13 +198,12 @@ export class PgoutputStream implements ChangeStream {
     this.#status(true);
   }
 
-  acknowledge(position: string): Promise<void> {
+  async acknowledge(position: string): Promise<void> {
     const value = lsnValue(position);
     if (value > this.#acknowledged) {
       this.#acknowledged = value;
       this.#status(false);
     }
-    return Promise.resolve();
   }
 
   async close(): Promise<void> {
@@ -213,7 +212,8 @@ export class PgoutputStream implements ChangeStream {
     clearInterval(this.#timer);
     this.#reader?.();
     for (const resume of this.#room.splice(0)) resume();
-    // destroy() ends the connection (a Terminate message); a connection gone silent is cut after a second.
+    // destroy() ends the connection: node-postgres cuts the socket of a connection with a query under way (the
+    // START_REPLICATION), and the walsender sees it at once; if anything lingers, the socket is cut after 1 s.
     let cut: NodeJS.Timeout | undefined;
     await Promise.race([
       this.#service.destroy().catch(() => {}),

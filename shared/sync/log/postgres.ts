@@ -27,7 +27,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
   const source = parseSourceUrl(options.url);
   const sql = lazyConnection(options.url);
   const shapes = new Map<string, TableShape>();
-  const streams = new Set<PgoutputStream>();
+  const streams = new Set<ChangeStream>();
 
   const slotState = async () => {
     // pg_replication_slots (https://www.postgresql.org/docs/current/view-pg-replication-slots.html):
@@ -76,7 +76,8 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
     async currentPosition() {
       let state = await slotState();
       if (state && lostReason(state)) {
-        if (state.active_pid !== null) throw busy(slot, state.active_pid);
+        if (state.active_pid !== null)
+          throw new SlotInUse(`the replication slot ${slot} is invalidated, and still used by pid ${state.active_pid}`);
         await sql.query('SELECT pg_drop_replication_slot(?)', [slot]);
         state = undefined;
       }
@@ -99,6 +100,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
       // Another sync handing over holds the slot until it stops: try again for a while.
       const deadline = Date.now() + SLOT_BUSY_MS;
       for (;;) {
+        let walsender: number | null = null;
         const stream = new PgoutputStream({
           client: { connectionString: source.url, application_name: 'team-resources-sync', keepAlive: true },
           slot,
@@ -108,13 +110,12 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
           published,
           confirmed: async () => {
             const now = await slotState();
+            walsender = now?.active_pid ?? null;
             return now?.confirmed ? lsnValue(now.confirmed) : undefined;
           },
         });
         try {
           await stream.start(tables);
-          streams.add(stream);
-          return tracked(stream, () => streams.delete(stream));
         } catch (error) {
           await stream.close();
           const { code, message } = (error ?? {}) as { code?: string; message?: string };
@@ -124,15 +125,38 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
           }
           throw startError(error, slot, publication, code, message ?? '');
         }
+        // Closed, the stream's socket is cut; the server's walsender lets the slot go a moment later. Waiting
+        // for that (briefly) leaves no session behind, and the slot free for whoever opens it next.
+        const released = async () => {
+          const until = Date.now() + RELEASE_MS;
+          while (walsender !== null && Date.now() < until) {
+            const now = await slotState().catch(() => undefined);
+            if (now?.active_pid !== walsender) return;
+            await sleep(20);
+          }
+        };
+        const handle: ChangeStream = {
+          acknowledge: (position) => stream.acknowledge(position),
+          close: async () => {
+            streams.delete(handle);
+            await stream.close();
+            await released();
+          },
+          [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
+        };
+        streams.add(handle);
+        return handle;
       }
     },
 
     async retainedBytes() {
-      // From restart_lsn, the oldest WAL the slot keeps (pg_replication_slots: "won't be automatically removed
-      // during checkpoints"), not from confirmed_flush_lsn: that is what fills the disk and what
-      // max_slot_wal_keep_size measures. It is behind the confirmed position by the transactions still open
-      // when the slot last moved, and moves only as the server logs running transactions (every 15 s, at
-      // checkpoints). Both the view and pg_current_wal_lsn() are open to any role.
+      // Counted from restart_lsn, not confirmed_flush_lsn: pg_replication_slots
+      // (https://www.postgresql.org/docs/current/view-pg-replication-slots.html) gives restart_lsn as the oldest
+      // WAL the slot's consumer may still need, which checkpoints keep; that is the WAL on the server's disk,
+      // and what max_slot_wal_keep_size measures. It trails the confirmed position by the transactions open when
+      // the slot last moved, and moves only as the server logs its running transactions (at least every 15 s
+      // while there is activity, and at checkpoints). The view and pg_current_wal_lsn() are open to any role.
+      // `position` is not needed: the slot knows what was acknowledged.
       const [row] = await sql.query<{ bytes: string | null }>(
         `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::text AS bytes
            FROM pg_replication_slots WHERE slot_name = ?`,
@@ -168,6 +192,8 @@ interface Column {
 /** How long a slot held by another connection is waited for, and how often it is tried. */
 const SLOT_BUSY_MS = 10_000;
 const SLOT_RETRY_MS = 250;
+/** How long close() waits for the server to let the slot go. */
+const RELEASE_MS = 2_000;
 /** How long creating a slot may wait for the transactions open before it (see createSlot). */
 const CREATE_SLOT_MS = 30_000;
 const OBJECT_IN_USE = '55006';
@@ -273,18 +299,6 @@ async function readConfirmed(url: string, slot: string): Promise<string | undefi
   } finally {
     await client.close();
   }
-}
-
-/** The stream, which also leaves the source's list when closed. */
-function tracked(stream: PgoutputStream, closed: () => void): ChangeStream {
-  return {
-    acknowledge: (position) => stream.acknowledge(position),
-    close: async () => {
-      closed();
-      await stream.close();
-    },
-    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  };
 }
 
 /**
