@@ -27,11 +27,12 @@ const ON_RDS =
  * https://mariadb.com/kb/en/replication-and-binary-log-system-variables/): binary logging on, in ROW
  * format (rows, not statements), with binlog_row_image=FULL (every column of the row before and after
  * a change, not only the key and the changed ones), and on MySQL no compressed transactions or
- * partial JSON updates. Then the user's three privileges.
+ * partial JSON updates. Then, for the running sync's user (`role: 'sync'`), its three privileges;
+ * setup, which installs nothing on MySQL, may be run by any user that reads the settings.
  */
 export async function mysqlRequirements(
   connection: SourceConnection,
-  options: { tables: string[] },
+  options: { tables: string[]; role?: 'setup' | 'sync' },
 ): Promise<string[]> {
   const missing: string[] = [];
   const [settings] = await connection.query<Row>(
@@ -67,6 +68,7 @@ export async function mysqlRequirements(
       missing.push("binlog_row_value_options='' (partial JSON updates cannot be read)");
     }
   }
+  if (options.role === 'setup') return missing;
   const unreadable: string[] = [];
   for (const table of options.tables) {
     try {
