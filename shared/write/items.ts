@@ -1,5 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { type GenerationPart, generationPartition, type ListResource, listHeadKey, memberKey, pendingKey, replacedKey, retiredKey, sanctumKey, teamFinanceKey, teamListKey, teamRecordKey, tokenKey, userKey, userTokenKey } from '../table/keys.ts';
+import {
+  type GenerationPart,
+  generationPartition,
+  type ListResource,
+  listHeadKey,
+  memberKey,
+  pendingKey,
+  replacedKey,
+  retiredKey,
+  sanctumKey,
+  teamFinanceKey,
+  teamListKey,
+  teamRecordKey,
+  tokenKey,
+  userKey,
+  userTokenKey,
+} from '../table/keys.ts';
 import { decodeOverlay, encodeOverlay, type ListLayout } from '../table/list-layout.ts';
 
 /**

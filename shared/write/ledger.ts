@@ -1,5 +1,15 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { generationPartition, type Key, type ListResource, ledgerPartitions, importLeaseKey, pendingRange, replacedUntil, retiredUntil, syncLeaseKey } from '../table/keys.ts';
+import {
+  generationPartition,
+  type Key,
+  type ListResource,
+  ledgerPartitions,
+  importLeaseKey,
+  pendingRange,
+  replacedUntil,
+  retiredUntil,
+  syncLeaseKey,
+} from '../table/keys.ts';
 import { allPlacedItems } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
 import { queryAll, queryPages } from './reads.ts';

@@ -1,4 +1,10 @@
-import { baseItemKey, insertedItemKey, type ListLayout, type OverlayEntry, overlayBytes } from '../table/list-layout.ts';
+import {
+  baseItemKey,
+  insertedItemKey,
+  type ListLayout,
+  type OverlayEntry,
+  overlayBytes,
+} from '../table/list-layout.ts';
 
 /**
  * A change of a list by the item (docs/storage.md, "Lists that change by the item, at any size"): the

@@ -1,6 +1,14 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { forEachConcurrently } from './concurrently.ts';
-import { memberKey, membershipEntry, teamRecordKey, tokenKey, userKey, userTokenHashOf, userTokensQuery } from '../table/keys.ts';
+import {
+  memberKey,
+  membershipEntry,
+  teamRecordKey,
+  tokenKey,
+  userKey,
+  userTokenHashOf,
+  userTokensQuery,
+} from '../table/keys.ts';
 import { memberItem, readTeamRecord } from './items.ts';
 import { getItems, queryAll } from './reads.ts';
 import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';

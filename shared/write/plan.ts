@@ -1,4 +1,12 @@
-import { LIST_RESOURCES, type ListResource, listHeadKey, memberPartition, memberUserIdOf, teamFinanceKey, teamRecordKey } from '../table/keys.ts';
+import {
+  LIST_RESOURCES,
+  type ListResource,
+  listHeadKey,
+  memberPartition,
+  memberUserIdOf,
+  teamFinanceKey,
+  teamRecordKey,
+} from '../table/keys.ts';
 import { overlayBytes } from '../table/list-layout.ts';
 import { type DesiredList, type DesiredState, type DesiredTeam, isWhole, itemHash, type WholeList } from './desired.ts';
 import { ListFingerprint, membersFingerprint } from './fingerprint.ts';
@@ -6,7 +14,14 @@ import { type ListPart, newGenerationId, readListPart, readTeamRecord, type Team
 import { denseLayout, type EditedList, editList, OVERLAY_COMPACT_BYTES, type StoredItem } from './list-edits.ts';
 import { readStoredList } from './list-store.ts';
 import { orderUnits, type SlugProblem } from './plan-order.ts';
-import { planTokens, planUsers, TEAMS_PER_USER, type TokenPlan, type TokenProblem, type UserPlan } from './plan-tokens.ts';
+import {
+  planTokens,
+  planUsers,
+  TEAMS_PER_USER,
+  type TokenPlan,
+  type TokenProblem,
+  type UserPlan,
+} from './plan-tokens.ts';
 import { getItems, queryAll } from './reads.ts';
 import type { TableRef } from './writer.ts';
 

@@ -1,6 +1,15 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Key, LIST_RESOURCES, pendingKey, teamListKey, teamRecordKey, teamRefKeys } from '../table/keys.ts';
-import { financeItem, listHeadItem, replacedItem, retiredItem, type TeamState, teamListItem, teamRecordItem, teamRefs } from './items.ts';
+import {
+  financeItem,
+  listHeadItem,
+  replacedItem,
+  retiredItem,
+  type TeamState,
+  teamListItem,
+  teamRecordItem,
+  teamRefs,
+} from './items.ts';
 import type { RemovedTeamPlan, TeamPlan } from './plan.ts';
 import { LockLost } from './team-locks.ts';
 import type { Writer } from './writer.ts';

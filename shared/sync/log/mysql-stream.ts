@@ -3,7 +3,17 @@ import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
 import type { ChangeStream, LoggedChange, LoggedTransaction } from './change-source.ts';
 import { LogPositionLost } from './change-source.ts';
-import { type BinlogPosition, binlogStatus, classify, comparePositions, connectionLost, formatPosition, later, logged, type Query } from './mysql-binlog.ts';
+import {
+  type BinlogPosition,
+  binlogStatus,
+  classify,
+  comparePositions,
+  connectionLost,
+  formatPosition,
+  later,
+  logged,
+  type Query,
+} from './mysql-binlog.ts';
 import { statementEffect } from './mysql-statements.ts';
 
 /** The server sends a heartbeat when it has nothing to send for this long: silence then means a lost source. */

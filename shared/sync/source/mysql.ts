@@ -1,6 +1,13 @@
 import type { Readable } from 'node:stream';
 import mysql from 'mysql2';
-import { type Row, SOURCE_SILENCE_MS, SourceSilent, STREAM_BATCH, type SourceConnection, withinSilence } from './connection.ts';
+import {
+  type Row,
+  SOURCE_SILENCE_MS,
+  SourceSilent,
+  STREAM_BATCH,
+  type SourceConnection,
+  withinSilence,
+} from './connection.ts';
 import { sourceFault } from './faults.ts';
 import type { SourceUrl } from './url.ts';
 
