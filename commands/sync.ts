@@ -1,6 +1,6 @@
 import { fail, usageError } from './cli/errors.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
-import { sourceOptions } from './cli/source.ts';
+import { hidePasswordFromProcessList, sourceOptions, withRepeat } from './cli/source.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run sync: keeps the table live from the Laravel service's database (docs/sync.md). */
@@ -159,24 +159,5 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
   }
   reportLine(`the table ${escapeText(tableName)} holds what the source holds`);
 });
-
-/** A hint that names a command again names the mapping the user gave too, so that following it works. */
-function withRepeat(message: string, repeat: string): string {
-  return repeat ? message.replace(/(npm run sync -- \w+ --source <url>)/g, `$1${repeat}`) : message;
-}
-
-/**
- * Other users of the machine read every process's command line (ps, /proc/<pid>/cmdline): the title
- * is set to the command line with the URL redacted. Node writes the title over the process's own
- * arguments (https://nodejs.org/api/process.html#processtitle). npm's own process, which started this
- * one, still shows what it was given: docs/sync.md recommends SOURCE_DATABASE_URL for that reason.
- */
-function hidePasswordFromProcessList(url: string, redacted: string): void {
-  if (url === redacted) return;
-  process.title = process.argv
-    .map((arg) => arg.split(url).join(redacted))
-    .map((arg) => (arg === process.execPath ? 'node' : arg))
-    .join(' ');
-}
 
 if (import.meta.main) await runCommand(npmRunSync);

@@ -3,7 +3,14 @@ import { createReadStream } from 'node:fs';
 import { none, getManyValues, isMany } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { verifyFile } from 'stream-json/file/verifier.js';
-import { COLLECTION_NAMES, closestKey, fieldsOf, isCollection, LIMITS, type Collection } from '../../shared/domain/records.ts';
+import {
+  COLLECTION_NAMES,
+  closestKey,
+  fieldsOf,
+  isCollection,
+  LIMITS,
+  type Collection,
+} from '../../shared/domain/records.ts';
 import { jsonNumber, WrittenNumber } from '../../shared/domain/decimal.ts';
 import { locate, say, type Problems } from './problems.ts';
 

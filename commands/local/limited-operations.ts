@@ -1,5 +1,13 @@
 import type { Demand, Kind } from './capacity-ledger.ts';
-import { itemSize, leastReadUnits, readUnits, writeUnits, type AttributeValue, type ReadMode, type WireItem } from './capacity-units.ts';
+import {
+  itemSize,
+  leastReadUnits,
+  readUnits,
+  writeUnits,
+  type AttributeValue,
+  type ReadMode,
+  type WireItem,
+} from './capacity-units.ts';
 
 /**
  * What each data-plane request of DynamoDB's JSON protocol asks of the limiter

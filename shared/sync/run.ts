@@ -97,6 +97,16 @@ const IDLE_WAIT_MS = 1_000;
 /** How often a schema that failed a query is looked at again, besides each change of a table's shape. */
 const SCHEMA_RECHECK_MS = 60_000;
 
+/**
+ * Connects to the source and checks it as a run would (credentials, schema, that the log can be read),
+ * then lets it go: what fails is said before anything else is started (npm start -- --source starts
+ * DynamoDB Local only after this).
+ */
+export async function checkSource(settings: SyncSettings, run: Pick<SyncRun, 'once' | 'signal'> = {}): Promise<void> {
+  const sync = new Sync(settings, { ...run, giveUpOnSilence: true });
+  await sync.check();
+}
+
 /** Runs the sync until stopped (or one full pass with `once`). Throws SyncRefused for what needs a person. */
 export async function runSync(settings: SyncSettings, run: SyncRun = {}): Promise<SyncOutcome> {
   return new Sync(settings, run).run();
@@ -125,9 +135,15 @@ class Sync {
     this.settings = settings;
     this.run_ = run;
     this.refusals = new RefusalReport(settings.say);
-    onEveryWrite(settings.table.doc, () => {
-      this.itemsWritten += 1;
-    });
+  }
+
+  /** Connects and checks, then closes: checkSource. */
+  async check(): Promise<void> {
+    try {
+      await this.connect();
+    } finally {
+      await this.source?.close();
+    }
   }
 
   private get stopped(): boolean {
@@ -139,6 +155,9 @@ class Sync {
   }
 
   async run(): Promise<SyncOutcome> {
+    onEveryWrite(this.settings.table.doc, () => {
+      this.itemsWritten += 1;
+    });
     try {
       await this.connect();
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
