@@ -3,6 +3,7 @@ import type { TableRef } from '../../shared/write/writer.ts';
 import { failNow, onExit } from '../cli/run.ts';
 import { withRepeat } from '../cli/source.ts';
 import { reportLine } from '../cli/text.ts';
+import { progressDisplay } from '../cli/progress.ts';
 import { prepareLocalTable } from './local-data.ts';
 import type { Mapping, SourceShape } from '../../shared/sync/mapping.ts';
 import type { SourceUrl } from '../../shared/sync/source/url.ts';
@@ -30,6 +31,7 @@ export async function prepareLocalSync(
   reportLine(`syncing ${tableName} from ${source.redacted}...`);
 
   const stop = new AbortController();
+  const progress = progressDisplay();
   let ready: () => void;
   const firstPass = new Promise<void>((resolve) => (ready = resolve));
   const running = runSync(
@@ -38,11 +40,21 @@ export async function prepareLocalSync(
       mapping,
       timezone,
       table: { doc, tableName },
-      say: (line) => void reportLine(line),
+      say: (line) => {
+        progress.stop();
+        reportLine(line);
+      },
       // Its metrics are for CloudWatch; on a laptop the lines it says are enough.
       metric: () => {},
     },
-    { signal: stop.signal, onReady: () => ready() },
+    {
+      signal: stop.signal,
+      onProgress: (p) => progress.passing(p),
+      onReady: () => {
+        progress.stop();
+        ready();
+      },
+    },
   );
   onExit(async () => {
     stop.abort();
