@@ -330,6 +330,22 @@ class Sync {
 
   /** One stream of the log: taken as it comes, applied a batch at a time, full passes as they fall due. */
   private async followStream(log: ChangeSource, stream: ChangeStream, fullPassFirst: boolean, passed: () => void) {
+    // A full pass under way ends with the stream: the next stream's starts again.
+    const session = new AbortController();
+    try {
+      await this.followSession(log, stream, fullPassFirst, passed, session.signal);
+    } finally {
+      session.abort();
+    }
+  }
+
+  private async followSession(
+    log: ChangeSource,
+    stream: ChangeStream,
+    fullPassFirst: boolean,
+    passed: () => void,
+    session: AbortSignal,
+  ) {
     const applier = new Applier(
       this.context(),
       async (position) => {
@@ -354,7 +370,7 @@ class Sync {
     const every =
       this.settings.fullPassEveryMs ?? (this.settings.source.engine === 'mysql' ? MYSQL_FULL_PASS_EVERY_MS : 0);
     if (fullPassFirst) {
-      await Promise.race([this.fullPass(applier), failed]);
+      await Promise.race([this.fullPass(applier, undefined, session), failed]);
       passed();
     }
     while (!this.stopped) {
@@ -366,17 +382,17 @@ class Sync {
       ) {
         await this.recheckSchema(applier);
       }
-      if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam]), failed]);
+      if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
       if (applier.hasWork) await applier.applyPending();
       else if (every > 0 && this.clock() - this.lastFullPass >= every)
-        await Promise.race([this.fullPass(applier), failed]);
+        await Promise.race([this.fullPass(applier, undefined, session), failed]);
       else await this.idleMetric(log);
     }
     await applier.settled();
   }
 
   /** A full pass through the applier, so that the log's changes committed meanwhile ride with its batches. */
-  private async fullPass(applier: Applier, parts?: ChangePart[]): Promise<void> {
+  private async fullPass(applier: Applier, parts?: ChangePart[], session?: AbortSignal): Promise<void> {
     const refused = await fullPass(
       this.source!,
       this.mapping!,
