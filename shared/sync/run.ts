@@ -44,8 +44,11 @@ export interface SyncSettings {
   metric: (values: SyncMetricValues) => void;
   /** How often a full pass runs besides (0: never); default: MySQL 5 minutes, PostgreSQL never. */
   fullPassEveryMs?: number;
-  /** Follow the source by full passes alone (its log cannot be read), every fullPassEveryMs. */
-  fullPassesOnly?: boolean;
+  /**
+   * A source whose log cannot be read (not set up, no REPLICATION) is followed by full passes alone,
+   * every fullPassEveryMs, instead of refused: what `--full-pass-every` asks.
+   */
+  fullPassesWithoutLog?: boolean;
   /** How long `--once` and a run told to give up wait for a source that does not answer (default 30 s). */
   giveUpAfterMs?: number;
   /** Wall-clock milliseconds: retention is measured with it. */
@@ -128,6 +131,8 @@ class Sync {
   private lastFullPass = 0;
   /** The position up to which everything is served: carried on the lease (state.ts). */
   private served?: string;
+  /** Following the source by full passes alone (fullPassesWithoutLog). */
+  private withoutLog = false;
   /** Since when a query of the mapping has failed for the source's schema (a migration took a column). */
   private schemaBroken?: number;
 
@@ -172,7 +177,7 @@ class Sync {
       this.run_.onLease?.(true);
       this.locks = new TeamLocks(this.settings.table, this.lease.owner, 'sync');
       if (this.run_.once) await this.passesAlone(true);
-      else if (this.settings.fullPassesOnly) await this.passesAlone(false);
+      else if (this.withoutLog) await this.passesAlone(false);
       else await this.follow();
       return { refused: this.refusals.lines() };
     } finally {
@@ -211,10 +216,17 @@ class Sync {
       const missing = await missingSchema(source, mapping);
       if (missing.length > 0)
         throw new SyncRefused(`the source (${this.settings.source.redacted}) lacks ${missing.join('; ')}`);
-      if (!this.run_.once && !this.settings.fullPassesOnly) {
+      if (!this.run_.once) {
         const reader = this.settings.log ?? logReader(this.settings.source, mapping, this.settings.table.tableName);
         const notReady = await reader.notReady(source);
-        if (notReady.length > 0) {
+        if (notReady.length > 0 && this.settings.fullPassesWithoutLog) {
+          const every = Math.round((this.settings.fullPassEveryMs ?? MYSQL_FULL_PASS_EVERY_MS) / 1000);
+          this.settings.say(
+            `the source's log cannot be read (${notReady.join('; ')}): following it by a full pass every ${every} s; ` +
+              `a change is served at the latest ${every} s plus one pass after its commit`,
+          );
+          this.withoutLog = true;
+        } else if (notReady.length > 0) {
           throw new SyncRefused(
             `the source (${this.settings.source.redacted}) is not prepared for the sync (${notReady.join('; ')}): ` +
               'run npm run sync -- setup --source <url>',
@@ -376,6 +388,7 @@ class Sync {
     while (!this.stopped) {
       await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
       const { everyTeam, reshaped } = applier.takeWide();
+      if (reshaped.size > 0) await this.checkLogReadable();
       if (
         this.schemaBroken !== undefined &&
         (reshaped.size > 0 || this.clock() - this.schemaBroken >= SCHEMA_RECHECK_MS)
@@ -407,6 +420,21 @@ class Sync {
     );
     this.refusals.report(refused, (r) => r.part === 'token');
     if (!parts) this.lastFullPass = this.clock();
+  }
+
+  /**
+   * After a table's shape changed: whether the log still reports every table the sync reads (a table
+   * dropped and made again is no longer in PostgreSQL's publication until setup runs again). Said once.
+   */
+  private async checkLogReadable(): Promise<void> {
+    const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
+    const notReady = await reader.notReady(this.source!);
+    if (notReady.length > 0) {
+      this.sayOnce(
+        `the source's log no longer reports everything the sync reads (${notReady.join('; ')}): ` +
+          'run npm run sync -- setup --source <url> again; the parts it holds are kept as they are meanwhile',
+      );
+    }
   }
 
   /**
