@@ -181,7 +181,10 @@ class Sync {
       signal: this.run_.signal,
       shouldRetry: ({ error }) =>
         sourceFault(error) === 'unreachable' && !(giveUp && performance.now() - started >= limit) && !this.stopped,
-      onFailedAttempt: ({ error }) => this.sourceFailed(error),
+      // p-retry tells every failure, those it will not retry too: only silence is "does not answer".
+      onFailedAttempt: ({ error }) => {
+        if (sourceFault(error) === 'unreachable') this.sourceFailed(error);
+      },
     }).catch((error) => {
       if (sourceFault(error) === 'unreachable' && giveUp) {
         throw new SyncRefused(
