@@ -134,6 +134,8 @@ describeSources('the sync under faults', (engine) => {
     expect(error).toBeInstanceOf(SyncRefused);
     expect(error!.message).toMatch(/^the source refused the credentials \(.*\*\*\*@/);
     expect(error!.message).not.toContain('not-the-password');
+    // Configuration, not weather: nothing said of a source that does not answer.
+    expect(sync.lines).toEqual([]);
   });
 
   it('gives up a first pass (--once) on a source that does not answer, after the time it is given', async () => {
