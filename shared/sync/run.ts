@@ -69,8 +69,11 @@ export interface SyncRun {
   onReady?: () => void;
   /** A full pass's progress: teams and tokens done of the total. */
   onProgress?: (progress: FullPassProgress) => void;
-  /** The sync's lease: the run's announced end, and whether to wait for a holder about to end. */
-  lease?: Pick<LeaseOptions, 'endsAt' | 'waitForEndWithinMs'>;
+  /**
+   * The sync's lease: the run's announced end, and whether to wait for a holder about to end; its
+   * length and renewal interval (lease.ts's defaults unless a test gives shorter ones).
+   */
+  lease?: Pick<LeaseOptions, 'endsAt' | 'waitForEndWithinMs' | 'leaseMs' | 'renewEveryMs'>;
   /** Told when the sync's lease is taken (true) and when it is given back (false). */
   onLease?: (held: boolean) => void;
   /** Taking over from a run that kept the table in step: the log from where it left it, no first full pass. */
@@ -202,7 +205,10 @@ class Sync {
       signal: this.run_.signal,
       shouldRetry: ({ error }) =>
         sourceFault(error) === 'unreachable' && !(giveUp && performance.now() - started >= limit) && !this.stopped,
-      onFailedAttempt: ({ error }) => this.sourceFailed(error),
+      // p-retry tells every failure, those it will not retry too: only silence is "does not answer".
+      onFailedAttempt: ({ error }) => {
+        if (sourceFault(error) === 'unreachable') this.sourceFailed(error);
+      },
     }).catch((error) => {
       if (sourceFault(error) === 'unreachable' && giveUp) {
         throw new SyncRefused(

@@ -1,6 +1,6 @@
 import { defaultMapping, type Mapping, type SourceShape } from '../../shared/sync/mapping.ts';
 import type { SyncMetricValues } from '../../shared/sync/metrics.ts';
-import { runSync, type SyncOutcome, type SyncSettings } from '../../shared/sync/run.ts';
+import { runSync, type SyncOutcome, type SyncRun, type SyncSettings } from '../../shared/sync/run.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
 import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 import type { TestTable } from './dynamodb.ts';
@@ -25,6 +25,13 @@ export interface RunningSync {
   readyNow: Promise<void>;
   /** Resolves at the next batch that applies something after this call (or one matching `which`). */
   nextBatch(which?: (metric: SyncMetricValues) => boolean): Promise<void>;
+  /** Full passes begun (the first one, periodic ones, and those of a TRUNCATE's parts), counted. */
+  readonly fullPasses: number;
+  /**
+   * Resolves when the next full pass after this call begins: awaited twice in a row, a whole full
+   * pass ran in between, begun after the first call (so it saw everything committed before it).
+   */
+  nextFullPass(): Promise<void>;
   /** Resolves when the run ends (stop() or a failure); rejects with what ended it. */
   done: Promise<SyncOutcome>;
   stop(): Promise<void>;
@@ -42,18 +49,25 @@ export async function setUp(db: SourceDatabase, mapping?: Mapping): Promise<stri
 export function startSync(
   db: SourceDatabase,
   table: TestTable,
-  settings: Partial<Omit<SyncSettings, 'source' | 'table' | 'mapping'>> & { once?: boolean; mapping?: Mapping } = {},
+  settings: Partial<Omit<SyncSettings, 'source' | 'table' | 'mapping'>> & {
+    once?: boolean;
+    mapping?: Mapping;
+    /** The sync's lease, shorter than its 60 s renewed every 15 s (a test of a second sync). */
+    lease?: SyncRun['lease'];
+  } = {},
 ): RunningSync {
   const source = parseSourceUrl(db.syncUrl);
   const stop = new AbortController();
   const lines: string[] = [];
   const metrics: SyncMetricValues[] = [];
   let batches = 0;
+  let fullPasses = 0;
+  const passWaiters = new Set<() => void>();
   let ready = false;
   const waiting = new Set<{ which: (metric: SyncMetricValues) => boolean; resolve: () => void }>();
   let readied: () => void = () => {};
   const readyNow = new Promise<void>((resolve) => (readied = resolve));
-  const { once, mapping, ...rest } = settings;
+  const { once, mapping, lease, ...rest } = settings;
   const done = runSync(
     {
       source,
@@ -74,8 +88,16 @@ export function startSync(
     },
     {
       once,
+      lease,
       signal: stop.signal,
       onPass: () => void (batches += 1),
+      // A full pass tells its progress as it begins (nothing done yet), and after each of its batches.
+      onProgress: ({ teams, tokens }) => {
+        if (teams.done !== 0 || tokens.done !== 0) return;
+        fullPasses += 1;
+        for (const resolve of passWaiters) resolve();
+        passWaiters.clear();
+      },
       onReady: () => {
         ready = true;
         readied();
@@ -83,6 +105,9 @@ export function startSync(
     },
   );
   done.catch(() => {});
+  // A run that ends before it is ready rejects readyNow too: no unhandled rejection where no test awaits it.
+  const ready_ = Promise.race([readyNow, done.then(() => readyNow)]);
+  ready_.catch(() => {});
   return {
     lines,
     metrics,
@@ -92,8 +117,12 @@ export function startSync(
     get ready() {
       return ready;
     },
-    readyNow: Promise.race([readyNow, done.then(() => readyNow)]),
+    readyNow: ready_,
     nextBatch: (which = () => true) => new Promise<void>((resolve) => waiting.add({ which, resolve })),
+    get fullPasses() {
+      return fullPasses;
+    },
+    nextFullPass: () => new Promise<void>((resolve) => passWaiters.add(resolve)),
     done,
     stop: async () => {
       stop.abort();
@@ -107,11 +136,16 @@ export function startSync(
  * first time the API answers with it. Fails after `limitMs` (the contract's 10 s, with margin),
  * adding what `explain` says then (the last answer seen, what the sync said).
  */
-export async function servedWithin(check: () => Promise<boolean>, limitMs = 10_000, explain?: () => string): Promise<number> {
+export async function servedWithin(
+  check: () => Promise<boolean>,
+  limitMs = 10_000,
+  explain?: () => string,
+): Promise<number> {
   const started = performance.now();
   for (;;) {
     if (await check()) return performance.now() - started;
-    if (performance.now() - started > limitMs) throw new Error(`not served within ${limitMs / 1000} s${explain ? `; ${explain()}` : ''}`);
+    if (performance.now() - started > limitMs)
+      throw new Error(`not served within ${limitMs / 1000} s${explain ? `; ${explain()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
