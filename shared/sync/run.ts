@@ -1,20 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
-import { acquireSyncLease, type Lease, LeaseHeld, type LeaseOptions } from '../write/lease.ts';
+import { acquireSyncLease, type Lease, LeaseHeld } from '../write/lease.ts';
 import { TeamLocks } from '../write/team-locks.ts';
-import { onEveryWrite, type TableRef, type Writer } from '../write/writer.ts';
+import { onEveryWrite, type Writer } from '../write/writer.ts';
 import { Applier, type BatchDone } from './applier.ts';
 import type { BatchContext } from './batch.ts';
 import { missingSchema, sourceShape } from './checks.ts';
-import { fullPass, type FullPassProgress } from './full-pass.ts';
+import { fullPass } from './full-pass.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './log/change-source.ts';
-import { type LogReader, logReader } from './log/reader.ts';
-import type { ChangePart, Mapping, SourceShape } from './mapping.ts';
-import type { SyncMetricValues } from './metrics.ts';
+import { logReader } from './log/reader.ts';
+import type { ChangePart, Mapping } from './mapping.ts';
+import { SyncMeter } from './metrics.ts';
+import { isDynamoDbFailure, sourceRefusal, SyncRefused } from './refused.ts';
 import { RefusalReport } from './refusals.ts';
+import type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
 import { connectSource, type SourceConnection } from './source/connection.ts';
 import { sourceFault } from './source/faults.ts';
-import type { SourceUrl } from './source/url.ts';
 import { readLogPosition } from './state.ts';
 import { Touched } from './touches.ts';
 
@@ -31,83 +32,17 @@ import { Touched } from './touches.ts';
  * source that stops answering is said once and waited for with backoff (p-retry); the log is then
  * read again from the last position served, so nothing is lost and nothing needs applying twice.
  */
-export interface SyncSettings {
-  source: SourceUrl;
-  /** The mapping, made for the source's shape (the default adapts to teams without a slug). */
-  mapping: (shape: SourceShape) => Mapping;
-  /** The zone of the source's times without one (Laravel's app.timezone): UTC unless told. */
-  timezone: string;
-  table: TableRef;
-  /** One line for a person (what happened, once). */
-  say: (line: string) => void;
-  /** The metrics of a batch, or of an idle minute (metrics.ts): a line for CloudWatch, or Powertools' Metrics. */
-  metric: (values: SyncMetricValues) => void;
-  /** How often a full pass runs besides (0: never); default: MySQL 5 minutes, PostgreSQL never. */
-  fullPassEveryMs?: number;
-  /**
-   * A source whose log cannot be read (not set up, no REPLICATION) is followed by full passes alone,
-   * every fullPassEveryMs, instead of refused: what `--full-pass-every` asks.
-   */
-  fullPassesWithoutLog?: boolean;
-  /** How long `--once` and a run told to give up wait for a source that does not answer (default 30 s). */
-  giveUpAfterMs?: number;
-  /** Wall-clock milliseconds: retention is measured with it. */
-  clock?: () => number;
-  /** The log's reader: the engine's (log/reader.ts), unless a test gives one. */
-  log?: LogReader;
-}
-
-export interface SyncRun {
-  /** The first full pass only (`--once`). */
-  once?: boolean;
-  signal?: AbortSignal;
-  /** Checked between batches: true ends the run (a Lambda invocation nearing its end). */
-  until?: () => boolean;
-  /** Told after every batch that applied something (tests wait on it). */
-  onPass?: (done: BatchDone) => void;
-  /** Told once the first full pass is done: the table holds what the source holds. */
-  onReady?: () => void;
-  /** A full pass's progress: teams and tokens done of the total. */
-  onProgress?: (progress: FullPassProgress) => void;
-  /**
-   * The sync's lease: the run's announced end, and whether to wait for a holder about to end; its
-   * length and renewal interval (lease.ts's defaults unless a test gives shorter ones).
-   */
-  lease?: Pick<LeaseOptions, 'endsAt' | 'waitForEndWithinMs' | 'leaseMs' | 'renewEveryMs'>;
-  /** Told when the sync's lease is taken (true) and when it is given back (false). */
-  onLease?: (held: boolean) => void;
-  /** Taking over from a run that kept the table in step: the log from where it left it, no first full pass. */
-  changesFirst?: boolean;
-  /** A source silent for giveUpAfterMs ends the run with SyncRefused, as with `once` (the next run tries again). */
-  giveUpOnSilence?: boolean;
-}
-
-/** What a run leaves: the rows refused now (each once), for `--once` to name. */
-export interface SyncOutcome {
-  refused: string[];
-}
-
-/** What ends a sync at once, in one line: configuration, not weather (credentials, schema, setup, another sync). */
-export class SyncRefused extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'SyncRefused';
-  }
-}
+export type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
+export { SyncRefused, sourceRefusal } from './refused.ts';
 
 const GIVE_UP_AFTER_MS = 30_000;
 const MYSQL_FULL_PASS_EVERY_MS = 5 * 60_000;
-const IDLE_METRIC_EVERY_MS = 60_000;
 /** How long the run waits on an idle log before it looks at its other duties (a full pass due, a metric). */
 const IDLE_WAIT_MS = 1_000;
 /** How often a schema that failed a query is looked at again, besides each change of a table's shape. */
 const SCHEMA_RECHECK_MS = 60_000;
 
-/**
- * Connects to the source and checks it as a run would (credentials, schema, that the log can be read),
- * then lets it go: what fails is said before anything else is started (npm start -- --source starts
- * DynamoDB Local only after this).
- */
+/** Checks the source as a run would (credentials, schema, a readable log), then lets it go (npm start checks first). */
 export async function checkSource(settings: SyncSettings, run: Pick<SyncRun, 'once' | 'signal'> = {}): Promise<void> {
   const sync = new Sync(settings, { ...run, giveUpOnSilence: true });
   await sync.check();
@@ -128,9 +63,7 @@ class Sync {
   private readonly refusals: RefusalReport;
   private readonly heldBack = new Map<number, Set<ChangePart>>();
   private readonly notes = new Set<string>();
-  private itemsWritten = 0;
-  private sourceDown = false;
-  private lastMetric = 0;
+  private readonly meter: SyncMeter;
   private lastFullPass = 0;
   /** The position up to which everything is served: carried on the lease (state.ts). */
   private served?: string;
@@ -143,6 +76,7 @@ class Sync {
     this.settings = settings;
     this.run_ = run;
     this.refusals = new RefusalReport(settings.say);
+    this.meter = new SyncMeter(settings.metric, settings.clock ?? Date.now);
   }
 
   /** Connects and checks, then closes: checkSource. */
@@ -164,7 +98,7 @@ class Sync {
 
   async run(): Promise<SyncOutcome> {
     onEveryWrite(this.settings.table.doc, () => {
-      this.itemsWritten += 1;
+      this.meter.written += 1;
     });
     try {
       await this.connect();
@@ -245,16 +179,16 @@ class Sync {
       await source.close();
       throw error;
     }
-    if (this.sourceDown) this.settings.say(`the source answers again (${this.settings.source.redacted}): catching up`);
-    this.sourceDown = false;
+    if (this.meter.sourceDown)
+      this.settings.say(`the source answers again (${this.settings.source.redacted}): catching up`);
+    this.meter.sourceDown = false;
   }
 
   /** The source failed to answer: said once until it answers again, and counted in a metric line at most once a minute. */
   private sourceFailed(error: Error): void {
-    if (!this.sourceDown)
+    if (!this.meter.sourceDown)
       this.settings.say(`the source does not answer (${this.settings.source.redacted}: ${error.message}); retrying`);
-    this.sourceDown = true;
-    if (this.clock() - this.lastMetric >= IDLE_METRIC_EVERY_MS) this.emit({ SyncSourceErrors: 1 });
+    this.meter.sourceFailed();
   }
 
   private writer(): Writer {
@@ -295,7 +229,7 @@ class Sync {
         const applier = new Applier(
           this.context(),
           async () => {},
-          (batch) => this.batchMetric(batch),
+          (batch) => this.batchDone(batch),
         );
         await this.fullPass(applier);
         await applier.settled();
@@ -370,7 +304,7 @@ class Sync {
         await stream.acknowledge(position);
         this.served = position;
       },
-      (batch) => this.batchMetric(batch),
+      (batch) => this.batchDone(batch),
     );
     const reading = (async () => {
       for await (const transaction of stream) applier.take(transaction);
@@ -405,7 +339,7 @@ class Sync {
       if (applier.hasWork) await applier.applyPending();
       else if (every > 0 && this.clock() - this.lastFullPass >= every)
         await Promise.race([this.fullPass(applier, undefined, session), failed]);
-      else await this.idleMetric(log);
+      else await this.meter.idle(() => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
     }
     await applier.settled();
   }
@@ -506,59 +440,8 @@ class Sync {
 
   // ---- Metrics -----------------------------------------------------------------------------------------
 
-  private batchMetric(batch: BatchDone): void {
-    const written = this.itemsWritten;
-    this.itemsWritten = 0;
-    this.emit({
-      SyncLag: batch.lagSeconds,
-      SyncChangesApplied: batch.changes,
-      SyncItemsWritten: written,
-      SyncRowsRefused: batch.refused,
-    });
+  private batchDone(batch: BatchDone): void {
+    this.meter.batch(batch);
     this.run_.onPass?.(batch);
   }
-
-  /** One line a minute while nothing changes: the lag is then nothing, and the log held back is said. */
-  private async idleMetric(log: ChangeSource): Promise<void> {
-    if (this.clock() - this.lastMetric < IDLE_METRIC_EVERY_MS) return;
-    const retained =
-      this.served === undefined ? undefined : await log.retainedBytes(this.served).catch(() => undefined);
-    this.emit({
-      SyncLag: 0,
-      SyncChangesApplied: 0,
-      SyncItemsWritten: this.itemsWritten,
-      SyncRowsRefused: 0,
-      SyncLogRetainedBytes: retained,
-    });
-    this.itemsWritten = 0;
-  }
-
-  private emit(values: SyncMetricValues): void {
-    this.lastMetric = this.clock();
-    this.settings.metric({ ...values, SyncSourceErrors: this.sourceDown ? 1 : 0 });
-  }
-}
-
-/** A source error that a person must fix, said in one line (the password never shown). */
-export function sourceRefusal(error: unknown, source: SourceUrl): SyncRefused {
-  if (error instanceof SyncRefused) return error;
-  const { message } = error as Error;
-  const fault = sourceFault(error);
-  const where = source.redacted;
-  if (fault === 'credentials') return new SyncRefused(`the source refused the credentials (${where}): ${message}`);
-  if (fault === 'database') return new SyncRefused(`the source has no such database (${where}): ${message}`);
-  if (fault === 'privileges') return new SyncRefused(`the source's role lacks a privilege (${where}): ${message}`);
-  if (fault === 'schema')
-    return new SyncRefused(`the source's schema does not match the mapping (${where}): ${message}`);
-  return new SyncRefused(`the source failed (${where}): ${message}`);
-}
-
-/**
- * DynamoDB throttled, failed or did not answer: weather, said once and waited out. An AWS SDK error
- * carries `$metadata`; the commands' client reports silence as NoResponse.
- */
-function isDynamoDbFailure(error: unknown): boolean {
-  return (
-    error instanceof Error && ('$metadata' in error || error.name === 'NoResponse' || error.name === 'LeftUnprocessed')
-  );
 }
