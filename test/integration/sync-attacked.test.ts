@@ -106,6 +106,22 @@ describeSources('the sync, where it was attacked', (engine) => {
     }
   };
 
+  /**
+   * Resolves once the sync has applied everything committed before it: a cost line of its own, of a
+   * team whose finances no case reads, committed after them, is served only once the batches before
+   * it are over (batches run one after another).
+   */
+  let markers = 0;
+  const settled = async () => {
+    const amount = ++markers;
+    await db.query(
+      `INSERT INTO costs (team_id, label, amount, currency, created_at, updated_at) VALUES (3, 'marker', ${amount}, 'EUR', ${now}, ${now})`,
+    );
+    await servedWithin(
+      async () => (await api.get('/api/3/finances', { token: ADA })).body?.totals?.EUR === (amount * (amount + 1)) / 2,
+    );
+  };
+
   beforeAll(async () => {
     db = await createSourceDatabase(engine);
     await seedSource(db, data());
@@ -174,7 +190,7 @@ describeSources('the sync, where it was attacked', (engine) => {
         `UPDATE personal_access_tokens SET abilities = '["*"]' WHERE id = 73`,
       ]);
       await servedWithin(async () => (await api.get('/api/hooli/daemons', { token: DAVE })).status === 404);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await settled(); // the batch that applied it is over, watched all along
     } finally {
       polling = false;
       await poller;
@@ -202,7 +218,7 @@ describeSources('the sync, where it was attacked', (engine) => {
         'DELETE FROM team_user WHERE team_id = 7 AND user_id = 15',
       ]);
       await servedWithin(async () => (await api.get('/api/alpha/projects', { token: FRANK })).status === 404);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await settled(); // the batch that applied it is over, watched all along
     } finally {
       polling = false;
       await poller;
