@@ -19,6 +19,8 @@ export interface BatchDone {
 
 export class Applier {
   private pending = new Touched();
+  /** The touches of the transaction whose parts are being read, until its commit. */
+  private open = new Touched();
   private position: string | undefined;
   private readonly deferred = new Map<number, Touched>();
   private readonly busy = new Set<number>();
@@ -36,14 +38,19 @@ export class Applier {
     this.onBatch = onBatch;
   }
 
-  /** A transaction (or part of one) of the log, taken as touches. */
+  /**
+   * A transaction (or part of one) of the log, taken as touches. The parts of a large transaction are
+   * held until its commit, then go to a batch whole: a right its last part takes away must be in force
+   * no later than one its first part grants, which a batch sees to only for the touches it has.
+   */
   take(transaction: LoggedTransaction): void {
-    for (const change of transaction.changes) touch(this.pending, this.ctx.mapping, change);
-    if (transaction.commit) {
-      this.position = transaction.commit.position;
-      if (transaction.changes.length > 0)
-        this.pending.oldestCommit = Math.min(this.pending.oldestCommit, transaction.commit.committedAt);
-    }
+    for (const change of transaction.changes) touch(this.open, this.ctx.mapping, change);
+    if (!transaction.commit) return;
+    const committed = this.open;
+    this.open = new Touched();
+    this.position = transaction.commit.position;
+    if (committed.changes > 0) committed.oldestCommit = transaction.commit.committedAt;
+    this.pending.merge(committed);
     this.waiting?.();
   }
 

@@ -1,15 +1,27 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshTable } from '../support/dynamodb.ts';
+import { CHANGES_TABLE, legacySetupStatements } from '../support/legacy-capture.ts';
 import { isRunning, processTree, waitUntilGone } from '../support/processes.ts';
 import { environment, projects, server, team, token, user } from '../support/snapshots.ts';
-import { connectSource, createSourceDatabase, describeSources, sourceServer, type SourceDatabase } from '../support/source-databases.ts';
+import {
+  connectSource,
+  createSourceDatabase,
+  describeSources,
+  sourceServer,
+  type SourceDatabase,
+} from '../support/source-databases.ts';
 import { seedSource, sha256 } from '../support/source-seed.ts';
 import { startMariaDb, startPostgres, type RunningServer, type SourceEngine } from '../support/source-servers.ts';
+import { servedWithin, setUp, startSync } from '../support/sync.ts';
+import { tableApi } from '../support/table-api.ts';
 
 /**
  * The ground the sync's tests stand on: real PostgreSQL and MariaDB servers started by the suite,
  * databases with the Laravel schema, an application role with what contract section 9 allows and no
- * more, and the seed helper. Each engine's tests are skipped where its server is not installed.
+ * more, the sync's own role with exactly what the running sync may have, the earlier version's trigger
+ * capture for the tests that upgrade from it, and the seed helper. Each engine's tests are skipped
+ * where its server is not installed.
  */
 
 const SECRET = 'plain-secret-of-ada';
@@ -171,43 +183,74 @@ describeSources('a source database', (engine) => {
     if (engine === 'postgres') expect(await db.query('SHOW wal_level')).toEqual([{ wal_level: 'logical' }]);
     else
       expect(
-        await db.query(
-          'SELECT @@log_bin AS log_bin, @@binlog_format AS format, @@log_bin_trust_function_creators AS trust',
-        ),
-      ).toEqual([{ log_bin: '1', format: 'ROW', trust: '1' }]);
+        await db.query('SELECT @@log_bin AS log_bin, @@binlog_format AS format, @@binlog_row_image AS image'),
+      ).toEqual([{ log_bin: '1', format: 'ROW', image: 'FULL' }]);
   });
 
-  it('lets the application role record changes with a trigger', async () => {
-    await installChangeTrigger(db, engine);
-    await db.query('UPDATE projects SET name = $1 WHERE id = $2', ['Renamed', 100]);
-    expect(await db.query('SELECT team_id, part FROM sync_changes')).toEqual([{ team_id: '1', part: 'projects' }]);
-  });
-
-  // CREATE TRIGGER needs the TRIGGER privilege on the table: on PostgreSQL "the user must have the
-  // TRIGGER privilege on the table" and EXECUTE on the function (PostgreSQL 15's CREATE TRIGGER, Notes:
-  // https://www.postgresql.org/docs/15/sql-createtrigger.html, as in its manual page
-  // https://manpages.ubuntu.com/manpages/lunar/man7/CREATE_TRIGGER.7.html), which a table's owner has;
-  // on MariaDB "CREATE TRIGGER requires the TRIGGER privilege for the table associated with the
-  // trigger" (https://mariadb.com/kb/en/create-trigger/), which ALL PRIVILEGES on the database includes.
-  it('refuses a trigger to a role without the TRIGGER privilege, as the sync must be told', async () => {
-    const limited = await createSourceDatabase(engine, { privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] });
+  it("lets the application role install the earlier version's trigger capture, which records a change", async () => {
+    // As that version's setup did it (legacy-capture.ts): what setup now removes (sync-command.test.ts).
+    const other = await createSourceDatabase(engine);
     try {
-      await seedSource(limited, SMALL_TEAM);
-      if (engine === 'postgres') {
-        // The function is the admin's: what is refused is the trigger on a table the role does not own.
-        await limited.adminQuery("CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'");
-        await expect(
-          limited.query('CREATE TRIGGER touch BEFORE UPDATE ON projects FOR EACH ROW EXECUTE FUNCTION touch()'),
-        ).rejects.toThrow('permission denied for table projects');
-      } else {
-        await expect(
-          limited.query('CREATE TRIGGER touch BEFORE UPDATE ON projects FOR EACH ROW SET NEW.name = NEW.name'),
-        ).rejects.toThrow(/TRIGGER command denied to user/);
-      }
-      // What it was given, it has.
-      await limited.query('UPDATE projects SET name = $1 WHERE id = $2', ['Still writable', 100]);
+      await seedSource(other, SMALL_TEAM);
+      for (const statement of legacySetupStatements(engine)) await other.query(statement);
+      await other.query('UPDATE projects SET name = $1 WHERE id = $2', ['Renamed', 100]);
+      expect(await other.query(`SELECT DISTINCT part, ref FROM ${CHANGES_TABLE}`)).toEqual([
+        { part: 'projects', ref: '1' },
+      ]);
     } finally {
-      await limited.drop();
+      await other.drop();
+    }
+  });
+
+  it("gives the sync's own role exactly what the running sync may have: it reads, and reads the log, nothing more", async () => {
+    const sync = await connectSource(engine, db.syncUrl);
+    try {
+      if (engine === 'postgres') {
+        expect(
+          await sync.query(
+            'SELECT rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = current_user',
+          ),
+        ).toEqual([
+          { rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolreplication: true, rolbypassrls: false },
+        ]);
+        // SELECT on every table, and no other privilege on any; nothing created, nothing owned.
+        const privileges = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER'];
+        const held = await sync.query<{ privilege: string }>(
+          `SELECT DISTINCT p.privilege FROM pg_tables t CROSS JOIN unnest($1::text[]) p(privilege)
+            WHERE t.schemaname = 'public' AND has_table_privilege(format('%I', t.tablename), p.privilege)`,
+          [privileges],
+        );
+        expect(held).toEqual([{ privilege: 'SELECT' }]);
+        expect(
+          await sync.query(
+            "SELECT has_database_privilege(current_database(), 'CREATE') AS db, has_schema_privilege('public', 'CREATE') AS schema",
+          ),
+        ).toEqual([{ db: false, schema: false }]);
+        // A table the app's migrations add later is readable too (the owner's default privileges).
+        await db.query('CREATE TABLE added_later (id bigint PRIMARY KEY)');
+        expect(await sync.query('SELECT count(*)::int AS n FROM added_later')).toEqual([{ n: 0 }]);
+        await db.query('DROP TABLE added_later');
+      } else {
+        // MariaDB shows REPLICATION CLIENT by its name since 10.5, BINLOG MONITOR.
+        expect(grants(await sync.query('SHOW GRANTS'))).toEqual([
+          `GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO \`${db.user}_sync\`@\`%\` IDENTIFIED BY PASSWORD '*'`,
+          `GRANT SELECT ON \`${db.database}\`.* TO \`${db.user}_sync\`@\`%\``,
+        ]);
+      }
+      // It reads; it writes nothing, and installs nothing.
+      expect(await sync.query('SELECT name FROM projects')).toEqual([{ name: expect.any(String) }]);
+      const refused = engine === 'postgres' ? /permission denied/ : /command denied to user/;
+      await expect(sync.query('UPDATE projects SET name = $1', ['Written'])).rejects.toThrow(refused);
+      await expect(sync.query('CREATE TABLE sync_changes (id bigint PRIMARY KEY)')).rejects.toThrow(refused);
+      await expect(
+        sync.query(
+          engine === 'postgres'
+            ? "CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'"
+            : 'CREATE TRIGGER touch BEFORE UPDATE ON projects FOR EACH ROW SET NEW.name = NEW.name',
+        ),
+      ).rejects.toThrow(refused);
+    } finally {
+      await sync.close();
     }
   });
 
@@ -240,8 +283,9 @@ describe('servers a test starts with other settings', () => {
   describe.skipIf(sourceServer('mysql').state === 'missing')('MariaDB', () => {
     // "When binary logging is enabled, creating a stored function or a trigger needs the SUPER privilege,
     // unless log_bin_trust_function_creators is set" (error 1419:
-    // https://mariadb.com/docs/server/reference/error-codes/mariadb-error-codes-1400-to-1499/e1419).
-    it('without log_bin_trust_function_creators, refuses a trigger to a role without SUPER (binlog on)', async () => {
+    // https://mariadb.com/docs/server/reference/error-codes/mariadb-error-codes-1400-to-1499/e1419): the
+    // earlier, trigger-based version needed it. The sync now needs no such setting.
+    it('without log_bin_trust_function_creators (a trigger refused to a role without SUPER), is set up and followed by the sync', async () => {
       const mariadb = await startMariaDb({ trustFunctionCreators: false });
       const processes = processTree(mariadb.pid);
       try {
@@ -249,6 +293,26 @@ describe('servers a test starts with other settings', () => {
         await expect(
           db.query('CREATE TRIGGER touch BEFORE UPDATE ON projects FOR EACH ROW SET NEW.name = NEW.name'),
         ).rejects.toThrow(/You do not have the SUPER privilege and binary logging is enabled/);
+        await seedSource(db, { ...SMALL_TEAM, costs: [] }); // (its cost line's 5 decimals would hold the team back)
+        await setUp(db);
+        const table = await freshTable();
+        const sync = startSync(db, table);
+        try {
+          await sync.readyNow;
+          await db.query('UPDATE projects SET name = $1 WHERE id = $2', ['Renamed', 100]);
+          const names = async () =>
+            (await tableApi(table).get('/api/acme/projects', { token: SECRET })).body.data?.map(
+              (project: { name: string }) => project.name,
+            );
+          let last: unknown;
+          await servedWithin(
+            async () => String((last = await names())) === 'Renamed',
+            10_000,
+            () => `last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
+          );
+        } finally {
+          await sync.stop();
+        }
         await db.drop();
       } finally {
         await expectGoneAfterStop(mariadb, processes);
@@ -256,23 +320,6 @@ describe('servers a test starts with other settings', () => {
     });
   });
 });
-
-/** A change table and a trigger on projects that records (team, part), as a sync's setup might. */
-async function installChangeTrigger(db: SourceDatabase, engine: SourceEngine) {
-  if (engine === 'postgres') {
-    await db.query('CREATE TABLE sync_changes (team_id bigint NOT NULL, part varchar(20) NOT NULL)');
-    await db.query(`CREATE FUNCTION sync_project_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN INSERT INTO sync_changes VALUES (NEW.team_id, 'projects'); RETURN NULL; END $$`);
-    await db.query(
-      'CREATE TRIGGER sync_projects AFTER UPDATE ON projects FOR EACH ROW EXECUTE FUNCTION sync_project_changed()',
-    );
-  } else {
-    await db.query('CREATE TABLE sync_changes (team_id bigint unsigned NOT NULL, part varchar(20) NOT NULL)');
-    await db.query(
-      "CREATE TRIGGER sync_projects AFTER UPDATE ON projects FOR EACH ROW INSERT INTO sync_changes VALUES (NEW.team_id, 'projects')",
-    );
-  }
-}
 
 /** SHOW GRANTS lines, the password hash masked. */
 function grants(rows: Record<string, unknown>[]): string[] {

@@ -67,7 +67,7 @@ describeSources('a change committed during a long full pass', (engine) => {
     const table = await freshTable();
     const api = tableApi(table);
     const first = startSync(db, table);
-    await servedWithin(async () => first.ready, 60_000);
+    await first.readyNow; // a first load: how long it takes is not what this case is about
     await first.stop();
     // The pass reads teams in batches of 20, in id order: a read of team 21's head is past team 1.
     let pastTeamOne: () => void = () => {};
@@ -89,5 +89,5 @@ describeSources('a change committed during a long full pass', (engine) => {
     } finally {
       await sync.stop();
     }
-  }, 120_000);
+  }, 180_000);
 });

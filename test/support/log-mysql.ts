@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import type { ChangeStream, LoggedTransaction } from '../../shared/sync/log/change-source.ts';
 import { createSourceDatabase, type SourceDatabase, type SourceDatabaseOptions } from './source-databases.ts';
@@ -19,30 +18,13 @@ export interface LogDatabase {
 }
 
 export async function createLogDatabase(options: SourceDatabaseOptions = {}): Promise<LogDatabase> {
+  // createSourceDatabase makes the sync's user (db.syncUrl) with exactly these privileges, and drops it.
   const db = await createSourceDatabase('mysql', options);
-  const syncUser = `${db.database}_sync`.slice(0, 32);
-  const password = randomBytes(16).toString('hex');
-  await db.adminQuery(`CREATE USER '${syncUser}'@'%' IDENTIFIED BY '${password}'`);
-  await db.adminQuery(`GRANT SELECT ON \`${db.database}\`.* TO '${syncUser}'@'%'`);
-  await db.adminQuery(`GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '${syncUser}'@'%'`);
-  const url = new URL(db.url);
-  url.username = syncUser;
-  url.password = password;
   return {
     db,
-    syncUrl: url.href,
-    syncUser,
-    drop: async () => {
-      // A session the test left (a stream it did not close) would keep the user: end it first.
-      for (const { ID } of await db.adminQuery<{ ID: number }>(
-        'SELECT ID FROM information_schema.PROCESSLIST WHERE USER = $1',
-        [syncUser],
-      )) {
-        await db.adminQuery(`KILL ${Number(ID)}`).catch(() => {});
-      }
-      await db.adminQuery(`DROP USER IF EXISTS '${syncUser}'@'%'`);
-      await db.drop();
-    },
+    syncUrl: db.syncUrl,
+    syncUser: decodeURIComponent(new URL(db.syncUrl).username),
+    drop: () => db.drop(),
   };
 }
 

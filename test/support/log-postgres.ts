@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Socket } from 'node:net';
-import pg from 'pg';
 import type { ChangeStream, LoggedChange, LoggedTransaction } from '../../shared/sync/log/change-source.ts';
 import type { SourceDatabase } from './source-databases.ts';
 
@@ -9,35 +7,14 @@ import type { SourceDatabase } from './source-databases.ts';
  * app's, a reader of a stream that keeps what it read, and a TCP proxy that can go silent or cut.
  */
 
-/** A role with only what the sync needs: REPLICATION, and SELECT on the schema's tables (now and later ones). */
+/**
+ * A role with only what the sync needs: REPLICATION, and SELECT on the schema's tables (now and later
+ * ones). createSourceDatabase makes it (db.syncUrl) and drops it with the database.
+ */
 export async function createSyncRole(
   db: SourceDatabase,
 ): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `${db.database}_sync`;
-  const password = randomBytes(16).toString('hex');
-  await db.adminQuery(`CREATE ROLE "${name}" LOGIN PASSWORD '${password}' REPLICATION NOSUPERUSER NOCREATEDB`);
-  await db.adminQuery(`GRANT CONNECT ON DATABASE "${db.database}" TO "${name}"`);
-  await db.adminQuery(`GRANT USAGE ON SCHEMA public TO "${name}"`);
-  await db.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO "${name}"`);
-  await db.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO "${name}"`);
-  const url = new URL(db.url);
-  url.username = name;
-  url.password = password;
-  return {
-    name,
-    url: url.href,
-    // After db.drop(), which ends the role's sessions and takes its privileges with the database.
-    drop: async () => {
-      const admin = new pg.Client({ connectionString: new URL('/postgres', db.adminUrl).href });
-      await admin.connect();
-      try {
-        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
-        await admin.query(`DROP ROLE IF EXISTS "${name}"`);
-      } finally {
-        await admin.end();
-      }
-    },
-  };
+  return { name: decodeURIComponent(new URL(db.syncUrl).username), url: db.syncUrl, drop: async () => {} };
 }
 
 export interface LogReader {

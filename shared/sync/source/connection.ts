@@ -34,17 +34,20 @@ export interface SourceConnection {
 
 export const STREAM_BATCH = 500;
 
-/** Connects, and sets the session up as the sync reads it (UTC, exact numbers). */
-export async function connectSource(source: SourceUrl): Promise<SourceConnection> {
+/**
+ * Connects, and sets the session up as the sync reads it (UTC, exact numbers). `silenceMs`: how long
+ * the source may stay silent, SOURCE_SILENCE_MS unless a test gives a shorter one.
+ */
+export async function connectSource(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const engine = source.engine === 'postgres' ? await import('./postgres.ts') : await import('./mysql.ts');
-  return engine.connect(source);
+  return engine.connect(source, silenceMs);
 }
 
-/** A call that has waited past SOURCE_SILENCE_MS is abandoned: its connection is then not trusted again. */
-export async function withinSilence<T>(call: Promise<T>): Promise<T> {
+/** A call that has waited past the silence limit is abandoned: its connection is then not trusted again. */
+export async function withinSilence<T>(call: Promise<T>, silenceMs = SOURCE_SILENCE_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+    timer = setTimeout(() => reject(new SourceSilent(silenceMs)), silenceMs).unref();
   });
   try {
     return await Promise.race([call, silence]);
@@ -53,10 +56,10 @@ export async function withinSilence<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-/** The source sent nothing for SOURCE_SILENCE_MS. */
+/** The source sent nothing for the silence limit (SOURCE_SILENCE_MS unless told another). */
 export class SourceSilent extends Error {
-  constructor() {
-    super(`no response for ${SOURCE_SILENCE_MS / 1000} s`);
+  constructor(silenceMs = SOURCE_SILENCE_MS) {
+    super(`no response for ${silenceMs / 1000} s`);
     this.name = 'SourceSilent';
   }
 }

@@ -12,10 +12,10 @@ import { sourceFault } from './faults.ts';
 import type { SourceUrl } from './url.ts';
 
 /** A MySQL/MariaDB session as the sync reads it: UTC, exact numbers, times as text. */
-export async function connect(source: SourceUrl): Promise<SourceConnection> {
+export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const connection = mysql.createConnection({
     uri: source.url.replace(/^mariadb:/, 'mysql:'),
-    connectTimeout: SOURCE_SILENCE_MS,
+    connectTimeout: silenceMs,
     // Exact: BIGINT and DECIMAL as strings; times as the text the column holds (TIMESTAMP in UTC).
     supportBigNumbers: true,
     bigNumberStrings: true,
@@ -35,9 +35,9 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
   const promise = connection.promise();
   /** A query the source must answer within the silence limit, counted from when it is asked. */
   const ask = async (sql: string, params: unknown[] = []) => {
-    if (broken) throw new SourceSilent();
+    if (broken) throw new SourceSilent(silenceMs);
     try {
-      const [rows] = await withinSilence(promise.query({ sql, timeout: SOURCE_SILENCE_MS }, params));
+      const [rows] = await withinSilence(promise.query({ sql, timeout: silenceMs }, params), silenceMs);
       return rows;
     } catch (error) {
       breaks(error);
@@ -46,7 +46,7 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
   };
   /** Ends the connection; a broken one is cut (its socket destroyed: a QUIT would wait behind the call). */
   const close = async () => {
-    if (!broken) await withinSilence(promise.end()).catch(() => {});
+    if (!broken) await withinSilence(promise.end(), silenceMs).catch(() => {});
     connection.destroy();
     (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
   };
@@ -65,7 +65,7 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
       return (Array.isArray(rows) ? rows : []) as T[];
     },
     stream(sql, params, onRow) {
-      if (broken) return Promise.reject(new SourceSilent());
+      if (broken) return Promise.reject(new SourceSilent(silenceMs));
       return new Promise<void>((resolve, reject) => {
         let settled = false;
         let silence: NodeJS.Timeout | undefined;
@@ -91,7 +91,7 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
         // Silence is the time spent waiting for the source, not for the reader of a row.
         const awaitSource = () => {
           clearTimeout(silence);
-          silence = setTimeout(() => settle(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+          silence = setTimeout(() => settle(new SourceSilent(silenceMs)), silenceMs).unref();
         };
         awaitSource();
         const result = connection.query(sql, params).stream({ highWaterMark: STREAM_BATCH });

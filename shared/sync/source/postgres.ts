@@ -25,10 +25,10 @@ const postgresTypes = {
 };
 
 /** A PostgreSQL session as the sync reads it: UTC, exact numbers, times as text. */
-export async function connect(source: SourceUrl): Promise<SourceConnection> {
+export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const client = new pg.Client({
     connectionString: source.url,
-    connectionTimeoutMillis: SOURCE_SILENCE_MS,
+    connectionTimeoutMillis: silenceMs,
     types: postgresTypes as never,
     application_name: 'team-resources-sync',
   });
@@ -44,8 +44,8 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
   // Each statement is bounded here, not by the client's query_timeout: node-postgres starts that for
   // a cursor too and never stops it (pg-cursor does not call back), failing every read over 10 s.
   const ask = async (sql: string, params: unknown[] = []) => {
-    if (broken) throw new SourceSilent();
-    return withinSilence(client.query(toPostgresParameters(sql), params)).catch((error) => {
+    if (broken) throw new SourceSilent(silenceMs);
+    return withinSilence(client.query(toPostgresParameters(sql), params), silenceMs).catch((error) => {
       breaks(error);
       throw error;
     });
@@ -54,18 +54,18 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
     await client.connect();
     await ask("SET TIME ZONE 'UTC'");
   } catch (error) {
-    await withinSilence(client.end()).catch(() => {});
+    await withinSilence(client.end(), silenceMs).catch(() => {});
     throw error;
   }
   return {
     engine: 'postgres',
     query: async <T extends Row>(sql: string, params: unknown[] = []) => (await ask(sql, params)).rows as T[],
     async stream(sql, params, onRow) {
-      if (broken) throw new SourceSilent();
+      if (broken) throw new SourceSilent(silenceMs);
       const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
       try {
         for (;;) {
-          const rows = await withinSilence(cursor.read(STREAM_BATCH)).catch((error) => {
+          const rows = await withinSilence(cursor.read(STREAM_BATCH), silenceMs).catch((error) => {
             breaks(error);
             throw error;
           });
@@ -74,7 +74,7 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
         }
       } finally {
         // pg-cursor's close waits for a ReadyForQuery: on a broken connection it would wait for ever.
-        if (!broken) await withinSilence(cursor.close()).catch(breaks);
+        if (!broken) await withinSilence(cursor.close(), silenceMs).catch(breaks);
       }
     },
     async attempt(work) {
@@ -97,6 +97,6 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
       }
     },
     // With a call still under way, node-postgres's end() destroys the socket rather than wait.
-    close: () => withinSilence(client.end()).catch(() => {}),
+    close: () => withinSilence(client.end(), silenceMs).catch(() => {}),
   };
 }
