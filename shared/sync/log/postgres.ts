@@ -312,6 +312,20 @@ function lazyConnection(url: string) {
     if (current === connection) current = undefined;
     connection?.socket.destroy();
   };
+  const connect = () => {
+    const socket = new Socket();
+    const client = new pg.Client({
+      connectionString: url,
+      application_name: 'team-resources-sync',
+      stream: () => socket,
+    });
+    const connection = { client, socket, ready: client.connect() };
+    // Lost between calls (a network cut, a server restart): the next call connects again.
+    client.on('error', () => drop(connection));
+    client.on('end', () => drop(connection));
+    current = connection;
+    return connection;
+  };
   const bounded = <T>(work: Promise<T>) => {
     let timer: NodeJS.Timeout | undefined;
     const silence = new Promise<never>((_, reject) => {
@@ -321,26 +335,18 @@ function lazyConnection(url: string) {
   };
   return {
     async query<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-      if (!current) {
-        const socket = new Socket();
-        const client = new pg.Client({
-          connectionString: url,
-          application_name: 'team-resources-sync',
-          stream: () => socket,
-        });
-        const connection = { client, socket, ready: client.connect() };
-        // Lost between calls (a network cut, a server restart): the next call connects again.
-        client.on('error', () => drop(connection));
-        client.on('end', () => drop(connection));
-        current = connection;
-      }
-      const connection = current;
-      try {
-        await bounded(connection.ready);
-        return (await bounded(connection.client.query(toPostgresParameters(text), params))).rows as T[];
-      } catch (error) {
-        if (sourceFault(error) === 'unreachable') drop(connection);
-        throw error;
+      for (let attempt = 1; ; attempt++) {
+        const reused = current !== undefined;
+        const connection = current ?? connect();
+        try {
+          await bounded(connection.ready);
+          return (await bounded(connection.client.query(toPostgresParameters(text), params))).rows as T[];
+        } catch (error) {
+          if (sourceFault(error) !== 'unreachable') throw error;
+          drop(connection);
+          // A connection lost while idle may say so only at its next use: one more try, on a new one.
+          if (!reused || attempt > 1) throw error;
+        }
       }
     },
     async close() {
