@@ -1,6 +1,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import nag from 'cdk-nag';
-import { propsFromContext, TeamResourcesStack } from './stack.ts';
+import { propsFromContext } from './context.ts';
+import { TeamResourcesStack } from './stack.ts';
 
 /**
  * The CDK app (cdk.json runs `node infra/app.ts`). Environment-agnostic: `cdk synth` needs no

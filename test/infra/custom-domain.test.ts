@@ -7,7 +7,7 @@ import { listHandler } from '../../shared/api/http/handlers.ts';
 import { TeamReader } from '../../shared/api/team-reader.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { projects, team, token, user } from '../support/snapshots.ts';
-import { propsFromContext } from '../../infra/stack.ts';
+import { propsFromContext } from '../../infra/context.ts';
 import { resourcesOf, synthStack } from './support.ts';
 
 /**

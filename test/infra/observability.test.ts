@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ACCESS_LINE_METRICS, OUTCOMES } from '../../shared/api/http/middleware/access-log.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { ROUTES, SERVED_ROUTES } from '../../shared/api/routes.ts';
-import { propsFromContext } from '../../infra/stack.ts';
-import { SYNC_METRICS } from '../../shared/sync/sync.ts';
+import { propsFromContext } from '../../infra/context.ts';
+import { SYNC_METRICS } from '../../shared/sync/metrics.ts';
 import { resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
 
 /**

@@ -7,7 +7,9 @@ import {
   FUNCTION_MEMORY_MB,
   FUNCTION_TIMEOUT_MS,
 } from '../../shared/api/function-settings.ts';
-import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
+import { propsFromContext } from '../../infra/context.ts';
+import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
+import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/api/routes.ts';

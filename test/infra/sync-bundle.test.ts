@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext } from '../../infra/stack.ts';
+import { propsFromContext } from '../../infra/context.ts';
 import { SYNC_MARGIN_MS } from '../../shared/sync/deployed-settings.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE } from '../support/import-process.ts';

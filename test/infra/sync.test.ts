@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { ContextAttribute } from 'aws-cdk-lib/aws-scheduler';
 import nag from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext, SYNC_CONTEXT_KEYS, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
+import { propsFromContext, SYNC_CONTEXT_KEYS } from '../../infra/context.ts';
+import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { SERVED_ROUTES } from '../../shared/api/routes.ts';
@@ -12,7 +13,7 @@ import {
   SYNC_RESERVED_CONCURRENCY,
   SYNC_TIMEOUT_MS,
 } from '../../shared/sync/deployed-settings.ts';
-import { SYNC_METRICS } from '../../shared/sync/sync.ts';
+import { SYNC_METRICS } from '../../shared/sync/metrics.ts';
 import { logicalId, resourcesOf, SYNC_CONTEXT, type Synthesized, synthStack } from './support.ts';
 
 /**

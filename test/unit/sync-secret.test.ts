@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readDeployedConfig } from '../../shared/sync/deployed.ts';
 import { SecretError, sourceUrlFromSecret } from '../../shared/sync/secret.ts';
-import { parseSourceUrl } from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 
 /**
  * The deployed sync's source: a Secrets Manager secret in the JSON shape RDS uses

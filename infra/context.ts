@@ -1,0 +1,105 @@
+import { Duration } from 'aws-cdk-lib';
+import { CorsHttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { Node } from 'constructs';
+import { ROUTE_METHODS } from '../shared/api/routes.ts';
+import { DEFAULT_THROTTLE } from './http-api.ts';
+import type { TeamResourcesStackProps } from './stack.ts';
+import type { SyncProps } from './sync.ts';
+
+/**
+ * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
+ * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
+ * certificateArn (and domainBasePath, the API mapping's path), corsOrigins (comma-separated),
+ * alarmTopicArn, tracing=true and samLocal=true; the sync's four (syncContext), with its two
+ * optional ones.
+ */
+export function propsFromContext(node: Node): TeamResourcesStackProps {
+  const text = (key: string): string | undefined => {
+    const value = node.tryGetContext(key) as unknown;
+    return value === undefined || value === null || value === '' ? undefined : String(value).trim();
+  };
+  // Not a number gives NaN, which the stack refuses with the other bad throttles.
+  const number = (key: string, fallback: number): number => Number(text(key) ?? fallback);
+  const domainName = text('domainName');
+  const certificateArn = text('certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined))
+    throw new Error('context values domainName and certificateArn go together');
+  // The API mapping's path, without surrounding slashes: one or more segments of characters a URL
+  // path carries unescaped, as API Gateway's mappings may have several levels ("Map API stages to
+  // a custom domain name for HTTP APIs",
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-mappings.html).
+  const basePathGiven = text('domainBasePath');
+  const basePath = basePathGiven?.replace(/^\/+|\/+$/g, '');
+  if (basePathGiven !== undefined && domainName === undefined)
+    throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+  if (basePath !== undefined && !/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
+    throw new Error(
+      'context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", ' +
+        `such as v1, not "${basePathGiven}"`,
+    );
+  }
+  const corsOrigins =
+    text('corsOrigins')
+      ?.split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean) ?? [];
+  return {
+    existingTableName: text('tableName'),
+    publicBaseUrl: text('publicBaseUrl'),
+    logLevel: text('logLevel'),
+    throttle: {
+      rateLimit: number('throttleRateLimit', DEFAULT_THROTTLE.rateLimit),
+      burstLimit: number('throttleBurstLimit', DEFAULT_THROTTLE.burstLimit),
+    },
+    customDomain: domainName && certificateArn ? { domainName, certificateArn, basePath } : undefined,
+    // GET and HEAD with the token and If-None-Match; scripts may read the headers they act on;
+    // preflights cached for 2 hours (Chromium's cap).
+    cors:
+      corsOrigins.length === 0
+        ? undefined
+        : {
+            allowOrigins: corsOrigins,
+            allowMethods: ROUTE_METHODS.map((method) => CorsHttpMethod[method]),
+            allowHeaders: ['authorization', 'accept', 'if-none-match'],
+            exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
+            maxAge: Duration.hours(2),
+          },
+    alarmTopicArn: text('alarmTopicArn'),
+    tracing: text('tracing') === 'true',
+    samLocal: text('samLocal') === 'true',
+    sync: syncContext(text),
+  };
+}
+
+/** The context keys that deploy the sync: all four, or none (docs/deploy.md). */
+export const SYNC_CONTEXT_KEYS = ['syncSourceSecretArn', 'syncVpcId', 'syncSubnetIds', 'syncSecurityGroupIds'] as const;
+
+/** The sync's settings from context values, when all four keys are given; some of them only is an error naming the rest. */
+function syncContext(text: (key: string) => string | undefined): SyncProps | undefined {
+  const given = SYNC_CONTEXT_KEYS.filter((key) => text(key) !== undefined);
+  const optional = ['syncSecretKeyArn', 'syncTimezone'].filter((key) => text(key) !== undefined);
+  if (given.length === 0) {
+    if (optional.length > 0) throw new Error(`context value ${optional.join(' and ')} needs the sync's four keys`);
+    return undefined;
+  }
+  const missing = SYNC_CONTEXT_KEYS.filter((key) => text(key) === undefined);
+  if (missing.length > 0) {
+    throw new Error(
+      `the sync needs all four context values ${SYNC_CONTEXT_KEYS.join(', ')}: ${missing.join(', ')} ` +
+        `${missing.length === 1 ? 'is' : 'are'} missing (or give none of them for no sync)`,
+    );
+  }
+  const list = (key: string) =>
+    text(key)!
+      .split(',')
+      .map((id) => id.trim())
+      .filter(Boolean);
+  return {
+    sourceSecretArn: text('syncSourceSecretArn')!,
+    vpcId: text('syncVpcId')!,
+    subnetIds: list('syncSubnetIds'),
+    securityGroupIds: list('syncSecurityGroupIds'),
+    secretKeyArn: text('syncSecretKeyArn'),
+    timezone: text('syncTimezone'),
+  };
+}

@@ -1,0 +1,99 @@
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  type AlarmProps,
+  ComparisonOperator,
+  GraphWidget,
+  type IMetric,
+  Metric,
+  Stats,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { METRICS_NAMESPACE } from '../shared/metrics.ts';
+import type { SYNC_METRICS } from '../shared/sync/metrics.ts';
+import type { TableSync } from './sync.ts';
+
+/** A metric the sync writes in its log lines (shared/sync/metrics.ts, SYNC_METRICS): no dimension. */
+export function syncMetric(
+  name: (typeof SYNC_METRICS)[number]['Name'],
+  statistic: string,
+  period = Duration.minutes(1),
+) {
+  return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, statistic, period, label: name });
+}
+
+/**
+ * The sync's alarms, each saying where to look: behind the source for minutes, a source that keeps
+ * failing, no sync at all, and a function that failed.
+ */
+export function syncAlarms(sync: TableSync): Alarm[] {
+  const alarm = (id: string, props: AlarmProps) => new Alarm(sync, id, props);
+  return [
+    alarm('LagAlarm', {
+      metric: syncMetric('SyncLag', Stats.MAXIMUM),
+      threshold: 60,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'The sync stayed more than a minute behind the source for 3 minutes: see the sync log group ' +
+        '(DynamoDB retries, a long full pass, an import holding the lock) and changes applied on the dashboard.',
+    }),
+    alarm('SourceErrorsAlarm', {
+      metric: syncMetric('SyncSourceErrors', Stats.SUM),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'The sync could not use the source in 3 of 5 minutes: see the ERROR lines of the sync log group ' +
+        '(credentials refused, source not answering, not prepared, secret unreadable).',
+    }),
+    // Every line the sync writes carries SyncSourceErrors (0 or 1): none at all is no sync.
+    alarm('NotRunningAlarm', {
+      metric: syncMetric('SyncSourceErrors', Stats.SAMPLE_COUNT, Duration.minutes(5)),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      treatMissingData: TreatMissingData.BREACHING,
+      alarmDescription:
+        'No sync metric for 10 minutes, so the sync is not running: see the sync log group (a sync run elsewhere ' +
+        'holds the lease, the function fails to start or reach DynamoDB) and whether the schedule is enabled.',
+    }),
+    alarm('ErrorsAlarm', {
+      metric: sync.function.metricErrors({ period: Duration.minutes(5) }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'The sync function failed (a crash, a timeout, DynamoDB unreachable), which the next minute retries: ' +
+        'see the ERROR lines of the sync log group.',
+    }),
+  ];
+}
+
+/** The dashboard's row for the sync: how far behind, what it applied and wrote, what it refused, and its function. */
+export function syncWidgets(sync: TableSync): GraphWidget[] {
+  const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left });
+  return [
+    graph('Sync lag (s, maximum a minute)', [syncMetric('SyncLag', Stats.MAXIMUM)]),
+    graph('Sync changes applied and items written (a minute)', [
+      syncMetric('SyncChangesApplied', Stats.SUM),
+      syncMetric('SyncItemsWritten', Stats.SUM),
+    ]),
+    graph('Sync rows refused and source errors (a minute)', [
+      syncMetric('SyncRowsRefused', Stats.SUM),
+      syncMetric('SyncSourceErrors', Stats.SUM),
+    ]),
+    graph('Sync function: errors, throttles, concurrent executions', [
+      sync.function.metricErrors(),
+      sync.function.metricThrottles(),
+      sync.function.metric('ConcurrentExecutions', { statistic: Stats.MAXIMUM }),
+    ]),
+  ];
+}
