@@ -5,6 +5,28 @@ import { ROUTE_METHODS } from '../shared/api/routes.ts';
 import { DEFAULT_THROTTLE } from './http-api.ts';
 import type { TeamResourcesStackProps } from './stack.ts';
 import type { SyncProps } from './sync.ts';
+import { UsageError } from './usage-error.ts';
+
+// What each value must look like, so a wrong one fails the synth naming its key, rather than the
+// deploy (or, for an ARN, CDK's own parse with a stack trace).
+const DOMAIN_NAME = /^(\*\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
+const ORIGIN = /^(\*|https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?)$/;
+/** CloudFormation's rule for a stack name. */
+const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
+
+/** The stack's name: context value stackName, or TeamResourcesApi. */
+export function stackNameFromContext(node: Node): string {
+  const given = node.tryGetContext('stackName') as unknown;
+  if (given === undefined || given === null || given === '') return 'TeamResourcesApi';
+  const name = String(given).trim();
+  if (!STACK_NAME.test(name))
+    throw new UsageError(
+      `context value stackName must be a CloudFormation stack name (a letter, then letters, digits and "-"), not "${name}"`,
+    );
+  return name;
+}
 
 /**
  * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
@@ -18,12 +40,17 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
     const value = node.tryGetContext(key) as unknown;
     return value === undefined || value === null || value === '' ? undefined : String(value).trim();
   };
-  // Not a number gives NaN, which the stack refuses with the other bad throttles.
-  const number = (key: string, fallback: number): number => Number(text(key) ?? fallback);
+  // A number, which the stack then checks with the throttle given as props.
+  const number = (key: string, fallback: number): number => {
+    const value = text(key);
+    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value))
+      throw new UsageError(`context value ${key} must be a number, not "${value}"`);
+    return Number(value ?? fallback);
+  };
   const domainName = text('domainName');
   const certificateArn = text('certificateArn');
   if ((domainName === undefined) !== (certificateArn === undefined))
-    throw new Error('context values domainName and certificateArn go together');
+    throw new UsageError('context values domainName and certificateArn go together');
   // The API mapping's path, without surrounding slashes: one or more segments of characters a URL
   // path carries unescaped, as API Gateway's mappings may have several levels ("Map API stages to
   // a custom domain name for HTTP APIs",
@@ -31,18 +58,36 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
   const basePathGiven = text('domainBasePath');
   const basePath = basePathGiven?.replace(/^\/+|\/+$/g, '');
   if (basePathGiven !== undefined && domainName === undefined)
-    throw new Error('context value domainBasePath needs domainName (and certificateArn)');
+    throw new UsageError('context value domainBasePath needs domainName (and certificateArn)');
   if (basePath !== undefined && !/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
-    throw new Error(
+    throw new UsageError(
       'context value domainBasePath must be path segments of letters, digits, ".", "_", "~" and "-", ' +
         `such as v1, not "${basePathGiven}"`,
     );
   }
+  if (domainName !== undefined && !DOMAIN_NAME.test(domainName))
+    throw new UsageError(`context value domainName must be a domain name such as api.example.com, not "${domainName}"`);
+  if (certificateArn !== undefined && !CERTIFICATE_ARN.test(certificateArn))
+    throw new UsageError(`context value certificateArn is not an ACM certificate ARN: "${certificateArn}"`);
   const corsOrigins =
     text('corsOrigins')
       ?.split(',')
       .map((origin) => origin.trim())
       .filter(Boolean) ?? [];
+  const notOrigin = corsOrigins.find((origin) => !ORIGIN.test(origin));
+  if (notOrigin !== undefined)
+    throw new UsageError(
+      `context value corsOrigins must be origins such as https://app.example.com, comma-separated, not "${notOrigin}"`,
+    );
+  const alarmTopicArn = text('alarmTopicArn');
+  if (alarmTopicArn !== undefined && !TOPIC_ARN.test(alarmTopicArn))
+    throw new UsageError(`context value alarmTopicArn is not an SNS topic ARN: "${alarmTopicArn}"`);
+  const flag = (key: string): boolean => {
+    const value = text(key);
+    if (value !== undefined && value !== 'true' && value !== 'false')
+      throw new UsageError(`context value ${key} must be true or false, not "${value}"`);
+    return value === 'true';
+  };
   return {
     existingTableName: text('tableName'),
     publicBaseUrl: text('publicBaseUrl'),
@@ -64,9 +109,9 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
             exposeHeaders: ['etag', 'retry-after', 'www-authenticate'],
             maxAge: Duration.hours(2),
           },
-    alarmTopicArn: text('alarmTopicArn'),
-    tracing: text('tracing') === 'true',
-    samLocal: text('samLocal') === 'true',
+    alarmTopicArn,
+    tracing: flag('tracing'),
+    samLocal: flag('samLocal'),
     sync: syncContext(text),
   };
 }
@@ -79,12 +124,12 @@ function syncContext(text: (key: string) => string | undefined): SyncProps | und
   const given = SYNC_CONTEXT_KEYS.filter((key) => text(key) !== undefined);
   const optional = ['syncSecretKeyArn', 'syncTimezone'].filter((key) => text(key) !== undefined);
   if (given.length === 0) {
-    if (optional.length > 0) throw new Error(`context value ${optional.join(' and ')} needs the sync's four keys`);
+    if (optional.length > 0) throw new UsageError(`context value ${optional.join(' and ')} needs the sync's four keys`);
     return undefined;
   }
   const missing = SYNC_CONTEXT_KEYS.filter((key) => text(key) === undefined);
   if (missing.length > 0) {
-    throw new Error(
+    throw new UsageError(
       `the sync needs all four context values ${SYNC_CONTEXT_KEYS.join(', ')}: ${missing.join(', ')} ` +
         `${missing.length === 1 ? 'is' : 'are'} missing (or give none of them for no sync)`,
     );

@@ -3,6 +3,7 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpStage, LogGroupLogDestination, type CorsPreflightOptions } from 'aws-cdk-lib/aws-apigatewayv2';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type CustomDomainProps, customDomainName } from './custom-domain.ts';
+import { UsageError } from './usage-error.ts';
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
 
@@ -39,9 +40,9 @@ export interface HttpApiProps {
 export function httpApi(stack: Stack, props: HttpApiProps) {
   const { rateLimit, burstLimit } = props.throttle ?? DEFAULT_THROTTLE;
   if (!(Number.isFinite(rateLimit) && rateLimit > 0))
-    throw new Error(`throttle rate limit must be a positive number, not ${rateLimit}`);
+    throw new UsageError(`throttle rate limit must be a positive number, not ${rateLimit}`);
   if (!(Number.isInteger(burstLimit) && burstLimit >= 1))
-    throw new Error(`throttle burst limit must be a positive integer, not ${burstLimit}`);
+    throw new UsageError(`throttle burst limit must be a positive integer, not ${burstLimit}`);
 
   const accessLogs = new LogGroup(stack, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
   const api = new HttpApi(stack, 'HttpApi', {

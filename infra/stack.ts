@@ -18,6 +18,7 @@ import { routeFunctions } from './route-functions.ts';
 import { type SyncProps, TableSync } from './sync.ts';
 import { syncAlarms, syncWidgets } from './sync-metrics.ts';
 import { serviceTable } from './table.ts';
+import { asUsage } from './usage-error.ts';
 
 export interface TeamResourcesStackProps extends StackProps {
   /** Serve this existing table (string `pk`/`sk`) instead of creating one. */
@@ -75,8 +76,10 @@ export class TeamResourcesStack extends Stack {
     const domain = props.customDomain;
     const publicBaseUrl = props.publicBaseUrl ?? (domain && domainBaseUrl(domain));
     // The functions' own rules, so a bad value fails the synth instead of every cold start.
-    if (publicBaseUrl !== undefined) readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: publicBaseUrl });
-    const logLevel = props.logLevel === undefined ? undefined : readLogLevel({ LOG_LEVEL: props.logLevel.trim() });
+    if (publicBaseUrl !== undefined)
+      asUsage(() => readApiConfig({ TABLE_NAME: 'check', PUBLIC_BASE_URL: publicBaseUrl }));
+    const logLevel =
+      props.logLevel === undefined ? undefined : asUsage(() => readLogLevel({ LOG_LEVEL: props.logLevel!.trim() }));
 
     this.table = serviceTable(this, props.existingTableName);
     const { api, stage, accessLogs } = httpApi(this, {

@@ -15,6 +15,7 @@ import {
 } from '../shared/sync/deployed-settings.ts';
 import { isTimeZone } from '../shared/sync/read/times.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
+import { UsageError } from './usage-error.ts';
 
 /**
  * What the sync writes and reads (docs/storage.md): items by key, batches, and the transactions
@@ -71,7 +72,7 @@ function checked(props: SyncProps): SyncProps {
     problems.push(`syncSecretKeyArn is not a KMS key ARN: "${props.secretKeyArn}"`);
   if (props.timezone !== undefined && !isTimeZone(props.timezone))
     problems.push(`syncTimezone must be a time zone such as UTC or Europe/Berlin, not "${props.timezone}"`);
-  if (problems.length > 0) throw new Error(problems.join('; '));
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
   return props;
 }
 

@@ -1,6 +1,7 @@
 import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { KEY_SCHEMA } from '../shared/table/keys.ts';
+import { UsageError } from './usage-error.ts';
 
 /**
  * The table the API serves: on-demand, point-in-time recovery, deletion protection, kept when the
@@ -19,5 +20,5 @@ export function serviceTable(stack: Stack, existingTableName?: string): ITable {
     });
   }
   if (/^[A-Za-z0-9_.-]{3,255}$/.test(existingTableName)) return Table.fromTableName(stack, 'Table', existingTableName);
-  throw new Error(`existing table name is not a DynamoDB table name: "${existingTableName}"`);
+  throw new UsageError(`existing table name is not a DynamoDB table name: "${existingTableName}"`);
 }
