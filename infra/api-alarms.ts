@@ -5,8 +5,9 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, type LogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { FunctionName } from '../shared/api/routes.ts';
-import { METRICS_NAMESPACE } from '../shared/metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../shared/metrics.ts';
 import { percentOfRequests, READS, throttledRequests, unauthenticated } from './api-metrics.ts';
+import { ACCESS_LOG_STACK_FIELD } from './http-api.ts';
 import { constructName } from './route-functions.ts';
 
 export interface ApiAlarmsProps {
@@ -89,11 +90,12 @@ export function apiAlarms(stack: Stack, { api, table, accessLogs, functions }: A
     metricNamespace: METRICS_NAMESPACE,
     metricName: 'ThrottledRequests',
     metricValue: '1',
-    dimensions: { ApiId: '$.apiId' },
+    // The stack's name is a literal of the access line (http-api.ts): a filter's dimension comes from the line.
+    dimensions: { [STACK_DIMENSION]: `$.${ACCESS_LOG_STACK_FIELD}`, ApiId: '$.apiId' },
   });
   alarm(
     'ApiThrottledRequestsAlarm',
-    throttledRequests(api),
+    throttledRequests(stack, api),
     10,
     1,
     1,
@@ -121,7 +123,7 @@ export function apiAlarms(stack: Stack, { api, table, accessLogs, functions }: A
   );
   alarm(
     'Api401RiseAlarm',
-    unauthenticated(),
+    unauthenticated(stack),
     100,
     3,
     3,

@@ -25,19 +25,19 @@ export function dashboard(stack: Stack, { api, table, functions: byRoute, more =
       routes.map((route) =>
         graph(
           `Requests by outcome: ${route}`,
-          OUTCOMES.map((outcome) => accessMetric('Requests', { route, outcome })),
+          OUTCOMES.map((outcome) => accessMetric(stack, 'Requests', { route, outcome })),
         ),
       ),
       ['p50', 'p90', 'p99'].map((p) =>
         graph(
           `Latency ${p} by route (ms)`,
-          routes.map((route) => accessMetric('Latency', { route }, p)),
+          routes.map((route) => accessMetric(stack, 'Latency', { route }, p)),
         ),
       ),
       [
         graph(
           'Cold starts by route',
-          routes.map((route) => accessMetric('ColdStart', { route })),
+          routes.map((route) => accessMetric(stack, 'ColdStart', { route })),
         ),
         new LogQueryWidget({
           title: 'Cold starts and init duration',
@@ -49,8 +49,8 @@ export function dashboard(stack: Stack, { api, table, functions: byRoute, more =
           ],
         }),
         graph('401 and 429 (% of requests)', [
-          percentOfRequests(api, 'unauthenticated', unauthenticated()),
-          percentOfRequests(api, 'throttled', throttledRequests(api)),
+          percentOfRequests(api, 'unauthenticated', unauthenticated(stack)),
+          percentOfRequests(api, 'throttled', throttledRequests(stack, api)),
         ]),
       ],
       [
@@ -85,7 +85,9 @@ export function dashboard(stack: Stack, { api, table, functions: byRoute, more =
         graph(
           'DynamoDB per request (average)',
           ROUTES.flatMap(({ name: route }) =>
-            ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) => accessMetric(name, { route }, Stats.AVERAGE)),
+            ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) =>
+              accessMetric(stack, name, { route }, Stats.AVERAGE),
+            ),
           ),
         ),
       ],

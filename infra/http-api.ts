@@ -7,7 +7,10 @@ import { UsageError } from './usage-error.ts';
 
 export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
 
-/** API Gateway's access line: only `$context` variables, so no header, query or token is ever logged. */
+/**
+ * API Gateway's access line: `$context` variables only (and the stack's name, below), so no header,
+ * query or token is ever logged.
+ */
 export const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   apiId: '$context.apiId',
@@ -26,6 +29,12 @@ export const ACCESS_LOG_FIELDS = {
   integrationError: '$context.integrationErrorMessage',
   error: '$context.error.message',
 } as const;
+
+/**
+ * The access line's one field that is not a `$context` variable: the stack's name, written into the
+ * format as a literal, for the 429 count's Stack dimension (api-alarms.ts).
+ */
+export const ACCESS_LOG_STACK_FIELD = 'stack';
 
 export interface HttpApiProps {
   throttle?: { rateLimit: number; burstLimit: number };
@@ -59,7 +68,9 @@ export function httpApi(stack: Stack, props: HttpApiProps) {
     throttle: { rateLimit, burstLimit },
     accessLogSettings: {
       destination: new LogGroupLogDestination(accessLogs),
-      format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      format: AccessLogFormat.custom(
+        JSON.stringify({ ...ACCESS_LOG_FIELDS, [ACCESS_LOG_STACK_FIELD]: stack.stackName }),
+      ),
     },
     domainMapping: domainName && { domainName, mappingKey: domain?.basePath },
   });

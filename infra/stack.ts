@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { readApiConfig } from '../shared/api/config.ts';
 import { readLogLevel } from '../shared/api/log.ts';
 import type { FunctionName } from '../shared/api/routes.ts';
+import { STACK_NAME_VARIABLE } from '../shared/metrics.ts';
 import { apiAlarms } from './api-alarms.ts';
 import { type CustomDomainProps, domainBaseUrl } from './custom-domain.ts';
 import { dashboard } from './dashboard.ts';
@@ -94,6 +95,8 @@ export class TeamResourcesStack extends Stack {
       table: this.table,
       tracing: props.tracing,
       environment: {
+        // The Stack dimension of the access line's metrics (shared/api/config.ts, readStackName).
+        [STACK_NAME_VARIABLE]: this.stackName,
         ...(publicBaseUrl === undefined ? {} : { PUBLIC_BASE_URL: publicBaseUrl }),
         ...(logLevel === undefined ? {} : { LOG_LEVEL: logLevel }),
         ...(props.samLocal ? { DYNAMODB_ENDPOINT: '' } : {}),

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   type AlarmProps,
@@ -9,17 +9,23 @@ import {
   Stats,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import { METRICS_NAMESPACE } from '../shared/metrics.ts';
-import type { SYNC_METRICS } from '../shared/sync/metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../shared/metrics.ts';
+import type { SyncMetricName } from '../shared/sync/metrics.ts';
 import type { TableSync } from './sync.ts';
 
-/** A metric the sync writes in its log lines (shared/sync/metrics.ts, SYNC_METRICS): no dimension. */
-export function syncMetric(
-  name: (typeof SYNC_METRICS)[number]['Name'],
-  statistic: string,
-  period = Duration.minutes(1),
-) {
-  return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, statistic, period, label: name });
+/**
+ * A metric the sync writes in its log lines (shared/sync/metrics.ts, SYNC_METRICS; shared/sync/deployed.ts
+ * publishes them with Powertools' Metrics): this stack's, by its Stack dimension.
+ */
+export function syncMetric(sync: TableSync, name: SyncMetricName, statistic: string, period = Duration.minutes(1)) {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { [STACK_DIMENSION]: Stack.of(sync).stackName },
+    statistic,
+    period,
+    label: name,
+  });
 }
 
 /**
@@ -30,7 +36,7 @@ export function syncAlarms(sync: TableSync): Alarm[] {
   const alarm = (id: string, props: AlarmProps) => new Alarm(sync, id, props);
   return [
     alarm('LagAlarm', {
-      metric: syncMetric('SyncLag', Stats.MAXIMUM),
+      metric: syncMetric(sync, 'SyncLag', Stats.MAXIMUM),
       threshold: 60,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
@@ -41,7 +47,7 @@ export function syncAlarms(sync: TableSync): Alarm[] {
         '(DynamoDB retries, a long full pass, an import holding the lock) and changes applied on the dashboard.',
     }),
     alarm('SourceErrorsAlarm', {
-      metric: syncMetric('SyncSourceErrors', Stats.SUM),
+      metric: syncMetric(sync, 'SyncSourceErrors', Stats.SUM),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 5,
@@ -53,7 +59,7 @@ export function syncAlarms(sync: TableSync): Alarm[] {
     }),
     // Every line the sync writes carries SyncSourceErrors (0 or 1): none at all is no sync.
     alarm('NotRunningAlarm', {
-      metric: syncMetric('SyncSourceErrors', Stats.SAMPLE_COUNT, Duration.minutes(5)),
+      metric: syncMetric(sync, 'SyncSourceErrors', Stats.SAMPLE_COUNT, Duration.minutes(5)),
       threshold: 1,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
       evaluationPeriods: 2,
@@ -81,14 +87,14 @@ export function syncAlarms(sync: TableSync): Alarm[] {
 export function syncWidgets(sync: TableSync): GraphWidget[] {
   const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left });
   return [
-    graph('Sync lag (s, maximum a minute)', [syncMetric('SyncLag', Stats.MAXIMUM)]),
+    graph('Sync lag (s, maximum a minute)', [syncMetric(sync, 'SyncLag', Stats.MAXIMUM)]),
     graph('Sync changes applied and items written (a minute)', [
-      syncMetric('SyncChangesApplied', Stats.SUM),
-      syncMetric('SyncItemsWritten', Stats.SUM),
+      syncMetric(sync, 'SyncChangesApplied', Stats.SUM),
+      syncMetric(sync, 'SyncItemsWritten', Stats.SUM),
     ]),
     graph('Sync rows refused and source errors (a minute)', [
-      syncMetric('SyncRowsRefused', Stats.SUM),
-      syncMetric('SyncSourceErrors', Stats.SUM),
+      syncMetric(sync, 'SyncRowsRefused', Stats.SUM),
+      syncMetric(sync, 'SyncSourceErrors', Stats.SUM),
     ]),
     graph('Sync function: errors, throttles, concurrent executions', [
       sync.function.metricErrors(),

@@ -14,6 +14,7 @@ import {
   SYNC_TIMEOUT_MS,
 } from '../shared/sync/deployed-settings.ts';
 import { isTimeZone } from '../shared/sync/read/times.ts';
+import { STACK_NAME_VARIABLE } from '../shared/metrics.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -198,6 +199,8 @@ export class TableSync extends Construct {
       securityGroups,
       environment: {
         TABLE_NAME: props.table.tableName,
+        // The Stack dimension of the sync's metrics (shared/sync/deployed.ts).
+        [STACK_NAME_VARIABLE]: stack.stackName,
         SOURCE_SECRET_ARN: sourceSecretArn,
         ...(timezone === undefined ? {} : { SOURCE_TIMEZONE: timezone }),
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: props.logLevel }),

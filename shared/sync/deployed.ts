@@ -1,13 +1,13 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { METRICS_NAMESPACE } from '../metrics.ts';
+import { readStackName } from '../api/config.ts';
 import { readLogLevel } from '../api/log.ts';
 import { createDynamoDbClient } from '../table/dynamodb-client.ts';
 import { LeaseHeld, readSyncLease } from '../write/lease.ts';
 import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
 import { takeSuccessorPlace } from './handover.ts';
 import { defaultMapping } from './mapping.ts';
-import { SYNC_METRICS, syncMetricLine } from './metrics.ts';
+import { syncMetricLine } from './metrics.ts';
 import { isTimeZone } from './read/times.ts';
 import { runSync, SyncRefused } from './run.ts';
 import { readSecret, SecretError, sourceUrlFromSecret } from './secret.ts';
@@ -43,6 +43,8 @@ export interface DeployedSyncConfig {
   sourceUrl?: string;
   timezone: string;
   logLevel: ReturnType<typeof readLogLevel>;
+  /** The stack's name, the Stack dimension of the metrics (STACK_NAME, set by the stack). */
+  stack?: string;
 }
 
 /** The function's environment, checked at start-up: a missing or bad value fails the cold start, naming it. */
@@ -62,6 +64,7 @@ export function readDeployedConfig(env: NodeJS.ProcessEnv = process.env): Deploy
     sourceUrl,
     timezone,
     logLevel: readLogLevel(env),
+    stack: readStackName(env),
   };
 }
 
@@ -144,7 +147,7 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
           timezone: config.timezone,
           table,
           say: (line) => log('INFO', line),
-          metric: (values) => write(syncMetricLine(values)),
+          metric: (values) => write(syncMetricLine(values, config.stack)),
         },
         {
           until,
@@ -166,7 +169,7 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
       }
       if (error instanceof SyncRefused || error instanceof SecretError || error instanceof SourceUrlError) {
         log('ERROR', error.message);
-        write(sourceErrorLine());
+        write(syncMetricLine({ SyncSourceErrors: 1 }, config.stack));
         return { outcome: 'refused', reason: error.message };
       }
       log('ERROR', `the sync failed: ${(error as Error).name}: ${(error as Error).message}`);
@@ -189,24 +192,3 @@ function scheduleFields(event: unknown): Record<string, string> {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * One embedded metric format document: the source failed this invocation. Only SyncSourceErrors:
- * how far behind the sync is, it cannot tell without the source.
- */
-export function sourceErrorLine(): string {
-  return JSON.stringify({
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: METRICS_NAMESPACE,
-          Dimensions: [[]],
-          Metrics: SYNC_METRICS.filter((metric) => metric.Name === 'SyncSourceErrors'),
-        },
-      ],
-    },
-    message: 'sync',
-    SyncSourceErrors: 1,
-  });
-}

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, SYNC_CONTEXT_KEYS } from '../../infra/context.ts';
 import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
-import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION, STACK_NAME_VARIABLE } from '../../shared/metrics.ts';
 import { SERVED_ROUTES } from '../../shared/api/routes.ts';
 import {
   SCHEDULER_INPUT,
@@ -79,10 +79,11 @@ describe('with the four context keys', () => {
       synced.template.resourceCountIs(type, 0);
   });
 
-  it('reads the table and the secret from its environment, and nothing else', () => {
+  it("reads the table, the secret and the stack's name (its metrics' Stack dimension) from its environment, and nothing else", () => {
     expect(syncFunction().Properties.Environment.Variables).toEqual({
       TABLE_NAME: { Ref: logicalId(synced.stack, synced.stack.table as never) },
       SOURCE_SECRET_ARN: SYNC_CONTEXT.syncSourceSecretArn,
+      [STACK_NAME_VARIABLE]: 'TeamResourcesApi',
     });
   });
 
@@ -279,6 +280,13 @@ describe("the sync's row and alarms", () => {
     expect(alarms(synced)).toHaveLength(4);
     synced.template.resourceCountIs('AWS::CloudWatch::Alarm', 6 + 2 * SERVED_ROUTES.length + 4);
     for (const alarm of alarms(synced)) expect(alarm.AlarmDescription).toMatch(/: see /);
+  });
+
+  it("watch this stack's sync only: each metric by its Stack dimension", () => {
+    const watched = alarms(synced).flatMap((a) => a.Metrics ?? []);
+    expect(watched.length).toBeGreaterThan(0);
+    for (const { MetricStat } of watched)
+      expect(MetricStat.Metric.Dimensions).toEqual([{ Name: STACK_DIMENSION, Value: 'TeamResourcesApi' }]);
   });
 
   it('page when the sync stays more than a minute behind for 3 minutes', () => {
