@@ -108,7 +108,7 @@ export class TeamResourcesStack extends Stack {
       this.sync = new TableSync(this, 'Sync', { ...props.sync, table: this.table, logLevel });
       this.alarms.push(...syncAlarms(this.sync));
     }
-    const board = dashboard(this, { ...observed, more: this.sync ? [syncWidgets(this.sync)] : [] });
+    const board = dashboard(this, { ...observed, more: this.sync ? syncWidgets(this.sync) : [] });
     if (props.alarmTopicArn !== undefined) {
       const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
       for (const alarm of this.alarms) {

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, SYNC_CONTEXT_KEYS } from '../../infra/context.ts';
 import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
+import { LOG_RETAINED_ALARM_BYTES } from '../../infra/sync-metrics.ts';
 import { METRICS_NAMESPACE, STACK_DIMENSION, STACK_NAME_VARIABLE } from '../../shared/metrics.ts';
 import { SERVED_ROUTES } from '../../shared/api/routes.ts';
 import {
@@ -275,10 +276,10 @@ describe("the sync's row and alarms", () => {
       (a) => a.Metrics?.[0]?.MetricStat?.Metric.MetricName === name && a.Metrics[0].MetricStat.Stat === stat,
     )!;
 
-  it('add four alarms, each saying where to look; the API keeps its own', () => {
+  it('add five alarms, each saying where to look; the API keeps its own', () => {
     expect(alarms(plain)).toEqual([]);
-    expect(alarms(synced)).toHaveLength(4);
-    synced.template.resourceCountIs('AWS::CloudWatch::Alarm', 6 + 2 * SERVED_ROUTES.length + 4);
+    expect(alarms(synced)).toHaveLength(5);
+    synced.template.resourceCountIs('AWS::CloudWatch::Alarm', 6 + 2 * SERVED_ROUTES.length + 5);
     for (const alarm of alarms(synced)) expect(alarm.AlarmDescription).toMatch(/: see /);
   });
 
@@ -311,6 +312,22 @@ describe("the sync's row and alarms", () => {
     });
   });
 
+  it('page when the source holds back 5 GiB of log or more for the sync for 15 minutes, naming the caps a DBA sets', () => {
+    const alarm = byMetric('SyncLogRetainedBytes', 'Maximum');
+    expect(alarm).toMatchObject({
+      Metrics: [{ MetricStat: { Metric: { Namespace: METRICS_NAMESPACE }, Period: 300 } }],
+      Threshold: 5 * 1024 ** 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(LOG_RETAINED_ALARM_BYTES).toBe(alarm.Threshold);
+    expect(alarm.AlarmDescription).toContain('max_slot_wal_keep_size');
+    expect(alarm.AlarmDescription).toContain('binlog retention');
+    expect(alarm.AlarmDescription.length).toBeLessThanOrEqual(1024); // CloudWatch's limit
+  });
+
   it('page when no sync metric arrives at all: missing data is breaching', () => {
     expect(byMetric('SyncSourceErrors', 'SampleCount')).toMatchObject({
       Metrics: [{ MetricStat: { Period: 300 } }],
@@ -336,7 +353,7 @@ describe("the sync's row and alarms", () => {
     }
   });
 
-  it("put the sync's lag, changes applied, items written, rows refused and source errors on the dashboard", () => {
+  it("put the sync's lag, log held back, changes applied, items written, rows refused and source errors on the dashboard", () => {
     const body = Object.values(resourcesOf(synced.template, 'AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
     const json = JSON.parse(
       (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'TOKEN')).join(''),
@@ -344,6 +361,7 @@ describe("the sync's row and alarms", () => {
     const titles = (json.widgets as { properties: { title: string } }[]).map((w) => w.properties.title);
     expect(titles.filter((t) => t.startsWith('Sync'))).toEqual([
       'Sync lag (s, maximum a minute)',
+      'Sync log held back in the source (bytes, maximum a minute)',
       'Sync changes applied and items written (a minute)',
       'Sync rows refused and source errors (a minute)',
       'Sync function: errors, throttles, concurrent executions',
