@@ -9,6 +9,7 @@ import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE } from '../support/import-process.ts';
 import { startCommand } from '../support/processes.ts';
 import { emfProblems } from '../support/emf.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../shared/metrics.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
 import { servedWithin, setUp } from '../support/sync.ts';
@@ -72,6 +73,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
         TABLE_NAME: table.tableName,
         DYNAMODB_ENDPOINT: table.endpoint,
         SOURCE_DATABASE_URL: db.url,
+        STACK_NAME: 'TeamResourcesApi',
       },
     });
     process.env.LOG_LEVEL = 'SILENT';
@@ -94,6 +96,20 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
     const metrics = lines.filter((line) => line.includes('"_aws"'));
     expect(metrics.length).toBeGreaterThan(0);
     for (const line of metrics) expect(emfProblems(line)).toEqual([]);
+    // Powertools' Metrics, bundled: the stack's namespace, by the Stack dimension alone.
+    for (const line of metrics)
+      expect(JSON.parse(line)).toMatchObject({
+        _aws: { CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: [[STACK_DIMENSION]] }] },
+        [STACK_DIMENSION]: 'TeamResourcesApi',
+      });
+    // Powertools' Logger, bundled: its lines with the invocation's keys.
+    const logged = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(logged.find((line) => line.message === 'took the sync over')).toMatchObject({
+      level: 'INFO',
+      service: 'team-resources-sync',
+      function_request_id: 'bundle',
+      scheduled_time: '2026-01-01T00:00:00Z',
+    });
     expect(lines.some((line) => line.includes('"took the sync over"'))).toBe(true);
   }, 60_000);
 });
