@@ -32,7 +32,7 @@ export function stackNameFromContext(node: Node): string {
  * Stack props from context values (`cdk deploy -c tableName=team-resources`, or cdk.json):
  * tableName, publicBaseUrl, logLevel, throttleRateLimit and throttleBurstLimit, domainName with
  * certificateArn (and domainBasePath, the API mapping's path), corsOrigins (comma-separated),
- * alarmTopicArn, tracing=true and samLocal=true; the sync's four (syncContext), with its two
+ * alarmTopicArn, tracing=true and samLocal=true; the sync's four (syncContext), with its three
  * optional ones.
  */
 export function propsFromContext(node: Node): TeamResourcesStackProps {
@@ -119,10 +119,13 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
 /** The context keys that deploy the sync: all four, or none (docs/deploy.md). */
 export const SYNC_CONTEXT_KEYS = ['syncSourceSecretArn', 'syncVpcId', 'syncSubnetIds', 'syncSecurityGroupIds'] as const;
 
+/** The sync's optional context keys, each only with the four. */
+export const SYNC_OPTIONAL_KEYS = ['syncSecretKeyArn', 'syncTimezone', 'syncMapping'] as const;
+
 /** The sync's settings from context values, when all four keys are given; some of them only is an error naming the rest. */
 function syncContext(text: (key: string) => string | undefined): SyncProps | undefined {
   const given = SYNC_CONTEXT_KEYS.filter((key) => text(key) !== undefined);
-  const optional = ['syncSecretKeyArn', 'syncTimezone'].filter((key) => text(key) !== undefined);
+  const optional = SYNC_OPTIONAL_KEYS.filter((key) => text(key) !== undefined);
   if (given.length === 0) {
     if (optional.length > 0) throw new UsageError(`context value ${optional.join(' and ')} needs the sync's four keys`);
     return undefined;
@@ -146,5 +149,6 @@ function syncContext(text: (key: string) => string | undefined): SyncProps | und
     securityGroupIds: list('syncSecurityGroupIds'),
     secretKeyArn: text('syncSecretKeyArn'),
     timezone: text('syncTimezone'),
+    mappingFile: text('syncMapping'),
   };
 }

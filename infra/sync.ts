@@ -15,7 +15,9 @@ import {
 } from '../shared/sync/deployed-settings.ts';
 import { isTimeZone } from '../shared/sync/read/times.ts';
 import { STACK_NAME_VARIABLE } from '../shared/metrics.ts';
+import { DEPLOYED_MAPPING_FILE, MAPPING_FILE_VARIABLE } from '../shared/sync/deployed-mapping.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
+import { mappingIntoCode, syncMappingFile } from './sync-mapping.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -48,6 +50,11 @@ export interface SyncProps {
   secretKeyArn?: string;
   /** The zone of the source's times without one (Laravel's app.timezone). Default: UTC. */
   timezone?: string;
+  /**
+   * A mapping file (the commands' `--mapping` format), a path from where synth runs: checked at synth
+   * and put into the function's code (sync-mapping.ts). Default: Laravel's conventions.
+   */
+  mappingFile?: string;
 }
 
 // Secrets RDS manages are named rds!db-… or rds!cluster-….
@@ -88,7 +95,8 @@ export class TableSync extends Construct {
 
   constructor(scope: Construct, id: string, props: SyncProps & { table: ITable; logLevel?: string }) {
     super(scope, id);
-    const { sourceSecretArn, vpcId, subnetIds, securityGroupIds, secretKeyArn, timezone } = checked(props);
+    const { sourceSecretArn, vpcId, subnetIds, securityGroupIds, secretKeyArn, timezone, mappingFile } = checked(props);
+    const mapping = mappingFile === undefined ? undefined : syncMappingFile(mappingFile);
     const stack = Stack.of(this);
 
     // Imported by id, never looked up: `cdk synth` stays offline.
@@ -183,6 +191,7 @@ export class TableSync extends Construct {
         banner:
           "import { createRequire as topLevelCreateRequire } from 'node:module';" +
           'const require = topLevelCreateRequire(import.meta.url);',
+        ...(mapping !== undefined && { commandHooks: mappingIntoCode(mapping) }),
       },
       description: 'Keeps the table in step with the Laravel database (npm run sync, deployed)',
       memorySize: SYNC_MEMORY_MB,
@@ -203,6 +212,8 @@ export class TableSync extends Construct {
         [STACK_NAME_VARIABLE]: stack.stackName,
         SOURCE_SECRET_ARN: sourceSecretArn,
         ...(timezone === undefined ? {} : { SOURCE_TIMEZONE: timezone }),
+        // Beside the bundle: a relative path is the code's (shared/sync/deployed-config.ts).
+        ...(mapping === undefined ? {} : { [MAPPING_FILE_VARIABLE]: DEPLOYED_MAPPING_FILE }),
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: props.logLevel }),
       },
     });

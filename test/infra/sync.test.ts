@@ -1,7 +1,9 @@
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ContextAttribute } from 'aws-cdk-lib/aws-scheduler';
 import nag from 'cdk-nag';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { propsFromContext, SYNC_CONTEXT_KEYS } from '../../infra/context.ts';
 import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
@@ -15,6 +17,7 @@ import {
   SYNC_TIMEOUT_MS,
 } from '../../shared/sync/deployed-settings.ts';
 import { SYNC_METRICS } from '../../shared/sync/metrics.ts';
+import { DEPLOYED_MAPPING_FILE, MAPPING_FILE_VARIABLE } from '../../shared/sync/deployed-mapping.ts';
 import { logicalId, resourcesOf, SYNC_CONTEXT, type Synthesized, synthStack } from './support.ts';
 
 /**
@@ -27,10 +30,13 @@ const fromContext = (context: Record<string, unknown>) =>
 
 let plain: Synthesized;
 let synced: Synthesized;
+let mappingDir: string;
 beforeAll(() => {
   plain = fromContext({});
   synced = fromContext(SYNC_CONTEXT);
+  mappingDir = mkdtempSync(join(tmpdir(), 'team-resources-sync-mapping-test-'));
 });
+afterAll(() => rmSync(mappingDir, { recursive: true, force: true }));
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 const statementsOf = (s: Synthesized, roleId?: string) =>
@@ -229,6 +235,23 @@ describe('the optional sync keys', () => {
     expect(JSON.stringify(statementsOf(synced))).not.toContain('kms:');
   });
 
+  it('give the function a mapping file (-c syncMapping), checked at synth and named by SOURCE_MAPPING_FILE beside its code', () => {
+    const path = join(mappingDir, 'mapping.json');
+    writeFileSync(path, JSON.stringify({ queries: { teams: 'SELECT id, slug, name, NULL AS user_id FROM teams' } }));
+    const s = fromContext({ ...SYNC_CONTEXT, syncMapping: path });
+    const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[logicalId(s.stack, s.stack.sync!.function)]!;
+    expect(fn.Properties.Environment.Variables[MAPPING_FILE_VARIABLE]).toBe(DEPLOYED_MAPPING_FILE);
+    expect(syncFunction().Properties.Environment.Variables).not.toHaveProperty(MAPPING_FILE_VARIABLE);
+  });
+
+  it('fail the synth on a mapping file that is no mapping, naming the file and the key', () => {
+    const path = join(mappingDir, 'bad.json');
+    writeFileSync(path, JSON.stringify({ queries: { projects: 'DROP TABLE projects' } }));
+    expect(() => fromContext({ ...SYNC_CONTEXT, syncMapping: path })).toThrow(
+      `syncMapping: the mapping ${path} is not usable: queries.projects: must be a SELECT`,
+    );
+  });
+
   it("set the source's time zone", () => {
     const s = fromContext({ ...SYNC_CONTEXT, syncTimezone: 'Europe/Berlin' });
     const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[logicalId(s.stack, s.stack.sync!.function)]!;
@@ -249,6 +272,9 @@ describe('a partial or wrong set of sync keys', () => {
 
   it('fails on an optional key without the four', () => {
     expect(() => fromContext({ syncTimezone: 'UTC' })).toThrow("context value syncTimezone needs the sync's four keys");
+    expect(() => fromContext({ syncMapping: 'mapping.json' })).toThrow(
+      "context value syncMapping needs the sync's four keys",
+    );
   });
 
   it('fails on a value that is not what its key names', () => {
