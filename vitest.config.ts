@@ -7,11 +7,14 @@ import SlowFoldersFirst from './test/support/sequencer.ts';
 // hundred or so node processes that would otherwise each compile the same modules again.
 process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('node_modules/.cache/node-compile-cache', import.meta.url));
 
+/**
+ * Three projects (docs/testing.md): `unit` and `infra` need no Java and no database, and run alone
+ * with `npm run test:unit` (`npm run test:infra`); `integration` (test/integration and
+ * test/robustness) runs against one DynamoDB Local, one PostgreSQL and one MariaDB that its global
+ * setup starts for the whole run. `npm test` runs all three.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the whole run; each test file makes its own table.
-    globalSetup: ['test/support/global-setup.ts'],
     // Every fast-check run draws from the suite's seed (FUZZ_SEED; test/support/fuzz.ts).
     setupFiles: ['test/support/fuzz-setup.ts'],
     // Hang detectors, not speed checks: generous, for a 2-core machine other work is also using.
@@ -19,13 +22,26 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     // Files in parallel, each in its own process. Vitest's default on 2 cores is one worker; much
-    // of a file's time is spent waiting (on DynamoDB Local, child processes, timeouts under fault),
+    // of a file's time is spent waiting (on DynamoDB Local, the source databases, child processes),
     // so three keep both cores busy (`npm test -- --maxWorkers=1` runs one file at a time).
     maxWorkers: 3,
-    // A concurrent describe runs all its cases at once (vitest's default is 5): the 10-second
-    // silence cases of command-no-response.test.ts wait side by side instead of in two rounds.
+    // A concurrent describe runs all its cases at once (vitest's default is 5).
     maxConcurrency: 12,
     // Slow folders first in a fresh clone, where vitest has no durations to order by yet.
     sequence: { sequencer: SlowFoldersFirst },
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/robustness/**/*.test.ts'],
+          // One DynamoDB Local and one server of each source engine for the whole run; each test
+          // file makes its own table and databases in them.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

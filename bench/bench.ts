@@ -7,17 +7,7 @@ import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
 import { measureSyncLatency, measureWriteCosts } from './changes.ts';
-import {
-  CHANGES_HEADING,
-  changesSections,
-  coldStartTable,
-  depthChart,
-  renderResults,
-  type Changes,
-  type DepthCell,
-  type Pair,
-  type Results,
-} from './report.ts';
+import { CHANGES_HEADING, changesSections, coldStartTable, depthChart, renderResults, type Changes, type DepthCell, type Pair, type Results } from './report.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 
 /**

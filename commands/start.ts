@@ -3,7 +3,7 @@ import { startLocalServer } from './local/server.ts';
 import { fail, usageError } from './cli/errors.ts';
 import { DEMO_SNAPSHOT, inputFile } from './cli/paths.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
-import { sourceOptions } from './cli/source.ts';
+import { hidePasswordFromProcessList, sourceOptions } from './cli/source.ts';
 import { counted, escapeText } from './cli/text.ts';
 import { checkLogLevel, endpointSetting, idValue, portValue } from './cli/values.ts';
 
@@ -75,6 +75,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       if (values[option] !== undefined && values.source === undefined) usageError(`--${option} goes with --source`);
     }
     const synced = values.source === undefined ? undefined : await sourceOptions(values);
+    // Other users of the machine see the command line (ps): the URL shows without its password.
+    if (synced) hidePasswordFromProcessList(synced.source.url, synced.source.redacted);
     const dataFile = values.data === undefined ? DEMO_SNAPSHOT : await inputFile(values.data, '--data');
     const givenEndpoint = endpointSetting(); // malformed settings are said before anything starts
     checkLogLevel();
@@ -86,7 +88,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       }
     }
 
-    // The port first: one in use is said at once; requests are held until the API is ready.
+    // The port first: one in use is said at once; until the API is ready, requests get 503 and Retry-After.
     const server = await startLocalServer({ port }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE')
         fail(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port`);
@@ -199,7 +201,7 @@ async function syncedData(synced: Awaited<ReturnType<typeof sourceOptions>>, use
   const { getItems, queryAll } = await import('../shared/write/reads.ts');
   const { readTeamRecord } = await import('../shared/write/items.ts');
   const { memberPartition, TEAMS_PARTITION, teamRecordKey, userKey } = await import('../shared/table/keys.ts');
-  const prepared = await prepareLocalSync(synced.source, synced.mapping, synced.timezone);
+  const prepared = await prepareLocalSync(synced.source, synced.mapping, synced.timezone, synced.repeat);
   const { doc, tableName } = prepared;
   const teamIds = (await queryAll(doc, tableName, TEAMS_PARTITION, { keysOnly: true })).map((key) => Number(key.sk));
   // The token's user: the one asked for, else the first member of the first team that has one.

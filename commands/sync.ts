@@ -1,6 +1,6 @@
 import { fail, usageError } from './cli/errors.ts';
 import { command, onExit, runCommand, whileInterruptible } from './cli/run.ts';
-import { sourceOptions } from './cli/source.ts';
+import { hidePasswordFromProcessList, sourceOptions, withRepeat } from './cli/source.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run sync: keeps the table live from the Laravel service's database (docs/sync.md). */
@@ -14,14 +14,18 @@ export const SYNC = {
   about: `
 Keeps the table TABLE_NAME names in step with a PostgreSQL or MySQL/MariaDB database whose schema
 follows Laravel's conventions (or the mapping file's queries): a first full pass, then every change
-as it is committed, each served by the API within seconds. The source must be prepared once with
-setup (triggers that record each change in a table of their own); remove takes that away again.
-The source's password is never printed. Ctrl-C or SIGTERM stops the sync between two writes.
+as it is committed, read from the database's own log (PostgreSQL's logical decoding, MySQL's row
+binlog), each served by the API within seconds. Nothing of the sync is in the app's schema or
+transactions. Prepare the source once with setup, as the tables' owner; run the sync as a role with
+only REPLICATION and SELECT (MySQL: SELECT, REPLICATION SLAVE, REPLICATION CLIENT). The source's
+password is never printed nor shown in ps; SOURCE_DATABASE_URL keeps it out of npm's command line
+too. Ctrl-C or SIGTERM stops the sync between two writes.
 
 commands:
   setup                      checks the source (schema, privileges, settings) and prepares it
-  remove                     removes what setup installed
-  (none)                     syncs until stopped; with --once, one full pass, then exits 0`,
+  remove                     removes what setup made (PostgreSQL: the slot and the publication)
+  (none)                     syncs until stopped; with --once, one full pass, then exits 0
+                             (exit 1 naming the rows the rules refused, if any)`,
   options: {
     source: {
       type: 'string',
@@ -42,7 +46,9 @@ commands:
     'full-pass-every': {
       type: 'string',
       value: '<5m>',
-      help: 'how often a full pass reconciles what the triggers cannot report, in m or h; default 5m',
+      help:
+        'how often a full pass reconciles what the log cannot report (MySQL default 5m, PostgreSQL none); ' +
+        'a source whose log cannot be read is then followed by full passes alone',
     },
   },
   environment: {
@@ -129,7 +135,7 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
         reportLine(line);
       },
       metric: (values) => void process.stdout.write(`${syncMetricLine(values)}\n`),
-      ...(fullPassEveryMs !== undefined && { fullPassEveryMs }),
+      ...(fullPassEveryMs !== undefined && { fullPassEveryMs, fullPassesWithoutLog: true }),
     },
     {
       once: values.once === true,
@@ -159,24 +165,5 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
   }
   reportLine(`the table ${escapeText(tableName)} holds what the source holds`);
 });
-
-/** A hint that names a command again names the mapping the user gave too, so that following it works. */
-function withRepeat(message: string, repeat: string): string {
-  return repeat ? message.replace(/(npm run sync -- \w+ --source <url>)/g, `$1${repeat}`) : message;
-}
-
-/**
- * Other users of the machine read every process's command line (ps, /proc/<pid>/cmdline): the title
- * is set to the command line with the URL redacted. Node writes the title over the process's own
- * arguments (https://nodejs.org/api/process.html#processtitle). npm's own process, which started this
- * one, still shows what it was given: docs/sync.md recommends SOURCE_DATABASE_URL for that reason.
- */
-function hidePasswordFromProcessList(url: string, redacted: string): void {
-  if (url === redacted) return;
-  process.title = process.argv
-    .map((arg) => arg.split(url).join(redacted))
-    .map((arg) => (arg === process.execPath ? 'node' : arg))
-    .join(' ');
-}
 
 if (import.meta.main) await runCommand(npmRunSync);

@@ -50,3 +50,22 @@ export async function sourceOptions(values: { source?: string; mapping?: string;
   const repeat = values.mapping === undefined ? '' : ` --mapping ${values.mapping}`;
   return { source, timezone, mapping, repeat };
 }
+
+/** A hint that names a command again names the mapping the user gave too, so that following it works. */
+export function withRepeat(message: string, repeat: string): string {
+  return repeat ? message.replace(/(npm run sync -- \w+ --source <url>)/g, `$1${repeat}`) : message;
+}
+
+/**
+ * Other users of the machine read every process's command line (ps, /proc/<pid>/cmdline): the title
+ * is set to the command line with the URL redacted. Node writes the title over the process's own
+ * arguments (https://nodejs.org/api/process.html#processtitle). npm's own process, which started this
+ * one, still shows what it was given: docs/sync.md recommends SOURCE_DATABASE_URL for that reason.
+ */
+export function hidePasswordFromProcessList(url: string, redacted: string): void {
+  if (url === redacted) return;
+  process.title = process.argv
+    .map((arg) => arg.split(url).join(redacted))
+    .map((arg) => (arg === process.execPath ? 'node' : arg))
+    .join(' ');
+}

@@ -1,5 +1,9 @@
+import { fail } from '../cli/errors.ts';
+import type { TableRef } from '../../shared/write/writer.ts';
 import { failNow, onExit } from '../cli/run.ts';
+import { withRepeat } from '../cli/source.ts';
 import { reportLine } from '../cli/text.ts';
+import { progressDisplay } from '../cli/progress.ts';
 import { prepareLocalTable } from './local-data.ts';
 import type { Mapping, SourceShape } from '../../shared/sync/mapping.ts';
 import type { SourceUrl } from '../../shared/sync/source/url.ts';
@@ -8,12 +12,26 @@ import type { SourceUrl } from '../../shared/sync/source/url.ts';
  * A local table (local-data.ts, prepareLocalTable) kept in step with a source database (npm start --
  * --source): the sync runs into it until the command ends. Resolves once the first full pass is done.
  */
-export async function prepareLocalSync(source: SourceUrl, mapping: (shape: SourceShape) => Mapping, timezone: string) {
-  const { runSync, SyncRefused } = await import('../../shared/sync/run.ts');
+export async function prepareLocalSync(
+  source: SourceUrl,
+  mapping: (shape: SourceShape) => Mapping,
+  timezone: string,
+  repeat = '',
+) {
+  const { checkSource, runSync, SyncRefused } = await import('../../shared/sync/run.ts');
+  const settings = { source, mapping, timezone, say: (line: string) => void reportLine(line), metric: () => {} };
+  // The source first: credentials it refuses, a schema that lacks something, a log it cannot give are
+  // said in seconds, before DynamoDB Local starts.
+  const table = { tableName: process.env.TABLE_NAME?.trim() || 'team-resources' } as TableRef;
+  await checkSource({ ...settings, table }).catch((error) => {
+    if (error instanceof SyncRefused) fail(withRepeat(error.message, repeat));
+    throw error;
+  });
   const { endpoint, tableName, doc, dynamo } = await prepareLocalTable();
   reportLine(`syncing ${tableName} from ${source.redacted}...`);
 
   const stop = new AbortController();
+  const progress = progressDisplay();
   let ready: () => void;
   const firstPass = new Promise<void>((resolve) => (ready = resolve));
   const running = runSync(
@@ -22,11 +40,21 @@ export async function prepareLocalSync(source: SourceUrl, mapping: (shape: Sourc
       mapping,
       timezone,
       table: { doc, tableName },
-      say: (line) => void reportLine(line),
+      say: (line) => {
+        progress.stop();
+        reportLine(line);
+      },
       // Its metrics are for CloudWatch; on a laptop the lines it says are enough.
       metric: () => {},
     },
-    { signal: stop.signal, onReady: () => ready() },
+    {
+      signal: stop.signal,
+      onProgress: (p) => progress.passing(p),
+      onReady: () => {
+        progress.stop();
+        ready();
+      },
+    },
   );
   onExit(async () => {
     stop.abort();

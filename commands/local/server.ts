@@ -68,17 +68,25 @@ function ownAnswer(res: ServerResponse, status: number): void {
  */
 const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 
+/** The contract's answer while the data is still being loaded (docs/contract.md, section 2). */
+const NOT_READY: APIGatewayProxyStructuredResultV2 = {
+  statusCode: 503,
+  headers: { ...JSON_TYPE, 'Retry-After': '5' },
+  body: '{"message":"Service Unavailable"}',
+};
+
 /**
  * What API Gateway does in front of the functions, on 127.0.0.1: routes by the shared route table
  * (anything else is API Gateway's own 404), builds the payload 2.0 event, calls the function and
  * writes its result. Started without functions (npm start listens first, so that a port in use is
- * said at once), it holds each request until `serve` gives them. No CORS: no web page may read it.
+ * said at once, then loads its data: a sync's first full pass may take minutes), it answers each
+ * request at once with the contract's 503 and Retry-After until `serve` gives them: a client is told
+ * to come back, never left hanging. No CORS: no web page may read it.
  */
 export async function startLocalServer(
   options: { functions?: Functions; port?: number; functionTimeoutMs?: number } = {},
 ) {
-  const functions = Promise.withResolvers<Functions>();
-  if (options.functions) functions.resolve(options.functions);
+  let functions = options.functions;
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   // Without Host, HTTP/1.1 is malformed: answered below with a JSON body, not Node's empty one.
   const server = createServer({ requireHostHeader: false }, async (req, res) => {
@@ -95,9 +103,10 @@ export async function startLocalServer(
       headers: JSON_TYPE,
       body: '{"message":"Not Found"}',
     };
-    if (routed.route) {
+    if (routed.route && !functions) result = NOT_READY;
+    else if (routed.route) {
       const { route, event } = routed;
-      const { invoke } = await functions.promise;
+      const { invoke } = functions!;
       result = (await invoke(route.name, event, timeoutMs).catch(() => undefined)) ?? {
         statusCode: 500,
         headers: JSON_TYPE,
@@ -136,7 +145,9 @@ export async function startLocalServer(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    serve: (given: Functions) => functions.resolve(given),
+    serve: (given: Functions) => {
+      functions = given;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

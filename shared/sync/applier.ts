@@ -103,6 +103,7 @@ export class Applier {
         this.writtenApart(outcome);
         const apart = outcome.apart;
         this.acknowledged = this.acknowledged.then(() => apart);
+        this.acknowledged.catch(() => {}); // seen by settled(), or by the next batch
       } catch (error) {
         // Not applied: taken again with the next batch (its position not acknowledged).
         batch.merge(this.pending);
@@ -111,7 +112,10 @@ export class Applier {
         throw error;
       }
     }
-    if (position !== undefined) this.acknowledged = this.acknowledged.then(() => this.acknowledge(position));
+    if (position !== undefined) {
+      this.acknowledged = this.acknowledged.then(() => this.acknowledge(position));
+      this.acknowledged.catch(() => {}); // seen by settled(); an abandoned applier's is no crash
+    }
     if (changes > 0 || refused > 0) {
       const lagSeconds = Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0;
       this.onBatch({ changes, lagSeconds: Math.round(lagSeconds * 1000) / 1000, refused });

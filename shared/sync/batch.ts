@@ -1,5 +1,7 @@
 import { LIST_RESOURCES, teamRecordKey } from '../table/keys.ts';
 import { type ApplyHooks, applyPlan } from '../write/apply.ts';
+import { compactList } from '../write/compaction.ts';
+import { needsCompaction } from '../write/list-edits.ts';
 import type { DesiredState, ItemSource } from '../write/desired.ts';
 import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type TeamPlan } from '../write/plan.ts';
 import { getItems } from '../write/reads.ts';
@@ -76,12 +78,23 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
   };
   const { now, apart } = splitApart(plan);
   if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, ctx.hooks);
-  const written = Promise.all(apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, ctx.hooks))).then(
-    () => {},
+  // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts).
+  const compactions = now.units.flat().flatMap((team) =>
+    LIST_RESOURCES.filter((list) => {
+      const planned = team.lists[list];
+      return planned?.mode === 'edit' && needsCompaction(planned.part.layout);
+    }).map((list) => [team.desired.identity.id, list] as const),
   );
+  const written = Promise.all([
+    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, ctx.hooks)),
+    ...compactions.map(([teamId, list]) => compactList(ctx.writer, teamId, list)),
+  ]).then(() => {});
   // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
   written.catch(() => {});
-  const apartTeams = apart.flat().map((team) => team.desired.identity.id);
+  const apartTeams = [
+    ...apart.flat().map((team) => team.desired.identity.id),
+    ...compactions.map(([teamId]) => teamId),
+  ];
   return { refused: report(ctx, read, leftOut), apartTeams, apart: written };
 }
 

@@ -140,6 +140,10 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
         columns: ['id', 'team_id', 'monthly_cost', 'currency'],
         touches: [
           byTeam('finance'),
+          // A server's daemons go with it (ON DELETE CASCADE), which MySQL's binary log does not
+          // record: its team's daemons are read again. A daemon of another team that named it is found
+          // by the SELECT below while it is there, or by the next full pass.
+          { ...byTeam('daemons'), on: ['delete'] },
           // A daemon names a server of any team: the daemons of whatever teams name it.
           {
             part: 'daemons',

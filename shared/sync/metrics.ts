@@ -38,3 +38,47 @@ export function syncMetricLine(values: SyncMetricValues, stack?: string): string
     ...values,
   });
 }
+
+/** A minute: how often an idle sync, or one whose source fails, says so. */
+const IDLE_METRIC_EVERY_MS = 60_000;
+
+/**
+ * What a running sync reports, and when: one set of values per batch that applied something; one a
+ * minute while idle (the lag is then nothing, and the log held back is said); while the source does
+ * not answer, SyncSourceErrors at 1, at most once a minute.
+ */
+export class SyncMeter {
+  /** Items written since the last report (counted at the DynamoDB client: run.ts). */
+  written = 0;
+  sourceDown = false;
+  private last = 0;
+  private readonly report: (values: SyncMetricValues) => void;
+  private readonly clock: () => number;
+
+  constructor(report: (values: SyncMetricValues) => void, clock: () => number) {
+    this.report = report;
+    this.clock = clock;
+  }
+
+  batch(done: { lagSeconds: number; changes: number; refused: number }): void {
+    this.emit({ SyncLag: done.lagSeconds, SyncChangesApplied: done.changes, SyncRowsRefused: done.refused });
+  }
+
+  async idle(retainedBytes: () => Promise<number> | undefined): Promise<void> {
+    if (this.clock() - this.last < IDLE_METRIC_EVERY_MS) return;
+    const retained = await retainedBytes()?.catch(() => undefined);
+    this.emit({ SyncLag: 0, SyncChangesApplied: 0, SyncRowsRefused: 0, SyncLogRetainedBytes: retained });
+  }
+
+  sourceFailed(): void {
+    this.sourceDown = true;
+    if (this.clock() - this.last >= IDLE_METRIC_EVERY_MS) this.emit({});
+  }
+
+  private emit(values: SyncMetricValues): void {
+    this.last = this.clock();
+    const written = this.written;
+    this.written = 0;
+    this.report({ ...values, SyncItemsWritten: written, SyncSourceErrors: this.sourceDown ? 1 : 0 });
+  }
+}

@@ -1,20 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
-import { acquireSyncLease, type Lease, LeaseHeld, type LeaseOptions } from '../write/lease.ts';
+import { acquireSyncLease, type Lease, LeaseHeld } from '../write/lease.ts';
 import { TeamLocks } from '../write/team-locks.ts';
-import { onEveryWrite, type TableRef, type Writer } from '../write/writer.ts';
+import { onEveryWrite, type Writer } from '../write/writer.ts';
 import { Applier, type BatchDone } from './applier.ts';
 import type { BatchContext } from './batch.ts';
 import { missingSchema, sourceShape } from './checks.ts';
-import { fullPass, type FullPassProgress } from './full-pass.ts';
+import { fullPass } from './full-pass.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './log/change-source.ts';
-import { type LogReader, logReader } from './log/reader.ts';
-import type { ChangePart, Mapping, SourceShape } from './mapping.ts';
-import type { SyncMetricValues } from './metrics.ts';
+import { logReader } from './log/reader.ts';
+import type { ChangePart, Mapping } from './mapping.ts';
+import { SyncMeter } from './metrics.ts';
+import { isDynamoDbFailure, sourceRefusal, SyncRefused } from './refused.ts';
 import { RefusalReport } from './refusals.ts';
+import type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
 import { connectSource, type SourceConnection } from './source/connection.ts';
 import { sourceFault } from './source/faults.ts';
-import type { SourceUrl } from './source/url.ts';
 import { readLogPosition } from './state.ts';
 import { Touched } from './touches.ts';
 
@@ -31,71 +32,21 @@ import { Touched } from './touches.ts';
  * source that stops answering is said once and waited for with backoff (p-retry); the log is then
  * read again from the last position served, so nothing is lost and nothing needs applying twice.
  */
-export interface SyncSettings {
-  source: SourceUrl;
-  /** The mapping, made for the source's shape (the default adapts to teams without a slug). */
-  mapping: (shape: SourceShape) => Mapping;
-  /** The zone of the source's times without one (Laravel's app.timezone): UTC unless told. */
-  timezone: string;
-  table: TableRef;
-  /** One line for a person (what happened, once). */
-  say: (line: string) => void;
-  /** The metrics of a batch, or of an idle minute (metrics.ts): a line for CloudWatch, or Powertools' Metrics. */
-  metric: (values: SyncMetricValues) => void;
-  /** How often a full pass runs besides (0: never); default: MySQL 5 minutes, PostgreSQL never. */
-  fullPassEveryMs?: number;
-  /** Follow the source by full passes alone (its log cannot be read), every fullPassEveryMs. */
-  fullPassesOnly?: boolean;
-  /** How long `--once` and a run told to give up wait for a source that does not answer (default 30 s). */
-  giveUpAfterMs?: number;
-  /** Wall-clock milliseconds: retention is measured with it. */
-  clock?: () => number;
-  /** The log's reader: the engine's (log/reader.ts), unless a test gives one. */
-  log?: LogReader;
-}
-
-export interface SyncRun {
-  /** The first full pass only (`--once`). */
-  once?: boolean;
-  signal?: AbortSignal;
-  /** Checked between batches: true ends the run (a Lambda invocation nearing its end). */
-  until?: () => boolean;
-  /** Told after every batch that applied something (tests wait on it). */
-  onPass?: (done: BatchDone) => void;
-  /** Told once the first full pass is done: the table holds what the source holds. */
-  onReady?: () => void;
-  /** A full pass's progress: teams and tokens done of the total. */
-  onProgress?: (progress: FullPassProgress) => void;
-  /** The sync's lease: the run's announced end, and whether to wait for a holder about to end. */
-  lease?: Pick<LeaseOptions, 'endsAt' | 'waitForEndWithinMs'>;
-  /** Told when the sync's lease is taken (true) and when it is given back (false). */
-  onLease?: (held: boolean) => void;
-  /** Taking over from a run that kept the table in step: the log from where it left it, no first full pass. */
-  changesFirst?: boolean;
-  /** A source silent for giveUpAfterMs ends the run with SyncRefused, as with `once` (the next run tries again). */
-  giveUpOnSilence?: boolean;
-}
-
-/** What a run leaves: the rows refused now (each once), for `--once` to name. */
-export interface SyncOutcome {
-  refused: string[];
-}
-
-/** What ends a sync at once, in one line: configuration, not weather (credentials, schema, setup, another sync). */
-export class SyncRefused extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'SyncRefused';
-  }
-}
+export type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
+export { SyncRefused, sourceRefusal } from './refused.ts';
 
 const GIVE_UP_AFTER_MS = 30_000;
 const MYSQL_FULL_PASS_EVERY_MS = 5 * 60_000;
-const IDLE_METRIC_EVERY_MS = 60_000;
 /** How long the run waits on an idle log before it looks at its other duties (a full pass due, a metric). */
 const IDLE_WAIT_MS = 1_000;
 /** How often a schema that failed a query is looked at again, besides each change of a table's shape. */
 const SCHEMA_RECHECK_MS = 60_000;
+
+/** Checks the source as a run would (credentials, schema, a readable log), then lets it go (npm start checks first). */
+export async function checkSource(settings: SyncSettings, run: Pick<SyncRun, 'once' | 'signal'> = {}): Promise<void> {
+  const sync = new Sync(settings, { ...run, giveUpOnSilence: true });
+  await sync.check();
+}
 
 /** Runs the sync until stopped (or one full pass with `once`). Throws SyncRefused for what needs a person. */
 export async function runSync(settings: SyncSettings, run: SyncRun = {}): Promise<SyncOutcome> {
@@ -112,12 +63,12 @@ class Sync {
   private readonly refusals: RefusalReport;
   private readonly heldBack = new Map<number, Set<ChangePart>>();
   private readonly notes = new Set<string>();
-  private itemsWritten = 0;
-  private sourceDown = false;
-  private lastMetric = 0;
+  private readonly meter: SyncMeter;
   private lastFullPass = 0;
   /** The position up to which everything is served: carried on the lease (state.ts). */
   private served?: string;
+  /** Following the source by full passes alone (fullPassesWithoutLog). */
+  private withoutLog = false;
   /** Since when a query of the mapping has failed for the source's schema (a migration took a column). */
   private schemaBroken?: number;
 
@@ -125,9 +76,16 @@ class Sync {
     this.settings = settings;
     this.run_ = run;
     this.refusals = new RefusalReport(settings.say);
-    onEveryWrite(settings.table.doc, () => {
-      this.itemsWritten += 1;
-    });
+    this.meter = new SyncMeter(settings.metric, settings.clock ?? Date.now);
+  }
+
+  /** Connects and checks, then closes: checkSource. */
+  async check(): Promise<void> {
+    try {
+      await this.connect();
+    } finally {
+      await this.source?.close();
+    }
   }
 
   private get stopped(): boolean {
@@ -139,6 +97,9 @@ class Sync {
   }
 
   async run(): Promise<SyncOutcome> {
+    onEveryWrite(this.settings.table.doc, () => {
+      this.meter.written += 1;
+    });
     try {
       await this.connect();
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
@@ -153,7 +114,7 @@ class Sync {
       this.run_.onLease?.(true);
       this.locks = new TeamLocks(this.settings.table, this.lease.owner, 'sync');
       if (this.run_.once) await this.passesAlone(true);
-      else if (this.settings.fullPassesOnly) await this.passesAlone(false);
+      else if (this.withoutLog) await this.passesAlone(false);
       else await this.follow();
       return { refused: this.refusals.lines() };
     } finally {
@@ -178,7 +139,10 @@ class Sync {
       signal: this.run_.signal,
       shouldRetry: ({ error }) =>
         sourceFault(error) === 'unreachable' && !(giveUp && performance.now() - started >= limit) && !this.stopped,
-      onFailedAttempt: ({ error }) => this.sourceFailed(error),
+      // p-retry tells every failure, those it will not retry too: only silence is "does not answer".
+      onFailedAttempt: ({ error }) => {
+        if (sourceFault(error) === 'unreachable') this.sourceFailed(error);
+      },
     }).catch((error) => {
       if (sourceFault(error) === 'unreachable' && giveUp) {
         throw new SyncRefused(
@@ -192,10 +156,17 @@ class Sync {
       const missing = await missingSchema(source, mapping);
       if (missing.length > 0)
         throw new SyncRefused(`the source (${this.settings.source.redacted}) lacks ${missing.join('; ')}`);
-      if (!this.run_.once && !this.settings.fullPassesOnly) {
+      if (!this.run_.once) {
         const reader = this.settings.log ?? logReader(this.settings.source, mapping, this.settings.table.tableName);
         const notReady = await reader.notReady(source);
-        if (notReady.length > 0) {
+        if (notReady.length > 0 && this.settings.fullPassesWithoutLog) {
+          const every = Math.round((this.settings.fullPassEveryMs ?? MYSQL_FULL_PASS_EVERY_MS) / 1000);
+          this.settings.say(
+            `the source's log cannot be read (${notReady.join('; ')}): following it by a full pass every ${every} s; ` +
+              `a change is served at the latest ${every} s plus one pass after its commit`,
+          );
+          this.withoutLog = true;
+        } else if (notReady.length > 0) {
           throw new SyncRefused(
             `the source (${this.settings.source.redacted}) is not prepared for the sync (${notReady.join('; ')}): ` +
               'run npm run sync -- setup --source <url>',
@@ -208,16 +179,16 @@ class Sync {
       await source.close();
       throw error;
     }
-    if (this.sourceDown) this.settings.say(`the source answers again (${this.settings.source.redacted}): catching up`);
-    this.sourceDown = false;
+    if (this.meter.sourceDown)
+      this.settings.say(`the source answers again (${this.settings.source.redacted}): catching up`);
+    this.meter.sourceDown = false;
   }
 
   /** The source failed to answer: said once until it answers again, and counted in a metric line at most once a minute. */
   private sourceFailed(error: Error): void {
-    if (!this.sourceDown)
+    if (!this.meter.sourceDown)
       this.settings.say(`the source does not answer (${this.settings.source.redacted}: ${error.message}); retrying`);
-    this.sourceDown = true;
-    if (this.clock() - this.lastMetric >= IDLE_METRIC_EVERY_MS) this.emit({ SyncSourceErrors: 1 });
+    this.meter.sourceFailed();
   }
 
   private writer(): Writer {
@@ -258,7 +229,7 @@ class Sync {
         const applier = new Applier(
           this.context(),
           async () => {},
-          (batch) => this.batchMetric(batch),
+          (batch) => this.batchDone(batch),
         );
         await this.fullPass(applier);
         await applier.settled();
@@ -311,13 +282,29 @@ class Sync {
 
   /** One stream of the log: taken as it comes, applied a batch at a time, full passes as they fall due. */
   private async followStream(log: ChangeSource, stream: ChangeStream, fullPassFirst: boolean, passed: () => void) {
+    // A full pass under way ends with the stream: the next stream's starts again.
+    const session = new AbortController();
+    try {
+      await this.followSession(log, stream, fullPassFirst, passed, session.signal);
+    } finally {
+      session.abort();
+    }
+  }
+
+  private async followSession(
+    log: ChangeSource,
+    stream: ChangeStream,
+    fullPassFirst: boolean,
+    passed: () => void,
+    session: AbortSignal,
+  ) {
     const applier = new Applier(
       this.context(),
       async (position) => {
         await stream.acknowledge(position);
         this.served = position;
       },
-      (batch) => this.batchMetric(batch),
+      (batch) => this.batchDone(batch),
     );
     const reading = (async () => {
       for await (const transaction of stream) applier.take(transaction);
@@ -335,29 +322,30 @@ class Sync {
     const every =
       this.settings.fullPassEveryMs ?? (this.settings.source.engine === 'mysql' ? MYSQL_FULL_PASS_EVERY_MS : 0);
     if (fullPassFirst) {
-      await Promise.race([this.fullPass(applier), failed]);
+      await Promise.race([this.fullPass(applier, undefined, session), failed]);
       passed();
     }
     while (!this.stopped) {
       await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
       const { everyTeam, reshaped } = applier.takeWide();
+      if (reshaped.size > 0) await this.checkLogReadable();
       if (
         this.schemaBroken !== undefined &&
         (reshaped.size > 0 || this.clock() - this.schemaBroken >= SCHEMA_RECHECK_MS)
       ) {
         await this.recheckSchema(applier);
       }
-      if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam]), failed]);
+      if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
       if (applier.hasWork) await applier.applyPending();
       else if (every > 0 && this.clock() - this.lastFullPass >= every)
-        await Promise.race([this.fullPass(applier), failed]);
-      else await this.idleMetric(log);
+        await Promise.race([this.fullPass(applier, undefined, session), failed]);
+      else await this.meter.idle(() => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
     }
     await applier.settled();
   }
 
   /** A full pass through the applier, so that the log's changes committed meanwhile ride with its batches. */
-  private async fullPass(applier: Applier, parts?: ChangePart[]): Promise<void> {
+  private async fullPass(applier: Applier, parts?: ChangePart[], session?: AbortSignal): Promise<void> {
     const refused = await fullPass(
       this.source!,
       this.mapping!,
@@ -372,6 +360,21 @@ class Sync {
     );
     this.refusals.report(refused, (r) => r.part === 'token');
     if (!parts) this.lastFullPass = this.clock();
+  }
+
+  /**
+   * After a table's shape changed: whether the log still reports every table the sync reads (a table
+   * dropped and made again is no longer in PostgreSQL's publication until setup runs again). Said once.
+   */
+  private async checkLogReadable(): Promise<void> {
+    const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
+    const notReady = await reader.notReady(this.source!);
+    if (notReady.length > 0) {
+      this.sayOnce(
+        `the source's log no longer reports everything the sync reads (${notReady.join('; ')}): ` +
+          'run npm run sync -- setup --source <url> again; the parts it holds are kept as they are meanwhile',
+      );
+    }
   }
 
   /**
@@ -437,59 +440,8 @@ class Sync {
 
   // ---- Metrics -----------------------------------------------------------------------------------------
 
-  private batchMetric(batch: BatchDone): void {
-    const written = this.itemsWritten;
-    this.itemsWritten = 0;
-    this.emit({
-      SyncLag: batch.lagSeconds,
-      SyncChangesApplied: batch.changes,
-      SyncItemsWritten: written,
-      SyncRowsRefused: batch.refused,
-    });
+  private batchDone(batch: BatchDone): void {
+    this.meter.batch(batch);
     this.run_.onPass?.(batch);
   }
-
-  /** One line a minute while nothing changes: the lag is then nothing, and the log held back is said. */
-  private async idleMetric(log: ChangeSource): Promise<void> {
-    if (this.clock() - this.lastMetric < IDLE_METRIC_EVERY_MS) return;
-    const retained =
-      this.served === undefined ? undefined : await log.retainedBytes(this.served).catch(() => undefined);
-    this.emit({
-      SyncLag: 0,
-      SyncChangesApplied: 0,
-      SyncItemsWritten: this.itemsWritten,
-      SyncRowsRefused: 0,
-      SyncLogRetainedBytes: retained,
-    });
-    this.itemsWritten = 0;
-  }
-
-  private emit(values: SyncMetricValues): void {
-    this.lastMetric = this.clock();
-    this.settings.metric({ ...values, SyncSourceErrors: this.sourceDown ? 1 : 0 });
-  }
-}
-
-/** A source error that a person must fix, said in one line (the password never shown). */
-export function sourceRefusal(error: unknown, source: SourceUrl): SyncRefused {
-  if (error instanceof SyncRefused) return error;
-  const { message } = error as Error;
-  const fault = sourceFault(error);
-  const where = source.redacted;
-  if (fault === 'credentials') return new SyncRefused(`the source refused the credentials (${where}): ${message}`);
-  if (fault === 'database') return new SyncRefused(`the source has no such database (${where}): ${message}`);
-  if (fault === 'privileges') return new SyncRefused(`the source's role lacks a privilege (${where}): ${message}`);
-  if (fault === 'schema')
-    return new SyncRefused(`the source's schema does not match the mapping (${where}): ${message}`);
-  return new SyncRefused(`the source failed (${where}): ${message}`);
-}
-
-/**
- * DynamoDB throttled, failed or did not answer: weather, said once and waited out. An AWS SDK error
- * carries `$metadata`; the commands' client reports silence as NoResponse.
- */
-function isDynamoDbFailure(error: unknown): boolean {
-  return (
-    error instanceof Error && ('$metadata' in error || error.name === 'NoResponse' || error.name === 'LeftUnprocessed')
-  );
 }

@@ -72,7 +72,7 @@ export async function setUpSource(
       ];
     }
     const { mysqlRequirements, removeMysqlLegacy } = await import('./log/mysql-setup.ts');
-    const missing = await mysqlRequirements(connection, { tables });
+    const missing = await mysqlRequirements(connection, { tables, role: 'setup' });
     const removed = await removeMysqlLegacy(connection, { tables, onWait: say }).catch(gaveUp(source));
     if (missing.length > 0) {
       throw new SyncRefused(

@@ -204,9 +204,10 @@ async function refreshTeam(w: Writer, team: TeamPlan, gathered: Gathered, items:
   if (same) return;
   if (!now && team.stored) throw new TeamChanged(id, new Error('the team was removed meanwhile'));
   team.stored = now;
+  const recordChanges = !now || ['identity', 'finance', 'members'].some((part) => team.changes.has(part as never));
   team.next = {
     ...team.next,
-    revision: (now?.revision ?? 0) + 1,
+    revision: (now?.revision ?? 0) + (recordChanges ? 1 : 0),
     membersGeneration: now?.membersGeneration ?? team.next.membersGeneration,
   };
   const missing: ItemNeeds = new Map();

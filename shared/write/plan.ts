@@ -237,9 +237,12 @@ async function planTeam(t: TableRef, desired: DesiredTeam, stored: TeamState | u
   if (!stored || financeFingerprint !== stored.financeFingerprint) changes.add('finance');
   const members = desired.memberIds && membersFingerprint(desired.memberIds);
   if (members !== undefined && members !== stored?.membersFingerprint) changes.add('members');
+  // The record is written (and its revision grows) with the identity, finance or members; a list
+  // switches alone, on its own revision.
+  const recordChanges = !stored || changes.has('identity') || changes.has('finance') || changes.has('members');
   const next: TeamState = {
     identity,
-    revision: (stored?.revision ?? 0) + 1,
+    revision: (stored?.revision ?? 0) + (recordChanges ? 1 : 0),
     // A team the table does not hold starts a members generation of its own: no entry left on a
     // token by an earlier team of the same id can name it.
     membersGeneration: stored?.membersGeneration ?? newGenerationId(startedAt),

@@ -64,7 +64,9 @@ function switchActions(w: Writer, team: TeamPlan, owners: number[]): Action[] {
   const financeJson = desired.finance?.json ?? team.keptFinanceJson;
   const now = w.clock();
   const own = ownRef(owners);
-  const actions: Action[] = [put(w, teamRecordItem(next), atRevision(stored?.revision))];
+  // The record changes with the team's identity, finance or members; a list switches on its own revision.
+  const recordChanges = !stored || ['identity', 'finance', 'members'].some((part) => changes.has(part as never));
+  const actions: Action[] = recordChanges ? [put(w, teamRecordItem(next), atRevision(stored?.revision))] : [];
   for (const ref of teamRefs(desired.identity)) {
     const byId = ref === id;
     // The id's copies change with their part; a slug's are new copies too when the slug moved.

@@ -2,13 +2,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, processTree, waitUntilGone } from '../support/processes.ts';
 import { environment, projects, server, team, token, user } from '../support/snapshots.ts';
-import {
-  connectSource,
-  createSourceDatabase,
-  describeSources,
-  sourceServer,
-  type SourceDatabase,
-} from '../support/source-databases.ts';
+import { connectSource, createSourceDatabase, describeSources, sourceServer, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource, sha256 } from '../support/source-seed.ts';
 import { startMariaDb, startPostgres, type RunningServer, type SourceEngine } from '../support/source-servers.ts';
 

@@ -1,12 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  connectSource,
-  parseSourceUrl,
-  SOURCE_SILENCE_MS,
-  type SourceConnection,
-  sourceFault,
-} from '../../shared/sync/source.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
+import { connectSource, SOURCE_SILENCE_MS, type SourceConnection } from '../../shared/sync/source/connection.ts';
+import { sourceFault } from '../../shared/sync/source/faults.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 

@@ -79,7 +79,9 @@ describeSources('a bad row in the source', (engine) => {
 
   it('names a project whose client is of another team', async () => {
     await db.query('UPDATE projects SET client_id = 4 WHERE id = 101');
-    await servedWithin(async () => said('projects 101: client_id 4 is not a client of team 1').length === 1);
+    await servedWithin(
+      async () => said("projects 101: client_id 4 belongs to team 2, not to the project's team 1").length === 1,
+    );
     expect(await names('acme')).toEqual(['Site', 'Good name']);
     await db.query('UPDATE projects SET client_id = 3 WHERE id = 101');
     await servedWithin(
@@ -96,16 +98,19 @@ describeSources('a bad row in the source', (engine) => {
   });
 
   it('keeps the whole team for a bad team row, and creates a new team only once all of it keeps the rules', async () => {
+    const refused = sync.nextBatch((batch) => batch.SyncRowsRefused! > 0);
     await db.query('UPDATE teams SET name = $1 WHERE id = 2', ['Glo\u001bbex']);
-    await servedWithin(async () => said('teams 2: name contains a control character').length === 1);
+    await refused;
+    expect(said('teams 2: name contains a control character')).toHaveLength(1);
+    // The project's change is taken (and the team still refused) before the team row is fixed: the
+    // batch that read it is over before the fix is committed, so the fix alone must bring the project too.
+    const taken = sync.nextBatch((batch) => batch.SyncRowsRefused! > 0 && batch.SyncChangesApplied! > 0);
     await db.query(
       'INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (201, 2, $1, $2, $3, $3)',
       ['Held back', 'held', '2026-01-02 03:04:05'],
     );
-    // The project's change is taken (and the team still refused) before the team row is fixed: the
-    // fix alone must bring the project too.
-    const pending = async () => Number((await db.query('SELECT COUNT(*) AS n FROM team_resources_changes'))[0]!.n);
-    await servedWithin(async () => (await pending()) === 0);
+    await taken;
+    expect(await names('globex')).not.toContain('Held back');
     await db.query('UPDATE teams SET name = $1 WHERE id = 2', ['Globex']);
     await servedWithin(async () => (await names('globex')).includes('Held back'));
     // The new team and its bad project in one commit: the sync never sees the team without it.

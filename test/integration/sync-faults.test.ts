@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { defaultMapping } from '../../shared/sync/mapping.ts';
-import { setUpSource } from '../../shared/sync/setup.ts';
-import { connectSource, parseSourceUrl } from '../../shared/sync/source.ts';
-import { SyncRefused } from '../../shared/sync/sync.ts';
-import { acquireWriterLock } from '../../shared/write/lease.ts';
+import { SyncRefused } from '../../shared/sync/run.ts';
+import { TeamLocks } from '../../shared/write/team-locks.ts';
 import { freshTable } from '../support/dynamodb.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
+import { startMariaDb } from '../support/source-servers.ts';
 import { servedWithin, setUp, startSync } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 
@@ -43,11 +41,11 @@ describeSources('the sync under faults', (engine) => {
     await db?.drop();
   });
 
-  /** The app role's URL through `proxy` instead of straight to the server. */
+  /** The sync's role's URL through `proxy` instead of straight to the server. */
   const through = (proxy: FaultProxy) => {
-    const url = new URL(db.url);
+    const url = new URL(db.syncUrl);
     url.host = `127.0.0.1:${proxy.port}`;
-    return { ...db, url: url.toString() };
+    return { ...db, syncUrl: url.toString() };
   };
 
   it('says once that the source does not answer, serves the last state meanwhile, and catches up when it is back', async () => {
@@ -57,15 +55,19 @@ describeSources('the sync under faults', (engine) => {
     const proxy = await startFaultProxy(`http://${upstream.host}`);
     const sync = startSync(through(proxy), table);
     try {
-      await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
-      await proxy.set({ fault: 'refuse' });
+      await sync.readyNow;
+      // Every connection is accepted and closed at once (counted, unlike a refused one): the log's
+      // stream and the sync's queries are cut, and every attempt to connect again fails.
+      await proxy.set({ fault: 'close' });
       await addProject(101, 'During the outage');
       await servedWithin(async () => sync.lines.some((line) => line.includes('the source does not answer')));
       // Through the outage the API answers from the last state.
       const during = await api.get('/api/acme/projects', { token: SECRET });
       expect(during.status).toBe(200);
       expect(during.body.meta.total).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 3_000)); // several retries
+      // Several attempts to connect again, each failed, and said once in all.
+      const attempts = proxy.injected;
+      await servedWithin(async () => proxy.injected >= attempts + 3, 15_000);
       expect(sync.lines.filter((line) => line.includes('the source does not answer'))).toHaveLength(1);
       expect(sync.lines.join('\n')).not.toContain(db.password);
       await proxy.pass();
@@ -86,17 +88,18 @@ describeSources('the sync under faults', (engine) => {
     const api = tableApi(table);
     const sync = startSync(db, table);
     try {
-      await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
-      const importing = await acquireWriterLock(table.doc, table.tableName, 'import', {
-        leaseMs: 5_000,
-        renewEveryMs: 500,
-      });
+      await sync.readyNow;
+      // An import writing team 1 holds that team's writers' lock.
+      const importing = new TeamLocks(table, 'an-import', 'import');
+      await importing.lock(1);
       await addProject(102, 'While an import runs');
-      await servedWithin(async () => sync.lines.some((line) => line.includes('an import is running')));
+      await servedWithin(async () =>
+        sync.lines.some((line) => /^waiting for team 1, which an import \(.+, pid \d+\) is writing$/.test(line)),
+      );
       expect(
         (await api.get('/api/acme/projects', { token: SECRET })).body.data.map((p: { id: number }) => p.id),
       ).not.toContain(102);
-      await importing.release();
+      await importing.releaseAll();
       await servedWithin(async () =>
         (await api.get('/api/acme/projects', { token: SECRET })).body.data.some((p: { id: number }) => p.id === 102),
       );
@@ -107,10 +110,10 @@ describeSources('the sync under faults', (engine) => {
 
   it('refuses a second sync on the same table, naming the first', async () => {
     const table = await freshTable();
-    const first = startSync(db, table);
-    const api = tableApi(table);
+    // Its lease renewed every second (not every 15 s): the second sees it renewed, so alive, that soon.
+    const first = startSync(db, table, { lease: { leaseMs: 10_000, renewEveryMs: 1_000 } });
     try {
-      await servedWithin(async () => (await api.get('/api/acme/projects', { token: SECRET })).status === 200, 30_000);
+      await first.readyNow;
       const second = startSync(db, table);
       await expect(second.done).rejects.toThrow(
         /another sync is running \(.+, pid \d+, started .+\).*two syncs never run at once/,
@@ -121,9 +124,9 @@ describeSources('the sync under faults', (engine) => {
   }, 90_000);
 
   it('ends at once, in one line without the password, when the source refuses the credentials', async () => {
-    const wrong = new URL(db.url);
+    const wrong = new URL(db.syncUrl);
     wrong.password = 'not-the-password';
-    const sync = startSync({ ...db, url: wrong.toString() }, await freshTable());
+    const sync = startSync({ ...db, syncUrl: wrong.toString() }, await freshTable());
     const error = await sync.done.then(
       () => undefined,
       (e: Error) => e,
@@ -131,6 +134,8 @@ describeSources('the sync under faults', (engine) => {
     expect(error).toBeInstanceOf(SyncRefused);
     expect(error!.message).toMatch(/^the source refused the credentials \(.*\*\*\*@/);
     expect(error!.message).not.toContain('not-the-password');
+    // Configuration, not weather: nothing said of a source that does not answer.
+    expect(sync.lines).toEqual([]);
   });
 
   it('gives up a first pass (--once) on a source that does not answer, after the time it is given', async () => {
@@ -146,30 +151,61 @@ describeSources('the sync under faults', (engine) => {
     }
   });
 
-  it('names every missing table and column before it says setup has not been run, and names what setup cannot install', async () => {
+  it('names every missing table and column before it says setup has not been run, and what the roles lack', async () => {
     const empty = await createSourceDatabase(engine, { schema: false });
-    const unprepared = await createSourceDatabase(engine);
     const weak = await createSourceDatabase(engine, { privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] });
     try {
-      await empty.query('CREATE TABLE teams (id bigint primary key, name varchar(255))');
+      // Schema first: no word of setup while tables and columns are missing (nothing is set up there).
+      await empty.query('CREATE TABLE teams (id bigint primary key, slug varchar(255))');
       const missing = startSync(empty, await freshTable());
-      await expect(missing.done).rejects.toThrow(/lacks teams\.slug, teams\.user_id; table users; .*table costs$/);
-      const notSetUp = startSync(unprepared, await freshTable());
-      await expect(notSetUp.done).rejects.toThrow(
-        /is not prepared for the sync: run npm run sync -- setup --source <url>/,
+      await expect(missing.done).rejects.toThrow(/ lacks teams\.name, teams\.user_id; table users; .*table costs$/);
+      // The app's role, run as the sync: it has no REPLICATION (PostgreSQL), no REPLICATION SLAVE nor
+      // REPLICATION CLIENT (MySQL), and the sync names each before it starts.
+      const unprivileged = startSync({ ...weak, syncUrl: weak.url }, await freshTable());
+      await expect(unprivileged.done).rejects.toThrow(
+        engine === 'postgres'
+          ? /is not prepared for the sync \(the role lacks REPLICATION; .*\): run npm run sync -- setup --source <url>$/
+          : /is not prepared for the sync \(REPLICATION SLAVE, .*; REPLICATION CLIENT, .*\): run npm run sync -- setup --source <url>$/,
       );
-      const connection = await connectSource(parseSourceUrl(weak.url));
-      try {
-        await expect(setUpSource(connection, defaultMapping(engine), 'weak')).rejects.toThrow(
-          engine === 'postgres'
-            ? /lacks CREATE on the schema .*; TRIGGER on teams; TRIGGER on users/
-            : /lacks CREATE on the database; DROP on the database; TRIGGER on the database/,
+      if (engine === 'postgres') {
+        // Setup makes a publication and sets replica identities: the tables' owner's to do.
+        await expect(setUp(weak)).rejects.toThrow(
+          /cannot set up the sync \(.*\): it lacks CREATE on the database \(to create the publication\); ownership of (teams|clients)/,
         );
-      } finally {
-        await connection.close();
+      } else {
+        // Setup installs nothing on MySQL: any role that reads the server's settings may run it.
+        expect((await setUp(weak))[0]).toMatch(/is ready for the sync: .*nothing was installed$/);
       }
     } finally {
-      await Promise.all([empty.drop(), unprepared.drop(), weak.drop()]);
+      await Promise.all([empty.drop(), weak.drop()]);
+    }
+  }, 60_000);
+
+  it('refuses a source not prepared, naming the setup command', async () => {
+    if (engine === 'postgres') {
+      // Setup not run: no publication.
+      const unprepared = await createSourceDatabase(engine);
+      try {
+        const sync = startSync(unprepared, await freshTable());
+        await expect(sync.done).rejects.toThrow(
+          /is not prepared for the sync \(the publication team_resources_sync does not exist\): run npm run sync -- setup --source <url>$/,
+        );
+      } finally {
+        await unprepared.drop();
+      }
+      return;
+    }
+    // MySQL's binlog needs no setup, but the server's settings: a binlog in STATEMENT format is no log of rows.
+    const server = await startMariaDb({ binlogFormat: 'STATEMENT' });
+    try {
+      const unprepared = await createSourceDatabase(engine, { server });
+      const sync = startSync(unprepared, await freshTable());
+      await expect(sync.done).rejects.toThrow(
+        /is not prepared for the sync \(binlog_format=ROW \(it is STATEMENT: .*\)\): run npm run sync -- setup --source <url>$/,
+      );
+      await unprepared.drop();
+    } finally {
+      await server.stop();
     }
   }, 60_000);
 });

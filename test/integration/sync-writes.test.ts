@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
@@ -11,7 +10,8 @@ import { countedTable, type WriteCount } from '../support/writes.ts';
  * "Writes follow the change, not the data" (docs/contract.md, section 9), counted at the sync's
  * own client middleware stack (test/support/writes.ts) for a team of 500 projects and 120
  * daemons beside another team: nothing changed, nothing written (the sync's lease aside); each
- * kind of change writes its part and nothing of the team's other parts, nor of another team.
+ * kind of change writes its part and nothing of the team's other parts, nor of another team; a list
+ * changes by the item ("at any size": one project or daemon changed writes at most 10 items).
  */
 const PROJECTS = 500;
 const SECRET = 'writes-secret-token-01';
@@ -102,21 +102,44 @@ describeSources('what a change costs the sync', (engine) => {
     await db?.drop();
   });
 
-  /** The items the sync writes for a change, once the change is served (the pass that applied it is over). */
+  /**
+   * The items the sync writes for a change committed in one transaction, once the batch that applied
+   * it is over (each case starts once the one before it is over).
+   */
   async function writesFor(change: () => Promise<unknown>, served: () => Promise<boolean>): Promise<WriteCount> {
-    const passes = sync.passes;
     const count = counted.restart();
+    const applied = sync.nextBatch();
     await change();
-    await servedWithin(async () => sync.passes > passes && (await served()));
+    await applied;
+    await servedWithin(served);
     return count;
   }
   const bystander = (count: WriteCount) =>
     count.keys.filter((key) => /^(TEAMREF#(2|bystander) |TEAM#2#|TEAMS 0*2$)/.test(key));
 
-  it('writes nothing while nothing changes (its lease aside)', async () => {
-    const count = counted.restart();
-    await sleep(2_000); // several looks at the change table
-    expect(count.data, JSON.stringify(count.keys)).toBe(0);
+  it('writes nothing for updates that change nothing it serves (its lease aside)', async () => {
+    const count = await writesFor(
+      async () => {
+        // One transaction: every project of the big team updated to the values it has, Sanctum's save
+        // on a request (last_used_at, and the updated_at it writes with it), and one change of the
+        // other team's cost line, whose batch is then the one that read the two others.
+        const session = await db.session();
+        try {
+          await session.query(engine === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
+          await session.query('UPDATE projects SET name = name, slug = slug WHERE team_id = 1');
+          await session.query(
+            `UPDATE personal_access_tokens SET last_used_at = ${now}, updated_at = ${now} WHERE id = 70`,
+          );
+          await session.query('UPDATE costs SET amount = 2 WHERE team_id = 2');
+          await session.query('COMMIT');
+        } finally {
+          await session.close();
+        }
+      },
+      async () => true,
+    );
+    expect(count.of('finance'), JSON.stringify(count.keys)).toBe(2);
+    expect(count.keys.filter((key) => !/^(TEAMREF#(2|bystander) |LOCK#2 |SYNC )/.test(key))).toEqual([]);
   });
 
   it("writes the finance summary and the head, no project or daemon, for a server's cost", async () => {
@@ -139,29 +162,34 @@ describeSources('what a change costs the sync', (engine) => {
     expect(count.data).toBeLessThanOrEqual(10);
   });
 
-  it('writes the daemons and no project for a changed daemon', async () => {
+  it('writes that daemon and no project for a changed daemon, at most 10 items', async () => {
     const count = await writesFor(
       () => db.query(`UPDATE daemons SET processes = 3 WHERE id = 1`),
       async () => (await api.get('/api/big/daemons?per_page=1', { token: SECRET })).body.data[0].processes === 3,
     );
     expect(count.of('project', 'finance', 'member', 'token', 'user')).toBe(0);
-    expect(count.of('daemon')).toBe(120);
+    expect(count.of('daemon'), JSON.stringify(count.keys)).toBe(1);
+    expect(count.data, JSON.stringify(count.keys)).toBeLessThanOrEqual(10);
     expect(bystander(count)).toEqual([]);
   });
 
-  it('writes the projects and no daemon for a changed project, and for a deleted client (its projects lose it)', async () => {
+  it('writes that project and no daemon for a changed project, and for a deleted client the project that loses it', async () => {
     const count = await writesFor(
       () => db.query(`UPDATE projects SET name = 'Renamed' WHERE id = 1001`),
       async () => (await api.get('/api/big/projects?per_page=2', { token: SECRET })).body.data[1].name === 'Renamed',
     );
     expect(count.of('daemon', 'finance', 'member', 'token', 'user')).toBe(0);
-    expect(count.of('project')).toBe(PROJECTS);
+    expect(count.of('project'), JSON.stringify(count.keys)).toBe(1);
+    expect(count.data, JSON.stringify(count.keys)).toBeLessThanOrEqual(10);
+    // The client's projects are read again whole (ON DELETE SET NULL is no change of a project's own
+    // row on MySQL's log): only the one that named it changed.
     const deleted = await writesFor(
       () => db.query('DELETE FROM clients WHERE id = 3'),
       async () => (await api.get('/api/big/projects?per_page=1', { token: SECRET })).body.data[0].client_id === null,
     );
     expect(deleted.of('daemon', 'finance')).toBe(0);
-    expect(deleted.of('project')).toBe(PROJECTS);
+    expect(deleted.of('project'), JSON.stringify(deleted.keys)).toBe(1);
+    expect(deleted.data, JSON.stringify(deleted.keys)).toBeLessThanOrEqual(10);
   });
 
   it("writes that user's token, user item and the member index for a member added, no resource item", async () => {
@@ -192,8 +220,9 @@ describeSources('what a change costs the sync', (engine) => {
     expect(count.of('token')).toBe(1);
   });
 
-  it('applies many changes to one team committed close together as one write of its projects', async () => {
-    const passes = sync.passes;
+  it('applies many changes to one team committed close together in one batch: its list switches once', async () => {
+    const batches = sync.batches;
+    const metrics = sync.metrics.length;
     const session = await db.session();
     const count = counted.restart();
     try {
@@ -207,10 +236,14 @@ describeSources('what a change costs the sync', (engine) => {
     }
     await servedWithin(
       async () =>
-        sync.passes > passes &&
+        sync.batches > batches &&
         (await api.get('/api/big/projects?per_page=1&page=120', { token: SECRET })).body.data[0].name === 'Batch 19',
     );
-    // One new generation of the projects for the twenty changes: they were applied together.
-    expect(count.of('project')).toBe(PROJECTS);
+    // One batch for the twenty changes: each project written once, the list's heads (by id and by
+    // slug) switched once.
+    const applied = sync.metrics.slice(metrics).filter((metric) => metric.SyncChangesApplied! > 0);
+    expect(applied.map((metric) => metric.SyncChangesApplied)).toEqual([20]);
+    expect(count.of('project'), JSON.stringify(count.keys)).toBe(20);
+    expect(count.of('head'), JSON.stringify(count.keys)).toBe(2);
   });
 });

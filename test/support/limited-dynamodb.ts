@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, inject } from 'vitest';
-import {
-  startDynamoDbLimiter,
-  type DynamoDbLimiter,
-  type DynamoDbLimiterOptions,
-} from '../../commands/local/dynamodb-limiter.ts';
+import { startDynamoDbLimiter, type DynamoDbLimiter, type DynamoDbLimiterOptions } from '../../commands/local/dynamodb-limiter.ts';
 import { freshTable, type TestTable } from './dynamodb.ts';
 
 /**

@@ -1,14 +1,6 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type {
-  Authorized,
-  Context,
-  Logged,
-  Paged,
-  QueryRead,
-  Speculated,
-  Timed,
-} from '../../shared/api/http/context.ts';
+import type { Authorized, Context, Logged, Paged, QueryRead, Speculated, Timed } from '../../shared/api/http/context.ts';
 import { isContractError } from '../../shared/api/http/errors.ts';
 import { DatabaseUsage, type TeamFinance } from '../../shared/api/team-reader.ts';
 import { monotonicMs } from '../../shared/api/clock.ts';

@@ -38,6 +38,12 @@ export interface SourceDatabase {
   /** The application role (PostgreSQL) or user (MySQL, as user@'%'), and its password. */
   user: string;
   password: string;
+  /**
+   * The sync's own role, with exactly what contract section 9 lets the running sync have: on
+   * PostgreSQL REPLICATION and SELECT on the tables (those the app creates later too); on MySQL SELECT
+   * on the database, REPLICATION SLAVE and REPLICATION CLIENT. What the sync under test is given.
+   */
+  syncUrl: string;
   /** As the application role, on a pooled connection. */
   query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
   /** As the superuser, on this database. */
@@ -133,6 +139,23 @@ export async function createSourceDatabase(
     if (schema) await withMysqlConnection(maximum ? url : databaseAdminUrl, (c) => c.query(schema));
   }
 
+  const syncUser = `${name}_sync`;
+  const syncUrl = withDatabase(adminUrl, name, { user: syncUser, password });
+  if (engine === 'postgres') {
+    const owner = maximum ? name : 'postgres';
+    await withPgClient(databaseAdminUrl, async (admin) => {
+      await admin.query(`CREATE ROLE "${syncUser}" LOGIN PASSWORD '${password}' REPLICATION`);
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO "${syncUser}"`);
+      await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE "${owner}" IN SCHEMA public GRANT SELECT ON TABLES TO "${syncUser}"`);
+    });
+  } else {
+    await withMysqlConnection(adminUrl, async (admin) => {
+      await admin.query(`CREATE USER '${syncUser}'@'%' IDENTIFIED BY '${password}'`);
+      await admin.query(`GRANT SELECT ON \`${name}\`.* TO '${syncUser}'@'%'`);
+      await admin.query(`GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '${syncUser}'@'%'`);
+    });
+  }
+
   const app = pool(engine, url);
   const admin = pool(engine, databaseAdminUrl);
   return {
@@ -142,6 +165,7 @@ export async function createSourceDatabase(
     database: name,
     user: name,
     password,
+    syncUrl,
     query: app.query,
     adminQuery: admin.query,
     session: () => connectSource(engine, url),
@@ -192,18 +216,22 @@ async function dropDatabase(engine: SourceEngine, adminUrl: string, name: string
         }
       }
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      // The sync's role holds default privileges granted by the owner: both go, the grants with them.
+      await admin.query(`DROP OWNED BY "${name}_sync"`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS "${name}_sync"`);
       await admin.query(`DROP ROLE IF EXISTS "${name}"`);
     });
   } else {
     await withMysqlConnection(adminUrl, async (admin) => {
       // A session left in a transaction would hold DROP DATABASE on its metadata lock.
       const [sessions] = await admin.query<mysql.RowDataPacket[]>(
-        'SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?',
-        [name],
+        'SELECT ID FROM information_schema.PROCESSLIST WHERE USER IN (?, ?)',
+        [name, `${name}_sync`],
       );
       for (const { ID } of sessions) await admin.query(`KILL ${Number(ID)}`).catch(() => {});
       await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await admin.query(`DROP USER IF EXISTS '${name}'@'%'`);
+      await admin.query(`DROP USER IF EXISTS '${name}_sync'@'%'`);
     });
   }
 }

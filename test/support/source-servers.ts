@@ -60,6 +60,8 @@ export class ServerMissing extends Error {}
 export interface PostgresOptions {
   /** The sync's setup checks it: logical (the default) or replica, to test that check. */
   walLevel?: 'minimal' | 'replica' | 'logical';
+  /** Other server settings, over the defaults below (max_replication_slots=1, to test that check). */
+  settings?: Record<string, string>;
 }
 
 export interface MariaDbOptions {
@@ -119,6 +121,10 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
       full_page_writes: 'off',
       timezone: 'UTC',
       log_timezone: 'UTC',
+      // A slot and a walsender per log reader of the parallel test files (PostgreSQL's defaults are 10);
+      // wal_level=minimal allows no walsender at all.
+      ...(options.walLevel === 'minimal' ? {} : { max_replication_slots: '40', max_wal_senders: '40' }),
+      ...options.settings,
     };
     const args = ['-D', data, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
     const password = randomBytes(16).toString('hex');

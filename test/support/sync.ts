@@ -1,73 +1,128 @@
-import { defaultMapping, type Mapping } from '../../shared/sync/mapping.ts';
+import { defaultMapping, type Mapping, type SourceShape } from '../../shared/sync/mapping.ts';
+import type { SyncMetricValues } from '../../shared/sync/metrics.ts';
+import { runSync, type SyncOutcome, type SyncRun, type SyncSettings } from '../../shared/sync/run.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
-import { connectSource, parseSourceUrl } from '../../shared/sync/source.ts';
-import { runSync, type SyncSettings } from '../../shared/sync/sync.ts';
+import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 import type { TestTable } from './dynamodb.ts';
 import type { SourceDatabase } from './source-databases.ts';
 
 /**
- * The sync against a test's source database and table, in this process (the sync's own code, as
- * `npm run sync` runs it): what it says, the metric lines it writes, and a way to wait for passes.
+ * The one fixture for a synced source: the sync against a test's source database and table, in this
+ * process (the sync's own code, as `npm run sync` runs it), as the sync's own role (exactly the
+ * privileges contract section 9 allows it); what it says, the metrics it gives, and events to wait
+ * on (its first full pass done, a batch applied) instead of sleeps.
  */
 export interface RunningSync {
   /** Every line it said, in order. */
   lines: string[];
-  /** Every metric document it wrote, parsed. */
-  metrics: Record<string, unknown>[];
-  /** Passes that applied something, counted. */
-  readonly passes: number;
+  /** Every metric it gave, in order. */
+  metrics: SyncMetricValues[];
+  /** Batches that applied something, counted. */
+  readonly batches: number;
   /** Whether the first full pass is done. */
   readonly ready: boolean;
+  /** Resolves when the first full pass is done (rejects if the run ends before). */
+  readyNow: Promise<void>;
+  /** Resolves at the next batch that applies something after this call (or one matching `which`). */
+  nextBatch(which?: (metric: SyncMetricValues) => boolean): Promise<void>;
+  /** Full passes begun (the first one, periodic ones, and those of a TRUNCATE's parts), counted. */
+  readonly fullPasses: number;
+  /**
+   * Resolves when the next full pass after this call begins: awaited twice in a row, a whole full
+   * pass ran in between, begun after the first call (so it saw everything committed before it).
+   */
+  nextFullPass(): Promise<void>;
   /** Resolves when the run ends (stop() or a failure); rejects with what ended it. */
-  done: Promise<void>;
+  done: Promise<SyncOutcome>;
   stop(): Promise<void>;
 }
 
-/** Prepares the source as `npm run sync -- setup` does. */
-export async function setUp(db: SourceDatabase, mapping: Mapping = defaultMapping(db.engine)): Promise<string[]> {
-  const source = parseSourceUrl(db.url);
-  const connection = await connectSource(source);
-  try {
-    return await setUpSource(connection, mapping, source.redacted);
-  } finally {
-    await connection.close();
-  }
+/** The mapping for a source's shape: Laravel's, or the one a test gives. */
+const mappingOf = (db: SourceDatabase, mapping?: Mapping) => (shape: SourceShape) =>
+  mapping ?? defaultMapping(db.engine, shape);
+
+/** Prepares the source as `npm run sync -- setup` does, as the tables' owner (the app's role). */
+export async function setUp(db: SourceDatabase, mapping?: Mapping): Promise<string[]> {
+  return setUpSource(parseSourceUrl(db.url), mappingOf(db, mapping), { say: () => {} });
 }
 
 export function startSync(
   db: SourceDatabase,
   table: TestTable,
-  settings: Partial<Omit<SyncSettings, 'source' | 'table'>> & { once?: boolean } = {},
+  settings: Partial<Omit<SyncSettings, 'source' | 'table' | 'mapping'>> & {
+    once?: boolean;
+    mapping?: Mapping;
+    /** The sync's lease, shorter than its 60 s renewed every 15 s (a test of a second sync). */
+    lease?: SyncRun['lease'];
+  } = {},
 ): RunningSync {
-  const source = parseSourceUrl(db.url);
+  const source = parseSourceUrl(db.syncUrl);
   const stop = new AbortController();
   const lines: string[] = [];
-  const metrics: Record<string, unknown>[] = [];
-  let passes = 0;
+  const metrics: SyncMetricValues[] = [];
+  let batches = 0;
+  let fullPasses = 0;
+  const passWaiters = new Set<() => void>();
   let ready = false;
-  const { once, ...rest } = settings;
+  const waiting = new Set<{ which: (metric: SyncMetricValues) => boolean; resolve: () => void }>();
+  let readied: () => void = () => {};
+  const readyNow = new Promise<void>((resolve) => (readied = resolve));
+  const { once, mapping, lease, ...rest } = settings;
   const done = runSync(
     {
       source,
-      mapping: defaultMapping(db.engine),
+      mapping: mappingOf(db, mapping),
       timezone: 'UTC',
       table: { doc: table.doc, tableName: table.tableName },
       say: (line) => void lines.push(line),
-      metric: (line) => void metrics.push(JSON.parse(line)),
+      metric: (values) => {
+        metrics.push(values);
+        if (!values.SyncChangesApplied && !values.SyncRowsRefused && !values.SyncItemsWritten) return;
+        for (const waiter of waiting) {
+          if (!waiter.which(values)) continue;
+          waiting.delete(waiter);
+          waiter.resolve();
+        }
+      },
       ...rest,
     },
-    { once, signal: stop.signal, onPass: () => void (passes += 1), onReady: () => void (ready = true) },
+    {
+      once,
+      lease,
+      signal: stop.signal,
+      onPass: () => void (batches += 1),
+      // A full pass tells its progress as it begins (nothing done yet), and after each of its batches.
+      onProgress: ({ teams, tokens }) => {
+        if (teams.done !== 0 || tokens.done !== 0) return;
+        fullPasses += 1;
+        for (const resolve of passWaiters) resolve();
+        passWaiters.clear();
+      },
+      onReady: () => {
+        ready = true;
+        readied();
+      },
+    },
   );
   done.catch(() => {});
+  // A run that ends before it is ready rejects readyNow too: no unhandled rejection where no test awaits it.
+  const ready_ = Promise.race([readyNow, done.then(() => readyNow)]);
+  ready_.catch(() => {});
   return {
     lines,
     metrics,
-    get passes() {
-      return passes;
+    get batches() {
+      return batches;
     },
     get ready() {
       return ready;
     },
+    readyNow: ready_,
+    nextBatch: (which = () => true) => new Promise<void>((resolve) => waiting.add({ which, resolve })),
+    get fullPasses() {
+      return fullPasses;
+    },
+    nextFullPass: () => new Promise<void>((resolve) => passWaiters.add(resolve)),
     done,
     stop: async () => {
       stop.abort();

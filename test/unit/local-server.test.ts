@@ -1,12 +1,6 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  inProcess,
-  startLocalServer,
-  type Handlers,
-  type LambdaHandler,
-  type LocalServer,
-} from '../../commands/local/server.ts';
+import { inProcess, startLocalServer, type Handlers, type LambdaHandler, type LocalServer } from '../../commands/local/server.ts';
 
 /**
  * The local API Gateway in front of stand-in functions: what a client sees while npm start is still
@@ -24,16 +18,15 @@ const ok: LambdaHandler = async () => ({
 });
 
 describe('the local server', () => {
-  it('holds a request that comes before the functions are given, and answers it once they are', async () => {
+  it('answers 503 with Retry-After at once before the functions are given (never a hang), then serves', async () => {
     server = await startLocalServer();
-    let answered = false;
-    const early = fetch(`${server.url}/api/acme/projects`).then(
-      async (res) => ((answered = true), { status: res.status, body: await res.json() }),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(answered).toBe(false);
+    const early = await fetch(`${server.url}/api/acme/projects`);
+    expect(early.status).toBe(503);
+    expect(early.headers.get('retry-after')).toBe('5');
+    expect(await early.json()).toEqual({ message: 'Service Unavailable' });
     server.serve(handlersOf(ok));
-    expect(await early).toEqual({ status: 200, body: { ok: true } });
+    const late = await fetch(`${server.url}/api/acme/projects`);
+    expect({ status: late.status, body: await late.json() }).toEqual({ status: 200, body: { ok: true } });
   });
 
   it.each([

@@ -58,6 +58,7 @@ export function logReader(source: SourceUrl, mapping: Mapping, tableName: string
   return {
     changeSource: async () =>
       (await import('./mysql.ts')).mysqlChangeSource({ url: source.url, tables, serverId: replicaServerId(tableName) }),
-    notReady: async (connection) => (await import('./mysql-setup.ts')).mysqlRequirements(connection, { tables }),
+    notReady: async (connection) =>
+      (await import('./mysql-setup.ts')).mysqlRequirements(connection, { tables, role: 'sync' }),
   };
 }

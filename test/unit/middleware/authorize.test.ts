@@ -4,14 +4,7 @@ import { JSON_CONTENT_TYPE } from '../../../shared/api/http/envelope.ts';
 import { authorize, type AccessRead } from '../../../shared/api/http/middleware/authorize.ts';
 import type { Ability } from '../../../shared/table/abilities.ts';
 import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../../shared/api/team-reader.ts';
-import {
-  apiContext,
-  apiEvent,
-  apiRequest,
-  thrownContractError,
-  type ApiRequest,
-  type FinanceContext,
-} from '../../support/middy-request.ts';
+import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
 
 /**
  * authorize on its own: checks 1 to 3 of the contract's order (token 401, ability 403, team and

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readPageQuery, requireValidPage } from '../../../shared/api/http/middleware/paginate.ts';
-import {
-  apiEvent,
-  apiRequest,
-  thrownContractError,
-  type ApiRequest,
-  type ThrownContractError,
-} from '../../support/middy-request.ts';
+import { apiEvent, apiRequest, thrownContractError, type ApiRequest, type ThrownContractError } from '../../support/middy-request.ts';
 
 /**
  * The pagination middlewares on their own: readPageQuery parses `per_page` and `page` first of
