@@ -105,7 +105,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
       env: {
         TABLE_NAME: table.tableName,
         DYNAMODB_ENDPOINT: table.endpoint,
-        SOURCE_DATABASE_URL: db.url,
+        SOURCE_DATABASE_URL: db.syncUrl,
         LOG_LEVEL: 'debug',
         STACK_NAME: 'TeamResourcesApi',
       },
@@ -189,7 +189,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
   }, 60_000);
 
   it('ends at once on credentials the source refuses, in one line that hides the password, with a SyncSourceErrors metric', async () => {
-    const wrong = new URL(db.url);
+    const wrong = new URL(db.syncUrl);
     wrong.password = 'not-the-password';
     const refusing = syncHandler({
       env: {

@@ -15,7 +15,7 @@ import { createSourceDatabase, type SourceDatabase, sourceServer } from '../supp
 import { seedSource } from '../support/source-seed.ts';
 import { servedWithin, setUp } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
-import { logicalId, SYNC_CONTEXT, synthStack } from './support.ts';
+import { logicalId, SYNC_CONTEXT, synthStack } from '../infra/support.ts';
 
 /**
  * Run what you deploy: the sync's bundle as `cdk synth` wrote it (one ES module, the database
@@ -89,7 +89,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
         PATH: process.env.PATH,
         TABLE_NAME: table.tableName,
         DYNAMODB_ENDPOINT: table.endpoint,
-        SOURCE_DATABASE_URL: db.url,
+        SOURCE_DATABASE_URL: db.syncUrl,
         ...templateEnvironment,
       },
     });
