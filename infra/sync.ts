@@ -1,4 +1,4 @@
-import { Annotations, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Fn, Stack, Stage, Validations } from 'aws-cdk-lib';
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -191,7 +191,7 @@ export class TableSync extends Construct {
         banner:
           "import { createRequire as topLevelCreateRequire } from 'node:module';" +
           'const require = topLevelCreateRequire(import.meta.url);',
-        ...(mapping !== undefined && { commandHooks: mappingIntoCode(mapping) }),
+        ...(mapping !== undefined && { commandHooks: mappingIntoCode(mapping, Stage.of(this)!.outdir) }),
       },
       description: 'Keeps the table in step with the Laravel database (npm run sync, deployed)',
       memorySize: SYNC_MEMORY_MB,

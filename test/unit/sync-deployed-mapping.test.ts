@@ -92,14 +92,20 @@ describe('a mapping file checked at synth', () => {
 
 describe('the mapping in the function', () => {
   it("is copied beside the bundle after esbuild, as written at synth, by the bundling's own shell", () => {
+    // A cloud assembly's directory with a quote in its path, as a user's may have.
+    const assembly = join(dir, "it's cdk.out");
     const outputDir = mkdtempSync(join(dir, 'asset-'));
-    const commands = mappingIntoCode(MOVED).afterBundling('/project', outputDir);
+    const hooks = mappingIntoCode(MOVED, assembly);
+    expect(existsSync(assembly)).toBe(false); // nothing written until the function is bundled
+    const commands = hooks.afterBundling('/project', outputDir);
     expect(commands).toHaveLength(1);
     for (const command of commands) execFileSync('bash', ['-c', command]);
     expect(readdirSync(outputDir)).toEqual([DEPLOYED_MAPPING_FILE]);
     expect(JSON.parse(readFileSync(join(outputDir, DEPLOYED_MAPPING_FILE), 'utf8'))).toEqual(MOVED);
-    // The staged copy is gone.
-    expect(existsSync(commands[0]!.match(/rm -r '([^']+)'/)![1]!)).toBe(false);
+    // Staged in the assembly's directory, by its content: the same mapping is the same file.
+    expect(readdirSync(assembly)).toEqual([expect.stringMatching(/^sync-mapping\.[0-9a-f]{16}\.json$/)]);
+    mappingIntoCode(MOVED, assembly).afterBundling('/project', outputDir);
+    expect(readdirSync(assembly)).toHaveLength(1);
   });
 
   it('is read at cold start from SOURCE_MAPPING_FILE and checked, failing the start naming it', () => {
