@@ -1,14 +1,4 @@
-import { Annotations, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
-import {
-  Alarm,
-  type AlarmProps,
-  ComparisonOperator,
-  GraphWidget,
-  type IMetric,
-  Metric,
-  Stats,
-  TreatMissingData,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Annotations, Duration, Fn, Stack, Stage, Validations } from 'aws-cdk-lib';
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -17,11 +7,18 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
-import { SCHEDULER_INPUT, SYNC_MEMORY_MB, SYNC_RESERVED_CONCURRENCY, SYNC_TIMEOUT_MS } from '../shared/sync/deployed-settings.ts';
-import { METRICS_NAMESPACE } from '../shared/metrics.ts';
-import type { SYNC_METRICS } from '../shared/sync/metrics.ts';
+import {
+  SCHEDULER_INPUT,
+  SYNC_MEMORY_MB,
+  SYNC_RESERVED_CONCURRENCY,
+  SYNC_TIMEOUT_MS,
+} from '../shared/sync/deployed-settings.ts';
 import { isTimeZone } from '../shared/sync/read/times.ts';
+import { STACK_NAME_VARIABLE } from '../shared/metrics.ts';
+import { DEPLOYED_MAPPING_FILE, MAPPING_FILE_VARIABLE } from '../shared/sync/deployed-mapping.ts';
 import { functionBasics, PROJECT_ROOT } from './functions.ts';
+import { mappingIntoCode, syncMappingFile } from './sync-mapping.ts';
+import { UsageError } from './usage-error.ts';
 
 /**
  * What the sync writes and reads (docs/storage.md): items by key, batches, and the transactions
@@ -53,6 +50,11 @@ export interface SyncProps {
   secretKeyArn?: string;
   /** The zone of the source's times without one (Laravel's app.timezone). Default: UTC. */
   timezone?: string;
+  /**
+   * A mapping file (the commands' `--mapping` format), a path from where synth runs: checked at synth
+   * and put into the function's code (sync-mapping.ts). Default: Laravel's conventions.
+   */
+  mappingFile?: string;
 }
 
 // Secrets RDS manages are named rds!db-… or rds!cluster-….
@@ -78,7 +80,7 @@ function checked(props: SyncProps): SyncProps {
     problems.push(`syncSecretKeyArn is not a KMS key ARN: "${props.secretKeyArn}"`);
   if (props.timezone !== undefined && !isTimeZone(props.timezone))
     problems.push(`syncTimezone must be a time zone such as UTC or Europe/Berlin, not "${props.timezone}"`);
-  if (problems.length > 0) throw new Error(problems.join('; '));
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
   return props;
 }
 
@@ -93,7 +95,8 @@ export class TableSync extends Construct {
 
   constructor(scope: Construct, id: string, props: SyncProps & { table: ITable; logLevel?: string }) {
     super(scope, id);
-    const { sourceSecretArn, vpcId, subnetIds, securityGroupIds, secretKeyArn, timezone } = checked(props);
+    const { sourceSecretArn, vpcId, subnetIds, securityGroupIds, secretKeyArn, timezone, mappingFile } = checked(props);
+    const mapping = mappingFile === undefined ? undefined : syncMappingFile(mappingFile);
     const stack = Stack.of(this);
 
     // Imported by id, never looked up: `cdk synth` stays offline.
@@ -188,6 +191,7 @@ export class TableSync extends Construct {
         banner:
           "import { createRequire as topLevelCreateRequire } from 'node:module';" +
           'const require = topLevelCreateRequire(import.meta.url);',
+        ...(mapping !== undefined && { commandHooks: mappingIntoCode(mapping, Stage.of(this)!.outdir) }),
       },
       description: 'Keeps the table in step with the Laravel database (npm run sync, deployed)',
       memorySize: SYNC_MEMORY_MB,
@@ -204,8 +208,12 @@ export class TableSync extends Construct {
       securityGroups,
       environment: {
         TABLE_NAME: props.table.tableName,
+        // The Stack dimension of the sync's metrics (shared/sync/deployed.ts).
+        [STACK_NAME_VARIABLE]: stack.stackName,
         SOURCE_SECRET_ARN: sourceSecretArn,
         ...(timezone === undefined ? {} : { SOURCE_TIMEZONE: timezone }),
+        // Beside the bundle: a relative path is the code's (shared/sync/deployed-config.ts).
+        ...(mapping === undefined ? {} : { [MAPPING_FILE_VARIABLE]: DEPLOYED_MAPPING_FILE }),
         ...(props.logLevel === undefined ? {} : { LOG_LEVEL: props.logLevel }),
       },
     });
@@ -260,89 +268,4 @@ export class TableSync extends Construct {
  */
 function secretResource(arn: string): string {
   return /-[A-Za-z0-9]{6}$/.test(arn) ? arn : `${arn}-??????`;
-}
-
-/** A metric the sync writes in its log lines (shared/sync/sync.ts, SYNC_METRICS): no dimension. */
-export function syncMetric(
-  name: (typeof SYNC_METRICS)[number]['Name'],
-  statistic: string,
-  period = Duration.minutes(1),
-) {
-  return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, statistic, period, label: name });
-}
-
-/**
- * The sync's alarms, each saying where to look: behind the source for minutes, a source that keeps
- * failing, no sync at all, and a function that failed.
- */
-export function syncAlarms(sync: TableSync): Alarm[] {
-  const alarm = (id: string, props: AlarmProps) => new Alarm(sync, id, props);
-  return [
-    alarm('LagAlarm', {
-      metric: syncMetric('SyncLag', Stats.MAXIMUM),
-      threshold: 60,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        'The sync stayed more than a minute behind the source for 3 minutes: see the sync log group ' +
-        '(DynamoDB retries, a long full pass, an import holding the lock) and changes applied on the dashboard.',
-    }),
-    alarm('SourceErrorsAlarm', {
-      metric: syncMetric('SyncSourceErrors', Stats.SUM),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        'The sync could not use the source in 3 of 5 minutes: see the ERROR lines of the sync log group ' +
-        '(credentials refused, source not answering, not prepared, secret unreadable).',
-    }),
-    // Every line the sync writes carries SyncSourceErrors (0 or 1): none at all is no sync.
-    alarm('NotRunningAlarm', {
-      metric: syncMetric('SyncSourceErrors', Stats.SAMPLE_COUNT, Duration.minutes(5)),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: 2,
-      datapointsToAlarm: 2,
-      treatMissingData: TreatMissingData.BREACHING,
-      alarmDescription:
-        'No sync metric for 10 minutes, so the sync is not running: see the sync log group (a sync run elsewhere ' +
-        'holds the lease, the function fails to start or reach DynamoDB) and whether the schedule is enabled.',
-    }),
-    alarm('ErrorsAlarm', {
-      metric: sync.function.metricErrors({ period: Duration.minutes(5) }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      datapointsToAlarm: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        'The sync function failed (a crash, a timeout, DynamoDB unreachable), which the next minute retries: ' +
-        'see the ERROR lines of the sync log group.',
-    }),
-  ];
-}
-
-/** The dashboard's row for the sync: how far behind, what it applied and wrote, what it refused, and its function. */
-export function syncWidgets(sync: TableSync): GraphWidget[] {
-  const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left });
-  return [
-    graph('Sync lag (s, maximum a minute)', [syncMetric('SyncLag', Stats.MAXIMUM)]),
-    graph('Sync changes applied and items written (a minute)', [
-      syncMetric('SyncChangesApplied', Stats.SUM),
-      syncMetric('SyncItemsWritten', Stats.SUM),
-    ]),
-    graph('Sync rows refused and source errors (a minute)', [
-      syncMetric('SyncRowsRefused', Stats.SUM),
-      syncMetric('SyncSourceErrors', Stats.SUM),
-    ]),
-    graph('Sync function: errors, throttles, concurrent executions', [
-      sync.function.metricErrors(),
-      sync.function.metricThrottles(),
-      sync.function.metric('ConcurrentExecutions', { statistic: Stats.MAXIMUM }),
-    ]),
-  ];
 }

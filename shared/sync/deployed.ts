@@ -1,14 +1,12 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { METRICS_NAMESPACE } from '../metrics.ts';
-import { readLogLevel } from '../api/log.ts';
 import { createDynamoDbClient } from '../table/dynamodb-client.ts';
 import { LeaseHeld, readSyncLease } from '../write/lease.ts';
+import { readDeployedConfig } from './deployed-config.ts';
+import { syncOutput } from './deployed-output.ts';
 import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
 import { takeSuccessorPlace } from './handover.ts';
-import { defaultMapping } from './mapping.ts';
-import { SYNC_METRICS, syncMetricLine } from './metrics.ts';
-import { isTimeZone } from './read/times.ts';
+import { defaultMapping, withMappingFile } from './mapping.ts';
 import { runSync, SyncRefused } from './run.ts';
 import { readSecret, SecretError, sourceUrlFromSecret } from './secret.ts';
 import { parseSourceUrl, SourceUrlError } from './source/url.ts';
@@ -31,39 +29,10 @@ import { parseSourceUrl, SourceUrlError } from './source/url.ts';
  * invocation, a minute later, tries again, which is what the "source keeps failing" alarm counts.
  *
  * The source comes from the Secrets Manager secret SOURCE_SECRET_ARN names (secret.ts); for local
- * runs and tests, SOURCE_DATABASE_URL stands in for it (Secrets Manager has no local emulator).
- * What the invocation says goes to stdout, one JSON object a line, which Lambda sends to CloudWatch
- * Logs as it is; the sync's metric lines are embedded metric format documents
- * (docs/operations.md).
+ * runs and tests, SOURCE_DATABASE_URL stands in for it (deployed-config.ts). What the invocation
+ * says, and its metrics, go out through Powertools' Logger and Metrics (deployed-output.ts): one JSON
+ * object a line, which Lambda sends to CloudWatch Logs as it is (docs/operations.md).
  */
-export interface DeployedSyncConfig {
-  tableName: string;
-  dynamodbEndpoint?: string;
-  secretArn?: string;
-  sourceUrl?: string;
-  timezone: string;
-  logLevel: ReturnType<typeof readLogLevel>;
-}
-
-/** The function's environment, checked at start-up: a missing or bad value fails the cold start, naming it. */
-export function readDeployedConfig(env: NodeJS.ProcessEnv = process.env): DeployedSyncConfig {
-  const text = (name: string) => env[name]?.trim() || undefined;
-  const tableName = text('TABLE_NAME');
-  if (!tableName) throw new Error('TABLE_NAME is not set');
-  const secretArn = text('SOURCE_SECRET_ARN');
-  const sourceUrl = text('SOURCE_DATABASE_URL');
-  if (!secretArn && !sourceUrl) throw new Error('SOURCE_SECRET_ARN (or, locally, SOURCE_DATABASE_URL) is not set');
-  const timezone = text('SOURCE_TIMEZONE') ?? 'UTC';
-  if (!isTimeZone(timezone)) throw new Error(`SOURCE_TIMEZONE must be a time zone such as UTC, not "${timezone}"`);
-  return {
-    tableName,
-    dynamodbEndpoint: text('DYNAMODB_ENDPOINT'),
-    secretArn,
-    sourceUrl,
-    timezone,
-    logLevel: readLogLevel(env),
-  };
-}
 
 /** What an invocation did (Lambda discards it for a scheduled invocation; the log says the same). */
 export type SyncInvocation =
@@ -72,34 +41,21 @@ export type SyncInvocation =
   | { outcome: 'refused'; reason: string };
 
 export interface DeployedSyncOptions {
+  /** The function's environment (default: process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Where each line goes (default: stdout). */
-  write?: (line: string) => void;
 }
 
-const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
-
-/** The handler Lambda invokes: its configuration read once, a fresh DynamoDB client per invocation. */
+/**
+ * The handler Lambda invokes: its configuration read and its logger and metrics made once, a fresh
+ * DynamoDB client per invocation.
+ */
 export function syncHandler(options: DeployedSyncOptions = {}) {
   const config = readDeployedConfig(options.env);
-  const write = options.write ?? ((line: string) => void process.stdout.write(`${line}\n`));
+  const output = syncOutput(config);
 
   return async function handler(event: unknown, context: Context): Promise<SyncInvocation> {
-    const schedule = scheduleFields(event);
-    const log = (level: (typeof LEVELS)[number], message: string, fields: object = {}) => {
-      if (LEVELS.indexOf(level) < LEVELS.indexOf(config.logLevel)) return;
-      write(
-        JSON.stringify({
-          level,
-          message,
-          timestamp: new Date().toISOString(),
-          service: 'team-resources-sync',
-          function_request_id: context.awsRequestId,
-          ...schedule,
-          ...fields,
-        }),
-      );
-    };
+    // Every line of the invocation carries its request id, its cold start and the schedule's fields.
+    const log = output.invocationLog(context, scheduleFields(event));
     const until = () => context.getRemainingTimeInMillis() < SYNC_MARGIN_MS;
     const endsAt = Date.now() + context.getRemainingTimeInMillis() - SYNC_MARGIN_MS;
 
@@ -119,18 +75,18 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
         const where = { holder: `${holder.host}, pid ${holder.pid}`, holder_started: iso(holder.started_at) };
         if (endsIn === undefined) {
           // A sync run elsewhere (npm run sync): it keeps the table, and this stack's sync is idle.
-          log('INFO', 'a sync that runs elsewhere holds the lease: this invocation leaves the table to it', where);
+          log.info('a sync that runs elsewhere holds the lease: this invocation leaves the table to it', where);
           return { outcome: 'left', reason: 'a sync that runs elsewhere' };
         }
         if (endsIn > SYNC_HANDOVER_WITHIN_MS) {
-          log('DEBUG', 'the running invocation keeps the sync', { ...where, holder_ends: iso(holder.ends_at!) });
+          log.debug('the running invocation keeps the sync', { ...where, holder_ends: iso(holder.ends_at!) });
           return { outcome: 'left', reason: 'the running invocation ends later' };
         }
         if (!(await takeSuccessorPlace(doc, config.tableName, holder, context.awsRequestId))) {
-          log('DEBUG', 'another invocation waits to take over', where);
+          log.debug('another invocation waits to take over', where);
           return { outcome: 'left', reason: 'another invocation waits to take over' };
         }
-        log('INFO', 'taking over from the running invocation when it ends', { holder_ends: iso(holder.ends_at!) });
+        log.info('taking over from the running invocation when it ends', { holder_ends: iso(holder.ends_at!) });
       }
       if (until()) return { outcome: 'left', reason: 'too little time left' };
 
@@ -140,11 +96,15 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
       await runSync(
         {
           source,
-          mapping: (shape) => defaultMapping(source.engine, shape),
+          // The mapping file's replacements on Laravel's mapping, as the commands' --mapping.
+          mapping: (shape) =>
+            config.mapping === undefined
+              ? defaultMapping(source.engine, shape)
+              : withMappingFile(defaultMapping(source.engine, shape), config.mapping),
           timezone: config.timezone,
           table,
-          say: (line) => log('INFO', line),
-          metric: (values) => write(syncMetricLine(values)),
+          say: (line) => log.info(line),
+          metric: (values) => output.publish(values),
         },
         {
           until,
@@ -154,22 +114,23 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
           onLease: (held) => {
             if (held) heldFrom = Date.now();
             else heldUntil = Date.now();
-            log('INFO', held ? 'took the sync over' : 'handed the sync over', { ends: iso(endsAt) });
+            log.info(held ? 'took the sync over' : 'handed the sync over', { ends: iso(endsAt) });
           },
         },
       );
       return { outcome: 'synced', heldFrom, heldUntil, tookOver: holder !== undefined };
     } catch (error) {
       if (error instanceof SyncRefused && error.cause instanceof LeaseHeld) {
-        log('DEBUG', 'another invocation took the sync first', { reason: error.cause.message });
+        log.debug('another invocation took the sync first', { reason: error.cause.message });
         return { outcome: 'left', reason: 'another invocation took the sync first' };
       }
       if (error instanceof SyncRefused || error instanceof SecretError || error instanceof SourceUrlError) {
-        log('ERROR', error.message);
-        write(sourceErrorLine());
+        log.error(error.message);
+        // How far behind the sync is, it cannot tell without the source: this error only.
+        output.publish({ SyncSourceErrors: 1 });
         return { outcome: 'refused', reason: error.message };
       }
-      log('ERROR', `the sync failed: ${(error as Error).name}: ${(error as Error).message}`);
+      log.error(`the sync failed: ${(error as Error).name}: ${(error as Error).message}`);
       throw error;
     } finally {
       client.destroy();
@@ -189,24 +150,3 @@ function scheduleFields(event: unknown): Record<string, string> {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * One embedded metric format document: the source failed this invocation. Only SyncSourceErrors:
- * how far behind the sync is, it cannot tell without the source.
- */
-export function sourceErrorLine(): string {
-  return JSON.stringify({
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: METRICS_NAMESPACE,
-          Dimensions: [[]],
-          Metrics: SYNC_METRICS.filter((metric) => metric.Name === 'SyncSourceErrors'),
-        },
-      ],
-    },
-    message: 'sync',
-    SyncSourceErrors: 1,
-  });
-}

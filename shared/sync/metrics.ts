@@ -1,4 +1,4 @@
-import { METRICS_NAMESPACE } from '../metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../metrics.ts';
 
 /**
  * What the sync reports to CloudWatch (docs/operations.md), one embedded metric format document a
@@ -20,8 +20,8 @@ export const SYNC_METRICS = [
 export type SyncMetricName = (typeof SYNC_METRICS)[number]['Name'];
 export type SyncMetricValues = Partial<Record<SyncMetricName, number | undefined>>;
 
-/** The dimension every metric of a stack carries. */
-export const STACK_DIMENSION = 'Stack';
+/** The dimension every metric of a stack carries (shared/metrics.ts). */
+export { STACK_DIMENSION };
 
 /** One EMF document of the metrics given (the others are left out: a line says what it knows). */
 export function syncMetricLine(values: SyncMetricValues, stack?: string): string {

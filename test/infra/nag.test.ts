@@ -6,7 +6,8 @@ import { HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import nag from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext, TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
+import { propsFromContext } from '../../infra/context.ts';
+import { TeamResourcesStack, type TeamResourcesStackProps } from '../../infra/stack.ts';
 import { ROUTE_METHODS, SERVED_ROUTES } from '../../shared/api/routes.ts';
 import { CDK_CONTEXT, SYNC_CONTEXT, synthStack, type Synthesized } from './support.ts';
 

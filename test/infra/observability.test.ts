@@ -1,17 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { ACCESS_LINE_METRICS, OUTCOMES } from '../../shared/api/http/middleware/access-log.ts';
-import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../shared/metrics.ts';
 import { ROUTES, SERVED_ROUTES } from '../../shared/api/routes.ts';
-import { propsFromContext } from '../../infra/stack.ts';
-import { SYNC_METRICS } from '../../shared/sync/sync.ts';
-import { resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { propsFromContext } from '../../infra/context.ts';
+import { TeamResourcesStack } from '../../infra/stack.ts';
+import { SYNC_METRICS } from '../../shared/sync/metrics.ts';
+import { CDK_CONTEXT, resourcesOf, SYNC_CONTEXT, synthStack } from './support.ts';
 
 /**
  * What operators see: the dashboard and the metrics its widgets and the alarms name, the log
  * format the functions write in, and tracing. Every metric named must be one something emits:
  * the access line (shared/api/http/middleware/access-log.ts, with the dimensions it is published
- * with), the sync's line (shared/sync/sync.ts, SYNC_METRICS, without dimensions), the stack's own
- * count of 429s, or a metric AWS documents for its namespace.
+ * with), the sync's lines (shared/sync/metrics.ts, SYNC_METRICS, with the Stack dimension), the
+ * stack's own count of 429s, or a metric AWS documents for its namespace. Each of the stack's own
+ * carries the stack's name, so that two stacks in one account share none.
  */
 const DOCUMENTED: Record<string, string[]> = {
   // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
@@ -33,8 +37,8 @@ const EMITTED = new Map<string, string[]>([
   ...ACCESS_LINE_METRICS.flatMap(({ dimensions, metrics }) =>
     metrics.map((metric) => [metric.Name, [...dimensions].sort()] as [string, string[]]),
   ),
-  ['ThrottledRequests', ['ApiId']],
-  ...SYNC_METRICS.map(({ Name }) => [Name, []] as [string, string[]]),
+  ['ThrottledRequests', ['ApiId', STACK_DIMENSION]],
+  ...SYNC_METRICS.map(({ Name }) => [Name, [STACK_DIMENSION]] as [string, string[]]),
 ]);
 
 /** Why a metric as CloudWatch's dashboard JSON or an alarm names it is not one that is emitted; undefined when it is. */
@@ -169,6 +173,47 @@ describe('the alarms', () => {
         .filter(Boolean);
     });
     expect(problems).toEqual([]);
+  });
+});
+
+describe('two stacks in one account', () => {
+  /** Every metric of the stacks' own namespace that an alarm or a widget names: [name, its dimensions]. */
+  function ownMetrics(template: Template): [string, Record<string, unknown>][] {
+    const fromAlarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).flatMap(({ Properties: a }) =>
+      (a.Metrics ?? [{ MetricStat: { Metric: a } }])
+        .filter((m: any) => m.MetricStat?.Metric.Namespace === METRICS_NAMESPACE)
+        .map(({ MetricStat: { Metric: m } }: any) => [
+          m.MetricName,
+          Object.fromEntries((m.Dimensions ?? []).map((d: any) => [d.Name, d.Value])),
+        ]),
+    );
+    const fromWidgets = widgets(template)
+      .flatMap((widget) => widget.properties.metrics ?? [])
+      .filter((entry) => entry[0] === METRICS_NAMESPACE)
+      .map((entry) => {
+        const [, name, ...rest] = entry.filter((part) => typeof part === 'string') as string[];
+        return [name!, Object.fromEntries(rest.flatMap((_, i) => (i % 2 === 0 ? [[rest[i], rest[i + 1]]] : [])))];
+      });
+    return [...fromAlarms, ...fromWidgets] as [string, Record<string, unknown>][];
+  }
+
+  it("never share a metric: every one of their own that an alarm or the dashboard names carries the stack's name", () => {
+    const app = new App({ context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...SYNC_CONTEXT } });
+    const stacks = ['TeamResourcesStaging', 'TeamResourcesProduction'].map(
+      (name) => new TeamResourcesStack(app, name, propsFromContext(app.node)),
+    );
+    const [staging, production] = stacks.map((stack) => Template.fromStack(stack));
+    const named = { staging: ownMetrics(staging!), production: ownMetrics(production!) };
+    expect(named.staging.length).toBeGreaterThan(50);
+    for (const [stack, metrics] of [
+      ['TeamResourcesStaging', named.staging],
+      ['TeamResourcesProduction', named.production],
+    ] as const) {
+      for (const [name, dimensions] of metrics) expect(dimensions[STACK_DIMENSION], name).toBe(stack);
+    }
+    const key = ([name, dimensions]: [string, Record<string, unknown>]) => JSON.stringify([name, dimensions]);
+    const production_ = new Set(named.production.map(key));
+    expect(named.staging.map(key).filter((k) => production_.has(k))).toEqual([]);
   });
 });
 

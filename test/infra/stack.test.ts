@@ -2,9 +2,15 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCUMENT_FUNCTION_MEMORY_MB, FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../../shared/api/function-settings.ts';
-import { ACCESS_LOG_FIELDS, DEFAULT_THROTTLE, propsFromContext, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
-import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import {
+  DOCUMENT_FUNCTION_MEMORY_MB,
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_MS,
+} from '../../shared/api/function-settings.ts';
+import { propsFromContext } from '../../infra/context.ts';
+import { ACCESS_LOG_FIELDS, ACCESS_LOG_STACK_FIELD, DEFAULT_THROTTLE } from '../../infra/http-api.ts';
+import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION, STACK_NAME_VARIABLE } from '../../shared/metrics.ts';
 import { findBundledFunctions } from '../../commands/local/bundled-handlers.ts';
 import { ROUTE_METADATA_KEY } from '../../shared/api/routes.ts';
 import { DOCUMENT_ROUTE, readsTable, ROUTE_METHODS, ROUTES, SERVED_ROUTES } from '../../shared/api/routes.ts';
@@ -111,9 +117,12 @@ describe('functions', () => {
     for (const route of ROUTES) expect(byRoute[route.name]!.props.MemorySize).toBe(512);
   });
 
-  it('read the table named by the stack and nothing else from their environment', () => {
+  it("read the table named by the stack and the stack's name (their metrics' Stack dimension) from their environment, nothing else", () => {
     for (const [route, { props }] of Object.entries(functionsByRoute())) {
-      expect(props.Environment?.Variables ?? {}).toEqual(dataFunction(route) ? { TABLE_NAME: { Ref: tableId() } } : {});
+      expect(props.Environment?.Variables ?? {}).toEqual({
+        ...(dataFunction(route) ? { TABLE_NAME: { Ref: tableId() } } : {}),
+        [STACK_NAME_VARIABLE]: 'TeamResourcesApi',
+      });
     }
   });
 
@@ -310,11 +319,15 @@ describe('HTTP API', () => {
     });
   });
 
-  it('writes one JSON access log line per request, of $context variables only, kept for 90 days', () => {
+  it("writes one JSON access log line per request, of $context variables only and the stack's name, kept for 90 days", () => {
     const stage = Object.values(resourcesOf(main.template, 'AWS::ApiGatewayV2::Stage'))[0]!.Properties;
     const accessLogsId = logicalId(main.stack, main.stack.accessLogs);
     expect(stage.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': [accessLogsId, 'Arn'] });
-    const format = JSON.parse(stage.AccessLogSettings.Format) as Record<string, string>;
+    const { [ACCESS_LOG_STACK_FIELD]: stackName, ...format } = JSON.parse(stage.AccessLogSettings.Format) as Record<
+      string,
+      string
+    >;
+    expect(stackName).toBe('TeamResourcesApi');
     expect(format).toEqual(ACCESS_LOG_FIELDS);
     expect(format).toMatchObject({
       requestId: '$context.requestId',
@@ -432,7 +445,10 @@ describe('alarms', () => {
           MetricNamespace: METRICS_NAMESPACE,
           MetricName: 'ThrottledRequests',
           MetricValue: '1',
-          Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }],
+          Dimensions: [
+            { Key: STACK_DIMENSION, Value: `$.${ACCESS_LOG_STACK_FIELD}` },
+            { Key: 'ApiId', Value: '$.apiId' },
+          ],
         },
       ],
     });
@@ -442,7 +458,12 @@ describe('alarms', () => {
         a.Metrics[0].MetricStat.Metric.MetricName === 'ThrottledRequests',
     )!;
     expect(alarm.Metrics[0].MetricStat).toMatchObject({
-      Metric: { Dimensions: [{ Name: 'ApiId', Value: apiRef() }] },
+      Metric: {
+        Dimensions: [
+          { Name: 'ApiId', Value: apiRef() },
+          { Name: STACK_DIMENSION, Value: 'TeamResourcesApi' },
+        ],
+      },
       Stat: 'Sum',
       Period: 300,
     });

@@ -1,13 +1,23 @@
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ContextAttribute } from 'aws-cdk-lib/aws-scheduler';
 import nag from 'cdk-nag';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext, SYNC_CONTEXT_KEYS, TABLE_READ_ACTIONS } from '../../infra/stack.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { propsFromContext, SYNC_CONTEXT_KEYS } from '../../infra/context.ts';
+import { TABLE_READ_ACTIONS } from '../../infra/route-functions.ts';
 import { SYNC_TABLE_ACTIONS } from '../../infra/sync.ts';
-import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import { LOG_RETAINED_ALARM_BYTES } from '../../infra/sync-metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION, STACK_NAME_VARIABLE } from '../../shared/metrics.ts';
 import { SERVED_ROUTES } from '../../shared/api/routes.ts';
-import { SCHEDULER_INPUT, SYNC_MEMORY_MB, SYNC_RESERVED_CONCURRENCY, SYNC_TIMEOUT_MS } from '../../shared/sync/deployed-settings.ts';
-import { SYNC_METRICS } from '../../shared/sync/sync.ts';
+import {
+  SCHEDULER_INPUT,
+  SYNC_MEMORY_MB,
+  SYNC_RESERVED_CONCURRENCY,
+  SYNC_TIMEOUT_MS,
+} from '../../shared/sync/deployed-settings.ts';
+import { SYNC_METRICS } from '../../shared/sync/metrics.ts';
+import { DEPLOYED_MAPPING_FILE, MAPPING_FILE_VARIABLE } from '../../shared/sync/deployed-mapping.ts';
 import { logicalId, resourcesOf, SYNC_CONTEXT, type Synthesized, synthStack } from './support.ts';
 
 /**
@@ -20,10 +30,13 @@ const fromContext = (context: Record<string, unknown>) =>
 
 let plain: Synthesized;
 let synced: Synthesized;
+let mappingDir: string;
 beforeAll(() => {
   plain = fromContext({});
   synced = fromContext(SYNC_CONTEXT);
+  mappingDir = mkdtempSync(join(tmpdir(), 'team-resources-sync-mapping-test-'));
 });
+afterAll(() => rmSync(mappingDir, { recursive: true, force: true }));
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 const statementsOf = (s: Synthesized, roleId?: string) =>
@@ -73,10 +86,11 @@ describe('with the four context keys', () => {
       synced.template.resourceCountIs(type, 0);
   });
 
-  it('reads the table and the secret from its environment, and nothing else', () => {
+  it("reads the table, the secret and the stack's name (its metrics' Stack dimension) from its environment, and nothing else", () => {
     expect(syncFunction().Properties.Environment.Variables).toEqual({
       TABLE_NAME: { Ref: logicalId(synced.stack, synced.stack.table as never) },
       SOURCE_SECRET_ARN: SYNC_CONTEXT.syncSourceSecretArn,
+      [STACK_NAME_VARIABLE]: 'TeamResourcesApi',
     });
   });
 
@@ -221,6 +235,23 @@ describe('the optional sync keys', () => {
     expect(JSON.stringify(statementsOf(synced))).not.toContain('kms:');
   });
 
+  it('give the function a mapping file (-c syncMapping), checked at synth and named by SOURCE_MAPPING_FILE beside its code', () => {
+    const path = join(mappingDir, 'mapping.json');
+    writeFileSync(path, JSON.stringify({ queries: { teams: 'SELECT id, slug, name, NULL AS user_id FROM teams' } }));
+    const s = fromContext({ ...SYNC_CONTEXT, syncMapping: path });
+    const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[logicalId(s.stack, s.stack.sync!.function)]!;
+    expect(fn.Properties.Environment.Variables[MAPPING_FILE_VARIABLE]).toBe(DEPLOYED_MAPPING_FILE);
+    expect(syncFunction().Properties.Environment.Variables).not.toHaveProperty(MAPPING_FILE_VARIABLE);
+  });
+
+  it('fail the synth on a mapping file that is no mapping, naming the file and the key', () => {
+    const path = join(mappingDir, 'bad.json');
+    writeFileSync(path, JSON.stringify({ queries: { projects: 'DROP TABLE projects' } }));
+    expect(() => fromContext({ ...SYNC_CONTEXT, syncMapping: path })).toThrow(
+      `syncMapping: the mapping ${path} is not usable: queries.projects: must be a SELECT`,
+    );
+  });
+
   it("set the source's time zone", () => {
     const s = fromContext({ ...SYNC_CONTEXT, syncTimezone: 'Europe/Berlin' });
     const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[logicalId(s.stack, s.stack.sync!.function)]!;
@@ -241,6 +272,9 @@ describe('a partial or wrong set of sync keys', () => {
 
   it('fails on an optional key without the four', () => {
     expect(() => fromContext({ syncTimezone: 'UTC' })).toThrow("context value syncTimezone needs the sync's four keys");
+    expect(() => fromContext({ syncMapping: 'mapping.json' })).toThrow(
+      "context value syncMapping needs the sync's four keys",
+    );
   });
 
   it('fails on a value that is not what its key names', () => {
@@ -268,11 +302,18 @@ describe("the sync's row and alarms", () => {
       (a) => a.Metrics?.[0]?.MetricStat?.Metric.MetricName === name && a.Metrics[0].MetricStat.Stat === stat,
     )!;
 
-  it('add four alarms, each saying where to look; the API keeps its own', () => {
+  it('add five alarms, each saying where to look; the API keeps its own', () => {
     expect(alarms(plain)).toEqual([]);
-    expect(alarms(synced)).toHaveLength(4);
-    synced.template.resourceCountIs('AWS::CloudWatch::Alarm', 6 + 2 * SERVED_ROUTES.length + 4);
+    expect(alarms(synced)).toHaveLength(5);
+    synced.template.resourceCountIs('AWS::CloudWatch::Alarm', 6 + 2 * SERVED_ROUTES.length + 5);
     for (const alarm of alarms(synced)) expect(alarm.AlarmDescription).toMatch(/: see /);
+  });
+
+  it("watch this stack's sync only: each metric by its Stack dimension", () => {
+    const watched = alarms(synced).flatMap((a) => a.Metrics ?? []);
+    expect(watched.length).toBeGreaterThan(0);
+    for (const { MetricStat } of watched)
+      expect(MetricStat.Metric.Dimensions).toEqual([{ Name: STACK_DIMENSION, Value: 'TeamResourcesApi' }]);
   });
 
   it('page when the sync stays more than a minute behind for 3 minutes', () => {
@@ -295,6 +336,22 @@ describe("the sync's row and alarms", () => {
       DatapointsToAlarm: 3,
       TreatMissingData: 'notBreaching',
     });
+  });
+
+  it('page when the source holds back 5 GiB of log or more for the sync for 15 minutes, naming the caps a DBA sets', () => {
+    const alarm = byMetric('SyncLogRetainedBytes', 'Maximum');
+    expect(alarm).toMatchObject({
+      Metrics: [{ MetricStat: { Metric: { Namespace: METRICS_NAMESPACE }, Period: 300 } }],
+      Threshold: 5 * 1024 ** 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(LOG_RETAINED_ALARM_BYTES).toBe(alarm.Threshold);
+    expect(alarm.AlarmDescription).toContain('max_slot_wal_keep_size');
+    expect(alarm.AlarmDescription).toContain('binlog retention');
+    expect(alarm.AlarmDescription.length).toBeLessThanOrEqual(1024); // CloudWatch's limit
   });
 
   it('page when no sync metric arrives at all: missing data is breaching', () => {
@@ -322,7 +379,7 @@ describe("the sync's row and alarms", () => {
     }
   });
 
-  it("put the sync's lag, changes applied, items written, rows refused and source errors on the dashboard", () => {
+  it("put the sync's lag, log held back, changes applied, items written, rows refused and source errors on the dashboard", () => {
     const body = Object.values(resourcesOf(synced.template, 'AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
     const json = JSON.parse(
       (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'TOKEN')).join(''),
@@ -330,6 +387,7 @@ describe("the sync's row and alarms", () => {
     const titles = (json.widgets as { properties: { title: string } }[]).map((w) => w.properties.title);
     expect(titles.filter((t) => t.startsWith('Sync'))).toEqual([
       'Sync lag (s, maximum a minute)',
+      'Sync log held back in the source (bytes, maximum a minute)',
       'Sync changes applied and items written (a minute)',
       'Sync rows refused and source errors (a minute)',
       'Sync function: errors, throttles, concurrent executions',

@@ -6,6 +6,8 @@ import { type SyncInvocation, syncHandler } from '../../shared/sync/deployed.ts'
 import { readSyncLease } from '../../shared/write/lease.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { emfProblems } from '../support/emf.ts';
+import { captureOutput } from '../support/output-lines.ts';
+import { STACK_DIMENSION } from '../../shared/metrics.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
 import { servedWithin, setUp, startSync } from '../support/sync.ts';
@@ -44,7 +46,9 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
   let db: SourceDatabase;
   let table: TestTable;
   let api: ReturnType<typeof tableApi>;
-  const lines: Record<string, any>[] = [];
+  // What the handler writes, as Lambda would send it on (test/support/output-lines.ts).
+  let output: ReturnType<typeof captureOutput>;
+  let lines: Record<string, any>[] = [];
   let handler: ReturnType<typeof syncHandler>;
 
   /** One invocation whose sync runs `runMs` before its remaining time falls below the margin. */
@@ -95,17 +99,20 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
     // The API's request lines are not what this file looks at.
     process.env.LOG_LEVEL = 'SILENT';
     api = tableApi(table);
+    output = captureOutput();
+    lines = output.lines;
     handler = syncHandler({
       env: {
         TABLE_NAME: table.tableName,
         DYNAMODB_ENDPOINT: table.endpoint,
-        SOURCE_DATABASE_URL: db.url,
+        SOURCE_DATABASE_URL: db.syncUrl,
         LOG_LEVEL: 'debug',
+        STACK_NAME: 'TeamResourcesApi',
       },
-      write: (line) => void lines.push(JSON.parse(line)),
     });
   }, 60_000);
   afterAll(async () => {
+    output?.stop();
     await db?.drop();
   });
 
@@ -159,6 +166,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
     const metrics = lines.filter((line) => line._aws);
     expect(metrics.length).toBeGreaterThan(0);
     for (const line of metrics) expect(emfProblems(JSON.stringify(line))).toEqual([]);
+    for (const line of metrics) expect(line._aws.CloudWatchMetrics[0].Dimensions).toEqual([[STACK_DIMENSION]]);
     expect(metrics.some((line) => line.SyncChangesApplied >= 1)).toBe(true);
     expect(metrics.every((line) => line.SyncSourceErrors === 0)).toBe(true);
   });
@@ -181,11 +189,15 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
   }, 60_000);
 
   it('ends at once on credentials the source refuses, in one line that hides the password, with a SyncSourceErrors metric', async () => {
-    const wrong = new URL(db.url);
+    const wrong = new URL(db.syncUrl);
     wrong.password = 'not-the-password';
     const refusing = syncHandler({
-      env: { TABLE_NAME: table.tableName, DYNAMODB_ENDPOINT: table.endpoint, SOURCE_DATABASE_URL: wrong.href },
-      write: (line) => void lines.push(JSON.parse(line)),
+      env: {
+        TABLE_NAME: table.tableName,
+        DYNAMODB_ENDPOINT: table.endpoint,
+        SOURCE_DATABASE_URL: wrong.href,
+        STACK_NAME: 'TeamResourcesApi',
+      },
     });
     const before = lines.length;
     const started = Date.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readApiConfig } from '../../shared/api/config.ts';
+import { readApiConfig, readStackName } from '../../shared/api/config.ts';
 import { readLogLevel } from '../../shared/api/log.ts';
 
 describe('readApiConfig', () => {
@@ -50,6 +50,21 @@ describe('readApiConfig', () => {
     [' ', undefined],
   ])('reads the DYNAMODB_ENDPOINT %j as %j', (endpoint, read) => {
     expect(readApiConfig({ TABLE_NAME: 't', DYNAMODB_ENDPOINT: endpoint }).dynamodbEndpoint).toBe(read);
+  });
+});
+
+describe('STACK_NAME', () => {
+  it("is the stack's name, the Stack dimension of the access line's metrics; none outside a stack", () => {
+    expect(readStackName({ STACK_NAME: 'TeamResourcesProduction' })).toBe('TeamResourcesProduction');
+    expect(readStackName({ STACK_NAME: ' staging-api \n' })).toBe('staging-api');
+    expect(readStackName({})).toBeUndefined();
+    expect(readStackName({ STACK_NAME: '' })).toBeUndefined();
+  });
+
+  it('fails fast on what CloudFormation would not name a stack', () => {
+    expect(() => readStackName({ STACK_NAME: 'team api' })).toThrow(
+      'STACK_NAME is not a CloudFormation stack name: "team api"',
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readDeployedConfig } from '../../shared/sync/deployed.ts';
+import { readDeployedConfig } from '../../shared/sync/deployed-config.ts';
 import { SecretError, sourceUrlFromSecret } from '../../shared/sync/secret.ts';
 import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 
@@ -77,24 +77,22 @@ describe('the secret as a source URL', () => {
 });
 
 describe("the deployed sync's environment", () => {
-  it('needs the table and the secret (or, locally, a source URL), and a zone the runtime knows', () => {
+  it("needs the table, the secret (or, locally, a source URL) and the stack's name, and a zone the runtime knows", () => {
+    const given = { TABLE_NAME: 't', SOURCE_SECRET_ARN: 'arn', STACK_NAME: 'TeamResourcesApi' };
     expect(() => readDeployedConfig({})).toThrow('TABLE_NAME is not set');
     expect(() => readDeployedConfig({ TABLE_NAME: 't' })).toThrow(/SOURCE_SECRET_ARN/);
-    expect(() =>
-      readDeployedConfig({ TABLE_NAME: 't', SOURCE_SECRET_ARN: 'arn', SOURCE_TIMEZONE: 'Mars/Base' }),
-    ).toThrow(/SOURCE_TIMEZONE/);
-    expect(() => readDeployedConfig({ TABLE_NAME: 't', SOURCE_SECRET_ARN: 'arn', LOG_LEVEL: 'loud' })).toThrow(
-      /LOG_LEVEL/,
-    );
-    expect(readDeployedConfig({ TABLE_NAME: 't', SOURCE_SECRET_ARN: 'arn', SOURCE_TIMEZONE: 'Europe/Berlin' })).toEqual(
-      {
-        tableName: 't',
-        dynamodbEndpoint: undefined,
-        secretArn: 'arn',
-        sourceUrl: undefined,
-        timezone: 'Europe/Berlin',
-        logLevel: 'INFO',
-      },
-    );
+    expect(() => readDeployedConfig({ TABLE_NAME: 't', SOURCE_SECRET_ARN: 'arn' })).toThrow(/STACK_NAME is not set/);
+    expect(() => readDeployedConfig({ ...given, STACK_NAME: 'a stack' })).toThrow(/STACK_NAME is not a CloudFormation/);
+    expect(() => readDeployedConfig({ ...given, SOURCE_TIMEZONE: 'Mars/Base' })).toThrow(/SOURCE_TIMEZONE/);
+    expect(() => readDeployedConfig({ ...given, LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(readDeployedConfig({ ...given, SOURCE_TIMEZONE: 'Europe/Berlin' })).toEqual({
+      tableName: 't',
+      dynamodbEndpoint: undefined,
+      secretArn: 'arn',
+      sourceUrl: undefined,
+      timezone: 'Europe/Berlin',
+      logLevel: 'INFO',
+      stack: 'TeamResourcesApi',
+    });
   });
 });

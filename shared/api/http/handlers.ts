@@ -4,7 +4,7 @@ import { pageWindow } from '../pagination.ts';
 import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
 import { type ListResource } from '../../table/keys.ts';
 import { createLogger } from '../log.ts';
-import type { Runtime } from '../config.ts';
+import { readStackName, type Runtime } from '../config.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
 import { authorize } from './middleware/authorize.ts';
 import { accessLog } from './middleware/access-log.ts';
@@ -23,7 +23,8 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
 /**
  * What every function does around its own work: the Lambda context on its log lines, one access
  * line, the contract's error bodies, the request's clock and deadline. A logger per function,
- * as each has its own container in AWS.
+ * as each has its own container in AWS; the stack's name, for the access line's metrics, read
+ * once as the function is built, at cold start.
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
@@ -35,7 +36,7 @@ function apiFunction(route: ServedRoute) {
   return (
     middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
       .use(log.lambdaContext())
-      .use(accessLog(route))
+      .use(accessLog(route, readStackName()))
       .use(headWithoutBody())
       .use(contractErrors())
       .use(requestDeadline())

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unauthenticated } from '../../../shared/api/http/errors.ts';
 import { accessLog, ACCESS_LINE_METRICS } from '../../../shared/api/http/middleware/access-log.ts';
-import { METRICS_NAMESPACE } from '../../../shared/metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../../shared/metrics.ts';
 import { jsonResponse } from '../../../shared/api/http/envelope.ts';
 import type { Logger } from '../../../shared/api/log.ts';
 import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/api/routes.ts';
@@ -18,9 +18,12 @@ import { monotonicMs } from '../../../shared/api/clock.ts';
  * writes it to stdout is tested in test/integration/logs.test.ts.
  */
 const SECRET = 'tra_access-log-secret';
+/** The stack's name, as the stack gives it to its functions (STACK_NAME). */
+const STACK = 'TeamResourcesProduction';
 const DAEMONS = ROUTES.find((route) => route.name === 'daemons')!;
 
-function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
+/** `stack` null: a function run outside a stack. */
+function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS, stack: string | null = STACK) {
   const lines: Record<string, any>[] = [];
   const log = { info: (message: string, fields: object) => void lines.push({ message, ...fields }) };
   /** The request, with the stand-in as its own logger (as lambdaContext gives each request one). */
@@ -28,7 +31,7 @@ function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS) {
     request.context.log = log as unknown as Logger;
     return request;
   };
-  return { lines, logged, middleware: accessLog(route) };
+  return { lines, logged, middleware: accessLog(route, stack ?? undefined) };
 }
 
 const ACME: TeamHead = {
@@ -67,13 +70,14 @@ describe('the access line', () => {
     expect(lines).toHaveLength(1);
   });
 
-  it("is an embedded metric format document: route and outcome as dimensions, the request's metrics as numbers", async () => {
+  it("is an embedded metric format document: the stack, route and outcome as dimensions, the request's metrics as numbers", async () => {
     const { lines, logged, middleware } = setUp();
     await middleware.after!(logged(servedRequest(200, 12.345_678)));
     const [line] = lines;
     expect(emfProblems(JSON.stringify(line))).toEqual([]);
     expect(line).toMatchObject({
       message: 'request',
+      Stack: STACK,
       route: 'daemons',
       outcome: '2xx',
       status: 200,
@@ -93,6 +97,29 @@ describe('the access line', () => {
         Metrics: metrics,
       })),
     );
+  });
+
+  it("publishes every metric with the stack's name as a dimension, so two stacks in one account share none", async () => {
+    for (const route of [DAEMONS, DOCUMENT_ROUTE]) {
+      const { lines, logged, middleware } = setUp(route);
+      await middleware.after!(logged(servedRequest()));
+      const directives = lines[0]!._aws.CloudWatchMetrics as { Dimensions: string[][]; Metrics: unknown[] }[];
+      expect(directives.flatMap((d) => d.Metrics).length).toBeGreaterThan(0);
+      for (const { Dimensions } of directives) for (const set of Dimensions) expect(set).toContain(STACK_DIMENSION);
+      expect(lines[0]![STACK_DIMENSION]).toBe(STACK);
+    }
+    expect(ACCESS_LINE_METRICS.every(({ dimensions }) => dimensions[0] === STACK_DIMENSION)).toBe(true);
+  });
+
+  it('leaves the Stack dimension out outside a stack (the local server), and stays a valid document', async () => {
+    const { lines, logged, middleware } = setUp(DAEMONS, null);
+    await middleware.after!(logged(servedRequest()));
+    expect(emfProblems(JSON.stringify(lines[0]))).toEqual([]);
+    expect(lines[0]!._aws.CloudWatchMetrics.map((d: { Dimensions: string[][] }) => d.Dimensions)).toEqual([
+      [['route', 'outcome']],
+      [['route']],
+    ]);
+    expect(lines[0]).not.toHaveProperty(STACK_DIMENSION);
   });
 
   it("counts the request's own cold start, as its logger's lines say it (cold_start)", async () => {

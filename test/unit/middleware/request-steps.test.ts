@@ -13,7 +13,7 @@ import { monotonicMs } from '../../../shared/api/clock.ts';
  * Two steps every function runs around its own work, each on its own with a hand-built request:
  * the request's clock and deadline (request-deadline.ts), and HEAD's dropped body (head.ts). What
  * each does before the handler, after it, and on error. (Header names as `sam local` writes them:
- * test/infra/bundled.test.ts.)
+ * test/integration/bundled.test.ts.)
  */
 
 function headEvent(): APIGatewayProxyEventV2 {

@@ -4,17 +4,17 @@ import { elapsedMs } from '../../clock.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
 import type { TeamState } from '../../team-reader.ts';
 import type { Authorized, Context, Logged, Timed } from '../context.ts';
-import { METRICS_NAMESPACE } from '../../../metrics.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../../metrics.ts';
 
 /**
  * The access line's metrics, by the dimensions they are published with. Dimensions stay few
- * (route: one of four functions; outcome: one of seven classes), so the metrics stay few too:
- * never a team, a token or a request id.
+ * (the stack: one; route: one of four functions; outcome: one of seven classes), so the metrics stay
+ * few too: never a team, a token or a request id. Outside a stack, the line leaves Stack out.
  */
 export const ACCESS_LINE_METRICS = [
-  { dimensions: ['route', 'outcome'], metrics: [{ Name: 'Requests', Unit: 'Count' }] },
+  { dimensions: [STACK_DIMENSION, 'route', 'outcome'], metrics: [{ Name: 'Requests', Unit: 'Count' }] },
   {
-    dimensions: ['route'],
+    dimensions: [STACK_DIMENSION, 'route'],
     metrics: [
       { Name: 'Latency', Unit: 'Milliseconds' },
       { Name: 'ColdStart', Unit: 'Count' },
@@ -48,16 +48,21 @@ const outcomeOf = (status: number) => (status >= 500 ? '5xx' : status < 300 ? '2
  */
 export function accessLog(
   route: ServedRoute,
+  /** The stack's name (config.ts, readStackName), the Stack dimension's value; none outside a stack. */
+  stack?: string,
 ): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, LogContext> {
+  // Built once per function: a request adds only the line's own values.
   const directives = ACCESS_LINE_METRICS.map(({ dimensions, metrics }) => ({
     Namespace: METRICS_NAMESPACE,
-    Dimensions: [dimensions],
+    Dimensions: [stack === undefined ? dimensions.filter((name) => name !== STACK_DIMENSION) : dimensions],
     Metrics: metrics.filter((metric) => readsTable(route) || !metric.Name.startsWith('DynamoDB')),
   }));
+  const dimensionValues = stack === undefined ? {} : { [STACK_DIMENSION]: stack };
   const logRequest = ({ event, context, response }: Request) => {
     const status = response?.statusCode ?? 500;
     context.log.info('request', {
       _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
+      ...dimensionValues,
       route: route.name,
       outcome: outcomeOf(status),
       status,

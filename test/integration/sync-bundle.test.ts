@@ -1,45 +1,62 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { propsFromContext } from '../../infra/stack.ts';
+import { propsFromContext } from '../../infra/context.ts';
 import { SYNC_MARGIN_MS } from '../../shared/sync/deployed-settings.ts';
+import { DEPLOYED_MAPPING_FILE, MAPPING_FILE_VARIABLE } from '../../shared/sync/deployed-mapping.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE } from '../support/import-process.ts';
 import { startCommand } from '../support/processes.ts';
 import { emfProblems } from '../support/emf.ts';
+import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../shared/metrics.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
 import { servedWithin, setUp } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
-import { logicalId, SYNC_CONTEXT, synthStack } from './support.ts';
+import { logicalId, SYNC_CONTEXT, synthStack } from '../infra/support.ts';
 
 /**
  * Run what you deploy: the sync's bundle as `cdk synth` wrote it (one ES module, the database
- * drivers inside), imported from the cloud assembly by a Node process of its own and invoked
- * against DynamoDB Local and the suite's PostgreSQL, writing to stdout as it would in Lambda.
+ * drivers inside, the mapping file `-c syncMapping` gave beside it), imported from the cloud
+ * assembly by a Node process of its own with the environment the template gives the function, and
+ * invoked against DynamoDB Local and the suite's PostgreSQL, writing to stdout as it would in Lambda.
  */
 const TOKEN = 'bundle-secret-token-01';
+/** A mapping whose effect shows in what the API serves: the projects' names in capitals. */
+const MAPPING = {
+  queries: { projects: 'SELECT id, team_id, client_id, upper(name) AS name, slug, created_at FROM projects' },
+};
 let assemblyDir: string;
 let bundleFile: string;
+/** The function's environment variables as the template sets them (TABLE_NAME, the secret's ARN aside). */
+let templateEnvironment: Record<string, string>;
 let db: SourceDatabase;
 let table: TestTable;
 
 describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle", () => {
   beforeAll(async () => {
     assemblyDir = mkdtempSync(join(tmpdir(), 'team-resources-sync-assembly-'));
+    const mappingFile = join(assemblyDir, 'mapping.json');
+    writeFileSync(mappingFile, JSON.stringify(MAPPING));
     const { app, stack } = synthStack({
       bundle: true,
-      outdir: assemblyDir,
-      context: SYNC_CONTEXT,
+      outdir: join(assemblyDir, 'cdk.out'),
+      context: { ...SYNC_CONTEXT, syncMapping: mappingFile },
       props: (a) => propsFromContext(a.node),
     });
     const assembly = app.synth();
     const template = JSON.parse(readFileSync(join(assembly.directory, 'TeamResourcesApi.template.json'), 'utf8'));
     // The asset's folder is named by its hash, which is the S3 key the template gives the code.
-    const key: string = template.Resources[logicalId(stack, stack.sync!.function)].Properties.Code.S3Key;
-    bundleFile = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+    const fn = template.Resources[logicalId(stack, stack.sync!.function)].Properties;
+    const assetDir = join(assembly.directory, `asset.${(fn.Code.S3Key as string).replace(/\.zip$/, '')}`);
+    bundleFile = join(assetDir, 'index.mjs');
+    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map', DEPLOYED_MAPPING_FILE]);
+    expect(JSON.parse(readFileSync(join(assetDir, DEPLOYED_MAPPING_FILE), 'utf8'))).toEqual(MAPPING);
+    const { TABLE_NAME: _, SOURCE_SECRET_ARN: __, ...rest } = fn.Environment.Variables as Record<string, string>;
+    templateEnvironment = rest;
+    expect(templateEnvironment).toMatchObject({ [MAPPING_FILE_VARIABLE]: DEPLOYED_MAPPING_FILE });
 
     db = await createSourceDatabase('postgres');
     await seedSource(db, {
@@ -56,9 +73,10 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
     rmSync(assemblyDir, { recursive: true, force: true });
   });
 
-  it('syncs the source into the table and serves a change within 10 s, its lines on stdout', async () => {
-    // A process of its own, as Lambda's: the bundle reads its configuration when imported, and
-    // SOURCE_DATABASE_URL stands in for the stack's secret. The invocation syncs for 8 seconds.
+  it('syncs the source into the table through the mapping in its code, serves a change within 10 s, its lines on stdout', async () => {
+    // A process of its own, as Lambda's: the bundle reads its configuration when imported (the
+    // template's, the mapping file named relative to the code), and SOURCE_DATABASE_URL stands in
+    // for the stack's secret. The invocation syncs for 8 seconds.
     const invoke = `
       const { handler } = await import(${JSON.stringify(pathToFileURL(bundleFile).href)});
       const deadline = Date.now() + ${SYNC_MARGIN_MS + 8_000};
@@ -71,7 +89,8 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
         PATH: process.env.PATH,
         TABLE_NAME: table.tableName,
         DYNAMODB_ENDPOINT: table.endpoint,
-        SOURCE_DATABASE_URL: db.url,
+        SOURCE_DATABASE_URL: db.syncUrl,
+        ...templateEnvironment,
       },
     });
     process.env.LOG_LEVEL = 'SILENT';
@@ -84,9 +103,10 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
       throw new Error(`the invocation ended before serving the source:\n${run.output()}`);
     });
     crashed.catch(() => {}); // once served, its end is expected
-    await Promise.race([servedWithin(async () => (await names()).includes('Site'), 30_000), crashed]);
+    // The mapping's query, not the default one: the names in capitals.
+    await Promise.race([servedWithin(async () => (await names()).includes('SITE'), 30_000), crashed]);
     await db.query("UPDATE projects SET name = 'Site renamed' WHERE id = 100");
-    expect(await servedWithin(async () => (await names()).includes('Site renamed'))).toBeLessThan(10_000);
+    expect(await servedWithin(async () => (await names()).includes('SITE RENAMED'))).toBeLessThan(10_000);
 
     expect(await run.exited).toEqual({ code: 0, signal: null });
     const lines = run.output().split('\n').filter(Boolean);
@@ -94,6 +114,20 @@ describe.skipIf(sourceServer('postgres').state === 'missing')("the sync's bundle
     const metrics = lines.filter((line) => line.includes('"_aws"'));
     expect(metrics.length).toBeGreaterThan(0);
     for (const line of metrics) expect(emfProblems(line)).toEqual([]);
+    // Powertools' Metrics, bundled: the stack's namespace, by the Stack dimension alone.
+    for (const line of metrics)
+      expect(JSON.parse(line)).toMatchObject({
+        _aws: { CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: [[STACK_DIMENSION]] }] },
+        [STACK_DIMENSION]: 'TeamResourcesApi',
+      });
+    // Powertools' Logger, bundled: its lines with the invocation's keys.
+    const logged = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(logged.find((line) => line.message === 'took the sync over')).toMatchObject({
+      level: 'INFO',
+      service: 'team-resources-sync',
+      function_request_id: 'bundle',
+      scheduled_time: '2026-01-01T00:00:00Z',
+    });
     expect(lines.some((line) => line.includes('"took the sync over"'))).toBe(true);
   }, 60_000);
 });

@@ -8,13 +8,19 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
-import { inProcess, loadFunctionHandlers, startLocalServer, type Handlers, type LocalServer } from '../../commands/local/server.ts';
+import {
+  inProcess,
+  loadFunctionHandlers,
+  startLocalServer,
+  type Handlers,
+  type LocalServer,
+} from '../../commands/local/server.ts';
 import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
 import { SERVED_ROUTES, type FunctionName } from '../../shared/api/routes.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { freshTable, importDocument } from '../support/dynamodb.ts';
 import { daemons, environment, projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
-import { synthStack } from './support.ts';
+import { synthStack } from '../infra/support.ts';
 
 /**
  * Run what you deploy: the three bundles `cdk synth` produced, imported unchanged from the cloud
