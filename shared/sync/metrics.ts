@@ -39,19 +39,20 @@ export function syncMetricLine(values: SyncMetricValues, stack?: string): string
   });
 }
 
-/** A minute: how often an idle sync, or one whose source fails, says so. */
-const IDLE_METRIC_EVERY_MS = 60_000;
+/** A minute: how often an idle sync says so, and how often the log held back for it is said. */
+const EVERY_MS = 60_000;
 
 /**
  * What a running sync reports, and when: one set of values per batch that applied something; one a
- * minute while idle (the lag is then nothing, and the log held back is said); while the source does
- * not answer, SyncSourceErrors at 1, at most once a minute.
+ * minute while idle (the lag is then nothing); the log the source holds back for it once a minute,
+ * busy or idle; while the source does not answer, SyncSourceErrors at 1, at most once a minute.
  */
 export class SyncMeter {
   /** Items written since the last report (counted at the DynamoDB client: run.ts). */
   written = 0;
   sourceDown = false;
   private last = 0;
+  private lastHeldBack = 0;
   private readonly report: (values: SyncMetricValues) => void;
   private readonly clock: () => number;
 
@@ -64,15 +65,23 @@ export class SyncMeter {
     this.emit({ SyncLag: done.lagSeconds, SyncChangesApplied: done.changes, SyncRowsRefused: done.refused });
   }
 
-  async idle(retainedBytes: () => Promise<number> | undefined): Promise<void> {
-    if (this.clock() - this.last < IDLE_METRIC_EVERY_MS) return;
-    const retained = await retainedBytes()?.catch(() => undefined);
-    this.emit({ SyncLag: 0, SyncChangesApplied: 0, SyncRowsRefused: 0, SyncLogRetainedBytes: retained });
+  /** After each turn of the run: the idle line and the log held back, each when its minute has come. */
+  async tick(idle: boolean, retainedBytes: () => Promise<number> | undefined): Promise<void> {
+    const now = this.clock();
+    const idleDue = idle && now - this.last >= EVERY_MS;
+    const heldBackDue = now - this.lastHeldBack >= EVERY_MS;
+    if (!idleDue && !heldBackDue) return;
+    const values: SyncMetricValues = idleDue ? { SyncLag: 0, SyncChangesApplied: 0, SyncRowsRefused: 0 } : {};
+    if (heldBackDue) {
+      this.lastHeldBack = now;
+      values.SyncLogRetainedBytes = await retainedBytes()?.catch(() => undefined);
+    }
+    this.emit(values);
   }
 
   sourceFailed(): void {
     this.sourceDown = true;
-    if (this.clock() - this.last >= IDLE_METRIC_EVERY_MS) this.emit({});
+    if (this.clock() - this.last >= EVERY_MS) this.emit({});
   }
 
   private emit(values: SyncMetricValues): void {

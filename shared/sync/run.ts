@@ -336,10 +336,11 @@ class Sync {
         await this.recheckSchema(applier);
       }
       if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
-      if (applier.hasWork) await applier.applyPending();
+      const idle = !applier.hasWork;
+      if (!idle) await applier.applyPending();
       else if (every > 0 && this.clock() - this.lastFullPass >= every)
         await Promise.race([this.fullPass(applier, undefined, session), failed]);
-      else await this.meter.idle(() => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
+      await this.meter.tick(idle, () => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
     }
     await applier.settled();
   }

@@ -232,6 +232,29 @@ describeSources('the sync', (engine) => {
     expect((line as { SyncItemsWritten: number }).SyncItemsWritten).toBeGreaterThan(0);
   });
 
+  it('says the log the source holds back for it once a minute, while it applies changes and while idle', async () => {
+    // Its own sync (and slot), on a clock the test moves a minute on.
+    let offset = 0;
+    const watched = startSync(db, await freshTable(), { clock: () => Date.now() + offset });
+    try {
+      await watched.readyNow;
+      const heldBack = () => watched.metrics.filter((line) => line.SyncLogRetainedBytes !== undefined).length;
+      const said = heldBack();
+      offset += 61_000;
+      // Busy: a change every turn, until the minute's line comes.
+      await servedWithin(async () => {
+        await db.query(`UPDATE projects SET name = 'Held ${offset++}' WHERE id = 101`);
+        return heldBack() > said;
+      });
+      offset += 61_000;
+      await servedWithin(async () => heldBack() > said + 1); // idle
+      const lines = watched.metrics.filter((line) => line.SyncLogRetainedBytes !== undefined);
+      for (const line of lines.slice(-2)) expect(line.SyncLogRetainedBytes).toBeGreaterThanOrEqual(0);
+    } finally {
+      await watched.stop();
+    }
+  });
+
   it('answers 404 within 10 s to a member removed from the team, and to a deleted team', async () => {
     await db.query('INSERT INTO team_user (team_id, user_id, role) VALUES (2, 10, ?)'.replace('?', "'editor'"));
     await servedWithin(async () => (await api.get('/api/globex/projects', { token: SECRET })).status === 200);
