@@ -108,6 +108,10 @@ class Sync {
     });
     try {
       await this.connect();
+      // Where the last run left the log, carried on the lease: read before the lease is taken, which
+      // writes it anew (with what `carry` gives, so the position stays for the run after this one).
+      if (!this.run_.once && !this.withoutLog)
+        this.served = await readLogPosition(this.settings.table, this.settings.source.redacted);
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
         ...this.run_.lease,
         carry: () =>
@@ -251,7 +255,6 @@ class Sync {
     const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
     const log = await reader.changeSource();
     try {
-      this.served = await readLogPosition(this.settings.table, this.settings.source.redacted);
       let needFullPass = !(this.run_.changesFirst && this.served !== undefined);
       let ready = false;
       while (!this.stopped) {
