@@ -148,7 +148,7 @@ describeSources('the log position, kept and lost', (engine) => {
       ).toEqual([{ database: false, schema: false }]);
       // The running sync's sessions, its walsender among them, are that role's.
       const sessions = await db.adminQuery<{ usename: string; backend_type: string }>(
-        "SELECT usename, backend_type FROM pg_stat_activity WHERE application_name = 'team-resources-sync'",
+        "SELECT usename, backend_type FROM pg_stat_activity WHERE application_name = 'team-resources-sync' AND datname = current_database()",
       );
       expect(sessions.some((session) => session.backend_type === 'walsender')).toBe(true);
       expect(new Set(sessions.map((session) => session.usename))).toEqual(new Set([role]));
