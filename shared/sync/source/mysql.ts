@@ -128,8 +128,10 @@ export async function connect(source: SourceUrl): Promise<SourceConnection> {
           return await work();
         } catch (error) {
           // A table made or altered by a migration after the snapshot began cannot be read in it
-          // (ER_TABLE_DEF_CHANGED, "please retry transaction"): a snapshot taken now can.
-          if ((error as { code?: string }).code !== 'ER_TABLE_DEF_CHANGED' || attempt === TABLE_CHANGED_TRIES)
+          // (ER_TABLE_DEF_CHANGED, "please retry transaction"): a snapshot taken now can. A snapshot
+          // chosen to break a deadlock with a migration's metadata lock (ER_LOCK_DEADLOCK) begins again.
+          const code = (error as { code?: string }).code;
+          if (!(code === 'ER_TABLE_DEF_CHANGED' || code === 'ER_LOCK_DEADLOCK') || attempt === TABLE_CHANGED_TRIES)
             throw error;
         } finally {
           await ask('ROLLBACK').catch(() => {});
