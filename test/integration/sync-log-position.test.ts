@@ -275,15 +275,24 @@ describeSources('the log position, kept and lost', (engine) => {
     );
     const own = await freshTable();
     sync = startSync(db, own);
+    let ended = 'running';
+    sync.done.then(
+      () => (ended = 'stopped'),
+      (error: Error) => (ended = `ended: ${error.message}`),
+    );
     await sync.readyNow;
     // What the triggers made every write of the app do (and fail, once a migration renamed a column
     // they named) is gone: the app's writes, a migration among them, run and are served.
-    const app: AppWriters = await startAppWriters(db, 2, (writer, n) =>
-      n % 2 === 0
-        ? { sql: 'UPDATE projects SET name = $1 WHERE id = 200', params: [`Globex ${writer} ${n}`] }
-        : {
-            sql: `UPDATE personal_access_tokens SET last_used_at = ${engine === 'postgres' ? 'now()' : 'NOW()'} WHERE id = 70`,
-          },
+    const app: AppWriters = await startAppWriters(
+      db,
+      2,
+      (writer, n) =>
+        n % 2 === 0
+          ? { sql: 'UPDATE projects SET name = $1 WHERE id = 200', params: [`Globex ${writer} ${n}`] }
+          : {
+              sql: `UPDATE personal_access_tokens SET last_used_at = ${engine === 'postgres' ? 'now()' : 'NOW()'} WHERE id = 70`,
+            },
+      { paceMs: 10 },
     );
     try {
       await app.eachDoes(20);
@@ -299,7 +308,7 @@ describeSources('the log position, kept and lost', (engine) => {
       async () =>
         (await tableApi(own).get('/api/globex/projects', { token: ADA })).body?.data?.[0]?.name === 'After the upgrade',
       10_000,
-      said,
+      () => `the sync (${ended}): ${said()}; metrics ${JSON.stringify(sync?.metrics.slice(-3))}`,
     );
   });
 });
