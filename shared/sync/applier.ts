@@ -106,6 +106,8 @@ export class Applier {
     if (!batch.empty) {
       try {
         const outcome = await applyBatch(this.ctx, batch);
+        // Parts of every team the batch could not narrow to teams: for the run's next full pass of them.
+        for (const part of batch.everyTeam) this.pending.everyTeam.add(part);
         refused = outcome.refused;
         this.writtenApart(outcome);
         const apart = outcome.apart;

@@ -37,8 +37,8 @@ export interface BatchContext {
    * meanwhile: read again with the team's next change.
    */
   heldBack: Map<number, Set<ChangePart>>;
-  /** Said once while it lasts: a query the source's schema no longer answers. */
-  schemaProblem: (line: string) => void;
+  /** Said once while it lasts: a query the source's schema no longer answers (the source's error). */
+  schemaProblem: (failure: string) => void;
   hooks?: ApplyHooks;
 }
 
@@ -117,17 +117,40 @@ async function readBatch(ctx: BatchContext, touched: Touched): Promise<ReadBatch
       const ask: TeamAsk = held.has(teamId)
         ? {
             parts: new Set([...asked.parts, ...(heldBack ?? [])]),
-            items: heldBack?.has('projects') || heldBack?.has('daemons') ? {} : asked.items,
+            // A list held back is read whole: the items asked of it are in that read.
+            items: Object.fromEntries(
+              Object.entries(asked.items ?? {}).filter(([list]) => !heldBack?.has(list as ChangePart)),
+            ),
           }
         : { parts: new Set(ALL_PARTS) };
+      const read = (ask: TeamAsk) => source.attempt(() => readTeam(source, mapping, teamId, ask, timezone));
       try {
-        teams.set(teamId, { team: await source.attempt(() => readTeam(source, mapping, teamId, ask, timezone)), ask });
+        teams.set(teamId, { team: await read(ask), ask });
       } catch (error) {
-        // A query the schema no longer answers (a migration took a column away): the team's parts are
-        // kept as they are, and read again once it does (run.ts checks the schema again).
+        // A query the schema no longer answers (a migration took a column away): the parts that need it
+        // are kept as they are, and read again once it does (run.ts checks the schema again); the
+        // team's other parts are read and written as ever.
         if (sourceFault(error) !== 'schema') throw error;
-        ctx.heldBack.set(teamId, new Set([...(ctx.heldBack.get(teamId) ?? []), ...ask.parts, ...listsAsked(ask)]));
-        ctx.schemaProblem(`the source no longer answers a query of the mapping (${(error as Error).message})`);
+        ctx.schemaProblem((error as Error).message);
+        const broken = new Set<ChangePart>();
+        for (const part of [...ask.parts, ...listsAsked(ask)]) {
+          const alone: TeamAsk = ask.parts.has(part)
+            ? { parts: new Set([part]) }
+            : { parts: new Set(), items: { [part]: ask.items![part as 'projects'] } };
+          await read(alone).catch((failure: unknown) => {
+            if (sourceFault(failure) !== 'schema') throw failure;
+            broken.add(part);
+          });
+        }
+        ctx.heldBack.set(teamId, new Set([...(ctx.heldBack.get(teamId) ?? []), ...broken]));
+        const rest: TeamAsk = {
+          parts: new Set([...ask.parts].filter((part) => !broken.has(part))),
+          items: Object.fromEntries(
+            Object.entries(ask.items ?? {}).filter(([list]) => !broken.has(list as ChangePart)),
+          ),
+        };
+        if (rest.parts.size > 0 || listsAsked(rest).length > 0)
+          teams.set(teamId, { team: await read(rest), ask: rest });
       }
     }
   };
@@ -163,7 +186,18 @@ async function resolveTouches(ctx: BatchContext, touched: Touched): Promise<void
       params.push(row[column] ?? null);
       return '?';
     });
-    for (const found of await ctx.source.query(`SELECT DISTINCT r.team_id FROM (${sql}) r`, params)) {
+    let teams: Awaited<ReturnType<SourceConnection['query']>>;
+    try {
+      teams = await ctx.source.attempt(() => ctx.source.query(`SELECT DISTINCT r.team_id FROM (${sql}) r`, params));
+    } catch (error) {
+      // The query of the row's team no longer runs (a migration took its table away): that part of
+      // every team is read again (and kept as it is while the schema cannot answer it).
+      if (sourceFault(error) !== 'schema') throw error;
+      ctx.schemaProblem((error as Error).message);
+      touched.everyTeam.add(touch.part as never);
+      continue;
+    }
+    for (const found of teams) {
       const teamId = idOf(found.team_id === null ? null : String(found.team_id));
       if (teamId === undefined) continue;
       const itemId = touch.item === undefined ? undefined : idOf(row[touch.item]);
@@ -304,7 +338,12 @@ function report(ctx: BatchContext, read: ReadBatch, leftOut: ReadonlyMap<number,
     const parts = new Set<ChangePart>([...ask.parts, ...Object.keys(ask.items ?? {})] as ChangePart[]);
     if (team.state === 'refused' || leftOut.has(teamId))
       ctx.heldBack.set(teamId, new Set([...(ctx.heldBack.get(teamId) ?? []), ...parts]));
-    else ctx.heldBack.delete(teamId);
+    else {
+      // Taken now: the parts read. Those the schema could not answer stay held back (readBatch).
+      const still = [...(ctx.heldBack.get(teamId) ?? [])].filter((part) => !parts.has(part));
+      if (still.length > 0) ctx.heldBack.set(teamId, new Set(still));
+      else ctx.heldBack.delete(teamId);
+    }
     const all = [...team.refusals, ...(leftOut.get(teamId) ?? [])];
     ctx.refusals.report(all, (r) => r.teamId === teamId && (parts.has(r.part) || r.part === 'team'));
     refused += all.length;

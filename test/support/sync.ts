@@ -54,6 +54,8 @@ export function startSync(
     mapping?: Mapping;
     /** The sync's lease, shorter than its 60 s renewed every 15 s (a test of a second sync). */
     lease?: SyncRun['lease'];
+    /** The log from the position the table's lease carries, with no first full pass (as a deployed sync takes over). */
+    changesFirst?: boolean;
   } = {},
 ): RunningSync {
   const source = parseSourceUrl(db.syncUrl);
@@ -67,7 +69,7 @@ export function startSync(
   const waiting = new Set<{ which: (metric: SyncMetricValues) => boolean; resolve: () => void }>();
   let readied: () => void = () => {};
   const readyNow = new Promise<void>((resolve) => (readied = resolve));
-  const { once, mapping, lease, ...rest } = settings;
+  const { once, mapping, lease, changesFirst, ...rest } = settings;
   const done = runSync(
     {
       source,
@@ -89,6 +91,7 @@ export function startSync(
     {
       once,
       lease,
+      changesFirst,
       signal: stop.signal,
       onPass: () => void (batches += 1),
       // A full pass tells its progress as it begins (nothing done yet), and after each of its batches.

@@ -10,7 +10,10 @@
  */
 
 export interface StatementEffect {
-  /** Watched tables that the statement emptied (TRUNCATE). */
+  /**
+   * Watched tables whose rows the statement took or replaced with no row in the log: TRUNCATE, and a
+   * table dropped, or renamed away or onto (a migration's drop and create, gh-ost's swap).
+   */
   truncated: string[];
   /** Watched tables whose shape may have changed (ALTER, RENAME, DROP, CREATE, CREATE/DROP INDEX). */
   reshaped: string[];
@@ -60,23 +63,29 @@ export function statementEffect(
   const truncate = TRUNCATE.exec(text);
   if (truncate) return { truncated: watched([truncate[1]!]), reshaped: [] };
   const names: string[] = [];
+  /** Names whose rows went or came with the statement, not as rows of the log. */
+  const replaced: string[] = [];
   const alter = ALTER.exec(text);
   if (alter) {
     names.push(alter[1]!);
     const renamed = ALTER_RENAME.exec(alter[2] ?? '');
-    if (renamed) names.push(renamed[1]!);
+    if (renamed) replaced.push(alter[1]!, renamed[1]!);
   }
   const rename = RENAME.exec(text);
-  if (rename) for (const pair of rename[1]!.matchAll(RENAME_PAIR)) names.push(pair[1]!, pair[2]!);
+  if (rename) for (const pair of rename[1]!.matchAll(RENAME_PAIR)) replaced.push(pair[1]!, pair[2]!);
   const drop = DROP.exec(text);
-  if (drop) names.push(...drop[1]!.replace(/\s+(?:RESTRICT|CASCADE)\s*$/i, '').split(/\s*,\s*/));
+  if (drop) replaced.push(...drop[1]!.replace(/\s+(?:RESTRICT|CASCADE)\s*$/i, '').split(/\s*,\s*/));
+  names.push(...replaced);
   for (const pattern of [CREATE, INDEX]) {
     const match = pattern.exec(text);
     if (match) names.push(match[1]!);
   }
+  const replacedByCreate = CREATE.exec(text);
+  if (replacedByCreate && /^CREATE\s+OR\s+REPLACE\b/i.test(text)) replaced.push(replacedByCreate[1]!);
   const dropDatabase = DROP_DATABASE.exec(text);
-  if (dropDatabase && same(unquote(dropDatabase[1]!), database)) return { truncated: [], reshaped: [...tables] };
-  return { truncated: [], reshaped: watched(names) };
+  if (dropDatabase && same(unquote(dropDatabase[1]!), database))
+    return { truncated: [...tables], reshaped: [...tables] };
+  return { truncated: watched(replaced), reshaped: watched(names) };
 }
 
 /** Without comments, but with the code of versioned ones (MySQL's `/*!40000 … *\/`, MariaDB's `/*M!100100 … *\/`). */

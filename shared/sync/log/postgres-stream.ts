@@ -161,9 +161,14 @@ export class PgoutputStream implements ChangeStream {
     this.#service.on('error', (error: Error) => this.#fail(error));
   }
 
-  /** Starts streaming; rejects with the server's error (a slot in use, dropped, invalidated) or a silence. */
-  async start(published: Map<string, TableShape>): Promise<void> {
-    this.#published = published;
+  /**
+   * Starts streaming; rejects with the server's error (a slot in use, dropped, invalidated) or a silence.
+   * `known` is the publication as the streams before this one last saw it: a table dropped or made again
+   * since (while the sync was reconnecting, say) is said at once, as the watch says it (#watch).
+   */
+  async start(published: Map<string, TableShape>, known?: Map<string, TableShape>): Promise<void> {
+    this.#published = known?.size ? known : published;
+    this.#compare(published);
     const plugin = new TextPgoutput(
       this.#options.publication,
       () => {
@@ -416,6 +421,11 @@ export class PgoutputStream implements ChangeStream {
     if (this.#closed || now === undefined) return;
     if (now === null)
       return this.#fail(new Error(`the publication ${this.#options.publication} no longer exists: run sync setup`));
+    this.#compare(now);
+  }
+
+  /** The publication now, against the last look: each table dropped, made again or added, said. */
+  #compare(now: Map<string, TableShape>) {
     const before = this.#published ?? now;
     this.#published = now;
     for (const table of new Set([...before.keys(), ...now.keys()])) {

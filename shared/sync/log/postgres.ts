@@ -96,6 +96,9 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
       if (lost) throw new LogPositionLost(`the replication slot ${slot} can no longer be read: ${lost}`);
       const tables = await published();
       if (!tables) throw new Error(`the publication ${publication} does not exist: run sync setup`);
+      // What the streams before this one knew of the publication: a table dropped or made again since is
+      // said by the new stream (its rows went with no DELETE in the log).
+      const known = new Map(shapes);
       for (const [table, shape] of tables) if (!shapes.has(table)) shapes.set(table, shape);
       // Another sync handing over holds the slot until it stops: try again for a while.
       const deadline = Date.now() + SLOT_BUSY_MS;
@@ -115,7 +118,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
           },
         });
         try {
-          await stream.start(tables);
+          await stream.start(tables, known);
         } catch (error) {
           await stream.close();
           const { code, message } = (error ?? {}) as { code?: string; message?: string };

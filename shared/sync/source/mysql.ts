@@ -11,6 +11,9 @@ import {
 import { sourceFault } from './faults.ts';
 import type { SourceUrl } from './url.ts';
 
+/** How often a snapshot is taken again when a migration changed a table it reads (ER_TABLE_DEF_CHANGED). */
+const TABLE_CHANGED_TRIES = 5;
+
 /** A MySQL/MariaDB session as the sync reads it: UTC, exact numbers, times as text. */
 export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const connection = mysql.createConnection({
@@ -118,12 +121,21 @@ export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS):
     },
     attempt: (work) => work(),
     async readConsistently(work) {
-      await ask('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      await ask('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-      try {
-        return await work();
-      } finally {
-        await ask('ROLLBACK').catch(() => {});
+      for (let attempt = 1; ; attempt++) {
+        await ask('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+        await ask('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+        try {
+          return await work();
+        } catch (error) {
+          // A table made or altered by a migration after the snapshot began cannot be read in it
+          // (ER_TABLE_DEF_CHANGED, "please retry transaction"): a snapshot taken now can. A snapshot
+          // chosen to break a deadlock with a migration's metadata lock (ER_LOCK_DEADLOCK) begins again.
+          const code = (error as { code?: string }).code;
+          if (!(code === 'ER_TABLE_DEF_CHANGED' || code === 'ER_LOCK_DEADLOCK') || attempt === TABLE_CHANGED_TRIES)
+            throw error;
+        } finally {
+          await ask('ROLLBACK').catch(() => {});
+        }
       }
     },
     close,

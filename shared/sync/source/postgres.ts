@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import {
@@ -23,6 +24,15 @@ const postgresTypes = {
   getTypeParser: (oid: number, format?: string) =>
     RAW_TIME_TYPES.has(oid) ? (text: string) => text : pg.types.getTypeParser(oid, format as never),
 };
+
+/**
+ * How long a snapshot's read waits for a lock a migration holds, and how often it begins again before
+ * it waits as long as it takes (readConsistently); the codes it begins again on.
+ */
+const LOCK_TIMEOUT_MS = 100;
+const LOCK_TRIES = 5;
+const LOCK_NOT_AVAILABLE = '55P03';
+const DEADLOCK_DETECTED = '40P01';
 
 /** A PostgreSQL session as the sync reads it: UTC, exact numbers, times as text. */
 export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
@@ -89,11 +99,22 @@ export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS):
       }
     },
     async readConsistently(work) {
-      await ask('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        return await work();
-      } finally {
-        await ask('ROLLBACK').catch(() => {});
+      for (let attempt = 1; ; attempt++) {
+        await ask('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          // The snapshot holds a share lock on every table it read until it ends: one that then waits
+          // for a migration's lock (DROP TABLE a, b holds a and waits for b) closes a cycle, which
+          // PostgreSQL breaks by failing one side, perhaps the migration. So the first tries give up
+          // on such a lock at once and begin again; the last waits, as a plain read does.
+          if (attempt < LOCK_TRIES) await ask(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
+          return await work();
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          if (!(code === LOCK_NOT_AVAILABLE || code === DEADLOCK_DETECTED) || attempt >= LOCK_TRIES) throw error;
+        } finally {
+          await ask('ROLLBACK').catch(() => {});
+        }
+        await sleep(LOCK_TIMEOUT_MS * attempt);
       }
     },
     // With a call still under way, node-postgres's end() destroys the socket rather than wait.
