@@ -19,7 +19,9 @@ export async function prepareLocalSync(
   repeat = '',
 ) {
   const { checkSource, runSync, SyncRefused } = await import('../../shared/sync/run.ts');
-  const settings = { source, mapping, timezone, say: (line: string) => void reportLine(line), metric: () => {} };
+  // Every hint that names a command (setup, again after a migration) names the --mapping given too.
+  const say = (line: string) => void reportLine(withRepeat(line, repeat));
+  const settings = { source, mapping, timezone, say, metric: () => {} };
   // The source first: credentials it refuses, a schema that lacks something, a log it cannot give are
   // said in seconds, before DynamoDB Local starts.
   const table = { tableName: process.env.TABLE_NAME?.trim() || 'team-resources' } as TableRef;
@@ -42,7 +44,7 @@ export async function prepareLocalSync(
       table: { doc, tableName },
       say: (line) => {
         progress.stop();
-        reportLine(line);
+        say(line);
       },
       // Its metrics are for CloudWatch; on a laptop the lines it says are enough.
       metric: () => {},
@@ -64,7 +66,10 @@ export async function prepareLocalSync(
   const ended = running.then(
     () => undefined,
     (error) => {
-      const message = error instanceof SyncRefused ? error.message : `the sync failed: ${(error as Error).message}`;
+      const message =
+        error instanceof SyncRefused
+          ? withRepeat(error.message, repeat)
+          : `the sync failed: ${(error as Error).message}`;
       failNow(message);
       throw error;
     },

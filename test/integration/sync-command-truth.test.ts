@@ -21,7 +21,7 @@ import { setUp } from '../support/sync.ts';
  * - `--once` exits 0 saying that the table holds what the source holds only when nothing was refused;
  *   when rows were refused (here every team, each for a bad row) it names them, says how many, exits 1.
  * - every hint that names a command repeats the `--mapping` the user gave: the refusal of a source not
- *   set up.
+ *   set up, and the line said while running when the log no longer reports a table it reads.
  * - the password given in `--source` is not in the process list: /proc/<pid>/cmdline shows `***`.
  * - `token list` shows a Sanctum token's own `created_at`, as the source has it.
  *
@@ -115,7 +115,7 @@ onPostgres('the hints of npm run sync (PostgreSQL)', () => {
   });
 
   // One case, in order: the source is refused before setup, then set up and followed.
-  it('name the --mapping given: the refusal of a source not set up, and the password is never in its command line', async () => {
+  it('name the --mapping given: the refusal of a source not set up, and the line asking for setup again while it runs; the password is never in its command line', async () => {
     const refused = await ran(await freshTable(), ['--source', db.syncUrl, '--mapping', MAPPING]);
     expect(refused.code, refused.output).toBe(1);
     expect(refused.output).toContain(`run npm run sync -- setup --source <url> --mapping ${MAPPING}`);
@@ -129,6 +129,19 @@ onPostgres('the hints of npm run sync (PostgreSQL)', () => {
       const shown = commandLine(sync.child.pid!);
       expect(shown).toContain(`${new URL(db.syncUrl).username}:***@`);
       expect(shown).not.toContain(db.password);
+
+      // A migration drops a table the sync reads and makes it again: a new table to PostgreSQL, out of the publication.
+      await db.query('DROP TABLE costs');
+      await db.query(
+        'CREATE TABLE costs (id bigserial PRIMARY KEY, team_id bigint NOT NULL, label varchar(255) NOT NULL, ' +
+          'amount decimal(20, 6) NOT NULL, currency varchar(3) NOT NULL, created_at timestamp(0) NULL, updated_at timestamp(0) NULL)',
+      );
+      await sync.waitFor("the source's log no longer reports", 30_000);
+      const line = sync
+        .output()
+        .split('\n')
+        .find((l) => l.includes("the source's log no longer reports"));
+      expect(line).toContain(`run npm run sync -- setup --source <url> --mapping ${MAPPING} again`);
     } finally {
       sync.child.kill('SIGTERM');
       await sync.exited;
