@@ -7,9 +7,19 @@ import { count } from './text.ts';
 const MINIMUM_BYTES = 5_000_000;
 const MINIMUM_ITEMS = 5_000;
 
-/** A sync's first pass shorter than this says nothing; past it, a log gets one line a minute. */
+/**
+ * A sync's first pass shorter than this says nothing; past it, a log gets one line a minute. A test
+ * shortens both (SYNC_PROGRESS_AFTER_MS, SYNC_PROGRESS_EVERY_MS: docs/testing.md): a minute is longer
+ * than a test.
+ */
 const PASS_QUIET_MS = 3_000;
 const PASS_LINE_EVERY_MS = 60_000;
+
+/** A duration in ms from the environment when it is one (a whole number), else `otherwise`. */
+const msSetting = (name: string, otherwise: number) => {
+  const value = process.env[name]?.trim();
+  return value && /^\d{1,9}$/.test(value) ? Number(value) : otherwise;
+};
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 
@@ -27,6 +37,8 @@ export function progressDisplay() {
   let writingStarted = 0;
   let passStarted = 0;
   let lastPassLine = 0;
+  const passQuietMs = msSetting('SYNC_PROGRESS_AFTER_MS', PASS_QUIET_MS);
+  const passLineEveryMs = msSetting('SYNC_PROGRESS_EVERY_MS', PASS_LINE_EVERY_MS);
   /** The bar of the pass under way: each pass ends its own (when done, or stopped). */
   let bar: cliProgress.SingleBar | undefined;
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
@@ -90,12 +102,12 @@ export function progressDisplay() {
     passing(p: { teams: { done: number; total: number }; tokens: { done: number; total: number } }) {
       const now = performance.now();
       passStarted ||= now;
-      if (now - passStarted < PASS_QUIET_MS) return;
+      if (now - passStarted < passQuietMs) return;
       const text = `teams ${count(p.teams.done)}/${count(p.teams.total)}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
       const done = p.teams.done + p.tokens.done;
       const total = p.teams.total + p.tokens.total;
       if (stream.isTTY) return show('first full pass', done, total, text);
-      if (now - lastPassLine < PASS_LINE_EVERY_MS) return;
+      if (now - lastPassLine < passLineEveryMs) return;
       lastPassLine = now;
       stream.write(`first full pass: ${text}\n`);
     },
