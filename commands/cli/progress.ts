@@ -8,9 +8,9 @@ const MINIMUM_BYTES = 5_000_000;
 const MINIMUM_ITEMS = 5_000;
 
 /**
- * A sync's first pass shorter than this says nothing; past it, a log gets one line a minute. A test
- * shortens both (SYNC_PROGRESS_AFTER_MS, SYNC_PROGRESS_EVERY_MS: docs/testing.md): a minute is longer
- * than a test.
+ * A sync's first pass shorter than this says nothing; past it, a log gets a line then and one a
+ * minute after. A test shortens both (SYNC_PROGRESS_AFTER_MS, SYNC_PROGRESS_EVERY_MS: docs/testing.md):
+ * a minute is longer than a test.
  */
 const PASS_QUIET_MS = 3_000;
 const PASS_LINE_EVERY_MS = 60_000;
@@ -36,7 +36,8 @@ export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
   let passStarted = 0;
-  let lastPassLine = 0;
+  /** When the last line of a pass was written to a log: none yet, so the first is due once the pass is past its quiet time. */
+  let lastPassLine = Number.NEGATIVE_INFINITY;
   const passQuietMs = msSetting('SYNC_PROGRESS_AFTER_MS', PASS_QUIET_MS);
   const passLineEveryMs = msSetting('SYNC_PROGRESS_EVERY_MS', PASS_LINE_EVERY_MS);
   /** The bar of the pass under way: each pass ends its own (when done, or stopped). */
@@ -97,7 +98,7 @@ export function progressDisplay() {
     },
     /**
      * A sync's first full pass: teams, then tokens, done of the total. A bar on a terminal once the
-     * pass has taken a few seconds; elsewhere (a log) one line a minute.
+     * pass has taken a few seconds; elsewhere (a log) a line then, and one a minute after.
      */
     passing(p: { teams: { done: number; total: number }; tokens: { done: number; total: number } }) {
       const now = performance.now();

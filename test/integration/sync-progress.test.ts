@@ -70,5 +70,26 @@ describe.skipIf(sourceServer('postgres').state === 'missing')(
       expect(output).toContain(`the table ${table.tableName} holds what the source holds`);
       expect(output).not.toContain(db.password);
     });
+
+    it('in a log: one line, however many batches the pass reports, within the minute', async () => {
+      const table = await freshTable();
+      const command = startCommand(NODE, ['commands/sync.ts', '--once', '--source', db.syncUrl], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          TABLE_NAME: table.tableName,
+          DYNAMODB_ENDPOINT: table.endpoint,
+          SYNC_PROGRESS_AFTER_MS: '0',
+          SYNC_PROGRESS_EVERY_MS: String(3_600_000),
+        },
+      });
+      const { code } = await command.exited;
+      const output = command.output();
+      expect(code, output).toBe(0);
+      const lines = output.split('\n').filter((l) => l.startsWith('first full pass'));
+      expect(lines).toEqual([`first full pass: teams 0/${TEAMS}, tokens 0/0`]);
+      // No bar in a log: no cursor hidden, no line redrawn.
+      expect(output).not.toMatch(/\u001b\[|\r/);
+    });
   },
 );
