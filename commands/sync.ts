@@ -141,7 +141,9 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
     {
       once: values.once === true,
       signal: stop.signal,
+      // The first pass alone: later ones (periodic, or after the log was lost) draw no "first full pass".
       onProgress: (p) => {
+        if (ready) return;
         pass = p;
         progress.passing(p);
       },

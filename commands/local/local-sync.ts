@@ -35,6 +35,7 @@ export async function prepareLocalSync(
   const stop = new AbortController();
   const progress = progressDisplay();
   let ready: () => void;
+  let passed = false;
   const firstPass = new Promise<void>((resolve) => (ready = resolve));
   const running = runSync(
     {
@@ -51,8 +52,12 @@ export async function prepareLocalSync(
     },
     {
       signal: stop.signal,
-      onProgress: (p) => progress.passing(p),
+      // The first pass alone: later ones (periodic, or after the log was lost) draw no "first full pass".
+      onProgress: (p) => {
+        if (!passed) progress.passing(p);
+      },
       onReady: () => {
+        passed = true;
         progress.stop();
         ready();
       },

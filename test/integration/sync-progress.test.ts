@@ -4,7 +4,8 @@ import { NODE, ROOT } from '../support/import-process.ts';
 import { startCommand } from '../support/processes.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
-import { setUp } from '../support/sync.ts';
+import { servedWithin } from '../support/sync.ts';
+import { tableApi } from '../support/table-api.ts';
 
 /**
  * A first full pass longer than a few seconds shows its progress: teams and tokens done of the total,
@@ -12,7 +13,8 @@ import { setUp } from '../support/sync.ts';
  * (docs/contract.md, section 9, "Commands that tell the truth"; docs/sync.md, "Progress and metrics";
  * issue #40). A few seconds and a minute are longer than a test: SYNC_PROGRESS_AFTER_MS and
  * SYNC_PROGRESS_EVERY_MS shorten them (docs/testing.md), here to nothing and to an hour. The terminal
- * is a pseudo-terminal (`script`), as in command-terminal.test.ts. What is shown does not depend on the
+ * is a pseudo-terminal (`script`), as in command-terminal.test.ts. Only the first pass shows it: the
+ * full passes after it (`--full-pass-every`) are no first pass. What is shown does not depend on the
  * engine: PostgreSQL alone.
  */
 const TEAMS = 25; // two of the full pass's batches of 20
@@ -39,7 +41,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')(
           token: `progress-secret-${i}`,
         })),
       });
-      await setUp(db);
+      // Not set up: --once needs no log, and a sync with --full-pass-every follows it by full passes alone.
     }, 60_000);
     afterAll(async () => {
       await db?.drop();
@@ -91,5 +93,37 @@ describe.skipIf(sourceServer('postgres').state === 'missing')(
       // No bar in a log: no cursor hidden, no line redrawn.
       expect(output).not.toMatch(/\u001b\[|\r/);
     });
+
+    it('the full passes after the first show nothing of a first pass', async () => {
+      const table = await freshTable();
+      const command = startCommand(NODE, ['commands/sync.ts', '--source', db.syncUrl, '--full-pass-every', '10s'], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          TABLE_NAME: table.tableName,
+          DYNAMODB_ENDPOINT: table.endpoint,
+          SYNC_PROGRESS_AFTER_MS: '0',
+          SYNC_PROGRESS_EVERY_MS: '0',
+        },
+      });
+      try {
+        await command.waitFor('the first full pass is done', 60_000);
+        const first = command.output().length;
+        expect(command.output()).toContain(`first full pass: teams ${TEAMS}/${TEAMS}, tokens ${TOKENS}/${TOKENS}`);
+        // The next pass finds a project added meanwhile: the API serves it.
+        await db.query(
+          `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (100, 1, 'Site', 'site', now(), now())`,
+        );
+        const api = tableApi(table);
+        await servedWithin(
+          async () => (await api.get('/api/t1/projects', { token: 'progress-secret-0' })).body?.meta?.total === 1,
+          60_000,
+        );
+        expect(command.output().slice(first)).not.toContain('first full pass');
+      } finally {
+        command.child.kill('SIGTERM');
+        await command.exited;
+      }
+    }, 90_000);
   },
 );
