@@ -53,8 +53,12 @@ export function progressDisplay() {
     shown?.stop();
   };
 
-  /** One pass's state: a bar on a terminal, a line per 10% elsewhere. */
-  const show = (label: string, done: number, total: number, text: string) => {
+  /**
+   * One pass's state: a bar on a terminal, a line per 10% elsewhere. A bar ends when all is done, or,
+   * where the total may still grow (a sync's pass counts its tokens once its teams are done), when
+   * the command stops it: one bar for the whole pass, never one that starts again at 0%.
+   */
+  const show = (label: string, done: number, total: number, text: string, endsAtTotal = true) => {
     if (stream.isTTY) {
       if (!bar) {
         const unhold = holdTerminal(stopBar);
@@ -73,8 +77,9 @@ export function progressDisplay() {
         );
         bar.start(Math.max(total, 1), 0, { text });
       }
+      bar.setTotal(Math.max(total, 1));
       bar.update(done, { text });
-      if (done >= total) stopBar();
+      if (endsAtTotal && done >= total) stopBar();
       return;
     }
     const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
@@ -107,7 +112,7 @@ export function progressDisplay() {
       const text = `teams ${count(p.teams.done)}/${count(p.teams.total)}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
       const done = p.teams.done + p.tokens.done;
       const total = p.teams.total + p.tokens.total;
-      if (stream.isTTY) return show('first full pass', done, total, text);
+      if (stream.isTTY) return show('first full pass', done, total, text, false);
       if (now - lastPassLine < passLineEveryMs) return;
       lastPassLine = now;
       stream.write(`first full pass: ${text}\n`);
