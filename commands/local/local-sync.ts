@@ -1,6 +1,6 @@
 import { fail } from '../cli/errors.ts';
 import type { TableRef } from '../../shared/write/writer.ts';
-import { failNow, onExit } from '../cli/run.ts';
+import { failNow, onExit, whileInterruptible } from '../cli/run.ts';
 import { withRepeat } from '../cli/source.ts';
 import { reportLine } from '../cli/text.ts';
 import { progressDisplay } from '../cli/progress.ts';
@@ -36,7 +36,16 @@ export async function prepareLocalSync(
   const progress = progressDisplay();
   let ready: () => void;
   let passed = false;
+  let teams = { done: 0, total: 0 };
   const firstPass = new Promise<void>((resolve) => (ready = resolve));
+  // A signal before the API is ready stops the first pass: said, with what it leaves.
+  whileInterruptible(() => {
+    if (passed) return '';
+    const left = dynamo
+      ? "DynamoDB Local's data was in memory: nothing is left"
+      : "each team in DYNAMODB_ENDPOINT's table is whole, as it was or as the source has it";
+    return `the first full pass from ${source.redacted} stopped at ${teams.done} of ${teams.total} teams; ${left}`;
+  });
   const running = runSync(
     {
       source,
@@ -54,7 +63,9 @@ export async function prepareLocalSync(
       signal: stop.signal,
       // The first pass alone: later ones (periodic, or after the log was lost) draw no "first full pass".
       onProgress: (p) => {
-        if (!passed) progress.passing(p);
+        if (passed) return;
+        teams = { ...p.teams };
+        progress.passing(p);
       },
       onReady: () => {
         passed = true;

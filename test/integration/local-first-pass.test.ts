@@ -30,6 +30,8 @@ import { servedWithin, setUp } from '../support/sync.ts';
  * - its port answers at once while the first full pass runs: `503 {"message":"Service Unavailable"}`
  *   with `Retry-After`, never a hang, until it says it is ready; then the API (200);
  * - the password is not in the process list (`/proc/<pid>/cmdline` shows `***`), its children's neither;
+ * - Ctrl-C during the first pass says what it stopped, exits by the signal (130 in a shell), and blames
+ *   no source;
  * - DynamoDB Local killed during the first pass is said as DynamoDB Local, never as the source.
  *
  * The first pass is held where it writes, deterministically: DYNAMODB_ENDPOINT is a proxy in front of
@@ -204,6 +206,22 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('npm start -- --so
       start.child.kill('SIGTERM');
       await start.exited;
     }
+  });
+
+  it('stopped by Ctrl-C during the first pass, says it stopped the first pass, exits by SIGINT, and blames no source', async () => {
+    await setUp(db);
+    const { start } = await heldStart([]);
+    expect(signalIfStillRunning(processInfo(start.child.pid!)!, 'SIGINT')).toBe(true);
+    // Its writes let go, as DynamoDB would answer them.
+    await proxy.pass();
+    const exited = await start.exited;
+    const output = start.output();
+    expect(exited.signal, output).toBe('SIGINT');
+    expect(output).toMatch(
+      /^SIGINT: stopped before the API was ready; the first full pass from postgres:\/\/[^:]+:\*\*\*@\S+ stopped at 0 of 2 teams; each team in DYNAMODB_ENDPOINT's table is whole, as it was or as the source has it$/m,
+    );
+    expect(output).not.toMatch(BLAMES_THE_SOURCE);
+    expect(output).not.toContain('Team Resources API on');
   });
 });
 
