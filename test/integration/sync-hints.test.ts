@@ -14,7 +14,8 @@ import { setUp } from '../support/sync.ts';
  * "Commands that tell the truth"; docs/sync.md, "Faults"; issue #40), run as the real command:
  *
  * - every hint that names a command repeats the `--mapping` the user gave: the refusal of a source not
- *   set up; the line said while running when the log no longer reports a table it reads;
+ *   set up; the line said while running when the log no longer reports a table it reads; the end of a
+ *   sync whose publication was dropped under it;
  * - the password given in `--source` is not in the process list: /proc/<pid>/cmdline shows `***`.
  *
  * PostgreSQL alone: a source "not set up" and a publication exist there (MariaDB's binary log needs no
@@ -51,8 +52,8 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the hints of npm 
     await db?.drop();
   });
 
-  // One case, in order: the source is refused before setup, then set up and followed.
-  it('name the --mapping given: the refusal of a source not set up, the line asking for setup again while it runs; the password is never in its command line', async () => {
+  // One case, in order: the source is refused before setup, then set up and followed, then its publication dropped.
+  it('name the --mapping given: the refusal of a source not set up, the line asking for setup again while it runs, the end when its publication is dropped; the password is never in its command line', async () => {
     const refused = syncCommand(await freshTable(), ['--source', db.syncUrl, '--mapping', MAPPING]);
     expect((await refused.exited).code, refused.output()).toBe(1);
     expect(refused.output()).toContain(`run npm run sync -- setup --source <url> --mapping ${MAPPING}`);
@@ -79,6 +80,17 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the hints of npm 
         .split('\n')
         .find((l) => l.includes("the source's log no longer reports"));
       expect(line).toContain(`run npm run sync -- setup --source <url> --mapping ${MAPPING} again`);
+
+      // The publication dropped under it (another's `sync remove`): it ends, naming setup with the mapping.
+      await db.query('DROP PUBLICATION team_resources_sync');
+      const { code } = await sync.exited;
+      expect(code, sync.output()).toBe(1);
+      expect(sync.output().trim().split('\n').at(-1)).toMatch(
+        new RegExp(
+          `publication team_resources_sync .*: run npm run sync -- setup --source <url> --mapping ${MAPPING}$`,
+        ),
+      );
+      expect(sync.output()).not.toContain(db.password);
     } finally {
       sync.child.kill('SIGTERM');
       await sync.exited;
