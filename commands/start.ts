@@ -22,7 +22,7 @@ export const npmStart = command(
     about: `
 Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,
 serves the API on http://127.0.0.1:<port>, and prints a demo token, a curl line and an export line
-for the other commands. Requests that come before the API is ready are answered once it is.
+for the other commands. Until the API is ready, requests are answered 503 with Retry-After.
 With --source, the table is kept in step with that PostgreSQL or MySQL/MariaDB database instead of
 a snapshot (prepare it once with npm run sync -- setup), and the demo token is its user's.
 Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,

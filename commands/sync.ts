@@ -130,9 +130,10 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
       mapping,
       timezone,
       table: { doc, tableName },
+      // A hint said while it runs (setup again, after a migration) names the --mapping given too.
       say: (line) => {
         progress.stop();
-        reportLine(line);
+        reportLine(withRepeat(line, repeat));
       },
       metric: (values) => void process.stdout.write(`${syncMetricLine(values)}\n`),
       ...(fullPassEveryMs !== undefined && { fullPassEveryMs, fullPassesWithoutLog: true }),
@@ -140,7 +141,9 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
     {
       once: values.once === true,
       signal: stop.signal,
+      // The first pass alone: later ones (periodic, or after the log was lost) draw no "first full pass".
       onProgress: (p) => {
+        if (ready) return;
         pass = p;
         progress.passing(p);
       },

@@ -7,9 +7,19 @@ import { count } from './text.ts';
 const MINIMUM_BYTES = 5_000_000;
 const MINIMUM_ITEMS = 5_000;
 
-/** A sync's first pass shorter than this says nothing; past it, a log gets one line a minute. */
+/**
+ * A sync's first pass shorter than this says nothing; past it, a log gets a line then and one a
+ * minute after. A test shortens both (SYNC_PROGRESS_AFTER_MS, SYNC_PROGRESS_EVERY_MS: docs/testing.md):
+ * a minute is longer than a test.
+ */
 const PASS_QUIET_MS = 3_000;
 const PASS_LINE_EVERY_MS = 60_000;
+
+/** A duration in ms from the environment when it is one (a whole number), else `otherwise`. */
+const msSetting = (name: string, otherwise: number) => {
+  const value = process.env[name]?.trim();
+  return value && /^\d{1,9}$/.test(value) ? Number(value) : otherwise;
+};
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 
@@ -26,7 +36,10 @@ export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
   let passStarted = 0;
-  let lastPassLine = 0;
+  /** When the last line of a pass was written to a log: none yet, so the first is due once the pass is past its quiet time. */
+  let lastPassLine = Number.NEGATIVE_INFINITY;
+  const passQuietMs = msSetting('SYNC_PROGRESS_AFTER_MS', PASS_QUIET_MS);
+  const passLineEveryMs = msSetting('SYNC_PROGRESS_EVERY_MS', PASS_LINE_EVERY_MS);
   /** The bar of the pass under way: each pass ends its own (when done, or stopped). */
   let bar: cliProgress.SingleBar | undefined;
   /** A bar hides the cursor and line wrapping: however the command ends, stopping the bar gives them back. */
@@ -40,8 +53,12 @@ export function progressDisplay() {
     shown?.stop();
   };
 
-  /** One pass's state: a bar on a terminal, a line per 10% elsewhere. */
-  const show = (label: string, done: number, total: number, text: string) => {
+  /**
+   * One pass's state: a bar on a terminal, a line per 10% elsewhere. A bar ends when all is done, or,
+   * where the total may still grow (a sync's pass counts its tokens once its teams are done), when
+   * the command stops it: one bar for the whole pass, never one that starts again at 0%.
+   */
+  const show = (label: string, done: number, total: number, text: string, endsAtTotal = true) => {
     if (stream.isTTY) {
       if (!bar) {
         const unhold = holdTerminal(stopBar);
@@ -60,8 +77,9 @@ export function progressDisplay() {
         );
         bar.start(Math.max(total, 1), 0, { text });
       }
+      bar.setTotal(Math.max(total, 1));
       bar.update(done, { text });
-      if (done >= total) stopBar();
+      if (endsAtTotal && done >= total) stopBar();
       return;
     }
     const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
@@ -85,17 +103,17 @@ export function progressDisplay() {
     },
     /**
      * A sync's first full pass: teams, then tokens, done of the total. A bar on a terminal once the
-     * pass has taken a few seconds; elsewhere (a log) one line a minute.
+     * pass has taken a few seconds; elsewhere (a log) a line then, and one a minute after.
      */
     passing(p: { teams: { done: number; total: number }; tokens: { done: number; total: number } }) {
       const now = performance.now();
       passStarted ||= now;
-      if (now - passStarted < PASS_QUIET_MS) return;
+      if (now - passStarted < passQuietMs) return;
       const text = `teams ${count(p.teams.done)}/${count(p.teams.total)}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
       const done = p.teams.done + p.tokens.done;
       const total = p.teams.total + p.tokens.total;
-      if (stream.isTTY) return show('first full pass', done, total, text);
-      if (now - lastPassLine < PASS_LINE_EVERY_MS) return;
+      if (stream.isTTY) return show('first full pass', done, total, text, false);
+      if (now - lastPassLine < passLineEveryMs) return;
       lastPassLine = now;
       stream.write(`first full pass: ${text}\n`);
     },

@@ -1,6 +1,6 @@
 import { fail } from '../cli/errors.ts';
 import type { TableRef } from '../../shared/write/writer.ts';
-import { failNow, onExit } from '../cli/run.ts';
+import { failNow, onExit, whileInterruptible } from '../cli/run.ts';
 import { withRepeat } from '../cli/source.ts';
 import { reportLine } from '../cli/text.ts';
 import { progressDisplay } from '../cli/progress.ts';
@@ -19,7 +19,9 @@ export async function prepareLocalSync(
   repeat = '',
 ) {
   const { checkSource, runSync, SyncRefused } = await import('../../shared/sync/run.ts');
-  const settings = { source, mapping, timezone, say: (line: string) => void reportLine(line), metric: () => {} };
+  // Every hint that names a command (setup, again after a migration) names the --mapping given too.
+  const say = (line: string) => void reportLine(withRepeat(line, repeat));
+  const settings = { source, mapping, timezone, say, metric: () => {} };
   // The source first: credentials it refuses, a schema that lacks something, a log it cannot give are
   // said in seconds, before DynamoDB Local starts.
   const table = { tableName: process.env.TABLE_NAME?.trim() || 'team-resources' } as TableRef;
@@ -33,7 +35,17 @@ export async function prepareLocalSync(
   const stop = new AbortController();
   const progress = progressDisplay();
   let ready: () => void;
+  let passed = false;
+  let teams = { done: 0, total: 0 };
   const firstPass = new Promise<void>((resolve) => (ready = resolve));
+  // A signal before the API is ready stops the first pass: said, with what it leaves.
+  whileInterruptible(() => {
+    if (passed) return '';
+    const left = dynamo
+      ? "DynamoDB Local's data was in memory: nothing is left"
+      : "each team in DYNAMODB_ENDPOINT's table is whole, as it was or as the source has it";
+    return `the first full pass from ${source.redacted} stopped at ${teams.done} of ${teams.total} teams; ${left}`;
+  });
   const running = runSync(
     {
       source,
@@ -42,15 +54,21 @@ export async function prepareLocalSync(
       table: { doc, tableName },
       say: (line) => {
         progress.stop();
-        reportLine(line);
+        say(line);
       },
       // Its metrics are for CloudWatch; on a laptop the lines it says are enough.
       metric: () => {},
     },
     {
       signal: stop.signal,
-      onProgress: (p) => progress.passing(p),
+      // The first pass alone: later ones (periodic, or after the log was lost) draw no "first full pass".
+      onProgress: (p) => {
+        if (passed) return;
+        teams = { ...p.teams };
+        progress.passing(p);
+      },
       onReady: () => {
+        passed = true;
         progress.stop();
         ready();
       },
@@ -64,7 +82,10 @@ export async function prepareLocalSync(
   const ended = running.then(
     () => undefined,
     (error) => {
-      const message = error instanceof SyncRefused ? error.message : `the sync failed: ${(error as Error).message}`;
+      const message =
+        error instanceof SyncRefused
+          ? withRepeat(error.message, repeat)
+          : `the sync failed: ${(error as Error).message}`;
       failNow(message);
       throw error;
     },

@@ -457,6 +457,12 @@ class Sync {
     } catch (error) {
       if (error instanceof SyncRefused) throw error;
       if (this.stopped) return false;
+      // DynamoDB first: its network errors carry the codes a source's would (ECONNREFUSED), and are not the source's.
+      if (isDynamoDbFailure(error)) {
+        this.sayOnce(`DynamoDB failed (${(error as Error).message}); retrying`);
+        await sleep(2_000, undefined, { signal: this.run_.signal }).catch(() => {});
+        return false;
+      }
       const fault = sourceFault(error);
       if (fault === 'schema' && !this.run_.once) {
         // A migration took away what a query outside a team's parts reads (the teams, the tokens, a
@@ -473,11 +479,6 @@ class Sync {
         this.source = undefined;
         await sleep(1_000, undefined, { signal: this.run_.signal }).catch(() => {});
         await this.connect();
-        return false;
-      }
-      if (isDynamoDbFailure(error)) {
-        this.sayOnce(`DynamoDB failed (${(error as Error).message}); retrying`);
-        await sleep(2_000, undefined, { signal: this.run_.signal }).catch(() => {});
         return false;
       }
       throw error;

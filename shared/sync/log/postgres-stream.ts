@@ -1,9 +1,17 @@
 import { Socket } from 'node:net';
 import type { Client, ClientConfig } from 'pg';
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
+import { SyncRefused } from '../refused.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
 import type { ChangeStream, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
+
+/**
+ * The publication gone (dropped, or never made): a person runs setup again, which a command repeats
+ * with the --mapping given (commands/cli/source.ts, withRepeat). Ends the sync, in one line.
+ */
+export const publicationGone = (publication: string, cause?: unknown) =>
+  new SyncRefused(`the publication ${publication} does not exist: run npm run sync -- setup --source <url>`, { cause });
 
 /**
  * One open stream of a logical replication slot, decoded by pgoutput (postgres.ts opens it). The protocol is
@@ -419,8 +427,7 @@ export class PgoutputStream implements ChangeStream {
   async #watch() {
     const now = await this.#options.published().catch(() => undefined);
     if (this.#closed || now === undefined) return;
-    if (now === null)
-      return this.#fail(new Error(`the publication ${this.#options.publication} no longer exists: run sync setup`));
+    if (now === null) return this.#fail(publicationGone(this.#options.publication));
     this.#compare(now);
   }
 

@@ -7,7 +7,7 @@ import { sourceFault } from '../source/faults.ts';
 import { toPostgresParameters } from '../source/postgres.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
-import { PgoutputStream, shapeOf, type TableShape } from './postgres-stream.ts';
+import { PgoutputStream, publicationGone, shapeOf, type TableShape } from './postgres-stream.ts';
 
 /**
  * The PostgreSQL log, read through a logical replication slot with pgoutput, PostgreSQL's own output plugin
@@ -95,7 +95,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
       const lost = lostReason(state);
       if (lost) throw new LogPositionLost(`the replication slot ${slot} can no longer be read: ${lost}`);
       const tables = await published();
-      if (!tables) throw new Error(`the publication ${publication} does not exist: run sync setup`);
+      if (!tables) throw publicationGone(publication);
       // What the streams before this one knew of the publication: a table dropped or made again since is
       // said by the new stream (its rows went with no DELETE in the log).
       const known = new Map(shapes);
@@ -227,8 +227,7 @@ function startError(error: unknown, slot: string, publication: string, code: str
     return new LogPositionLost(`the replication slot ${slot} can no longer be read: ${detail || message}`, {
       cause: error,
     });
-  if (code === UNDEFINED_OBJECT && /publication/.test(message))
-    return new Error(`the publication ${publication} does not exist: run sync setup`, { cause: error });
+  if (code === UNDEFINED_OBJECT && /publication/.test(message)) return publicationGone(publication, error);
   return error;
 }
 
