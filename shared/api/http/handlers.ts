@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { pageWindow, parsePagination } from '../pagination.ts';
 import { DOCUMENT_ROUTE, ROUTES, type Route, type ServedRoute } from '../routes.ts';
@@ -23,37 +24,35 @@ const routeNamed = (name: Route['name']) => ROUTES.find((route) => route.name ==
 
 /**
  * What every function does around its own work, and nothing else: the Lambda context on its log
- * lines, one access line, HEAD, the contract's error bodies, the request's clock and deadline. A
- * logger per function, as each has its own container in AWS.
+ * lines, one access line, HEAD, the contract's error bodies, the request's clock and deadline, and
+ * header names lower-cased. A logger per function, as each has its own container in AWS.
  *
  * Errors travel back up the chain: contractErrors answers each with its contract body (through
  * @middy/http-error-handler), and the access log, outside it, sees the status the client gets.
  * HEAD drops the body after both (middy runs `after` and `onError` hooks last-used first).
  * Middy's own early timeout is off: requestDeadline's covers the middlewares too.
+ *
+ * @middy/http-header-normalizer lower-cases every header name (its default; `canonical` would
+ * write `Authorization`, https://middy.js.org/docs/middlewares/http-header-normalizer/), as API
+ * Gateway's payload format 2.0 already has them
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html);
+ * `sam local` passes them as the client wrote them.
  */
 function apiFunction(route: ServedRoute, answer: (event: Event, context: RequestContext) => Promise<Result>) {
   const log = createLogger();
-  return (
-    middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
-      .use(log.lambdaContext())
-      .use(accessLog(route))
-      .use(headWithoutBody())
-      .use(contractErrors())
-      .use(requestDeadline())
+  return middy<Event, Result, Error, Context>({ timeoutEarlyInMillis: 0 })
+    .use(log.lambdaContext())
+    .use(accessLog(route))
+    .use(headWithoutBody())
+    .use(contractErrors())
+    .use(requestDeadline())
+    .use(httpHeaderNormalizer())
+    .handler(function answerApiGatewayEvent(event, context) {
       // A direct invoke (npm run invoke) can pass any JSON: anything but an object is the bare 500.
-      // Header names are lower-cased before anything reads them: API Gateway sends them so (payload format 2.0,
-      // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html),
-      // `sam local` as the client wrote them.
-      .before(function normalizeEvent({ event }) {
-        if (!(event instanceof Object) || Array.isArray(event))
-          throw new TypeError('the event is not an API Gateway event object');
-        if (event.headers)
-          event.headers = Object.fromEntries(
-            Object.entries(event.headers).map(([name, value]) => [name.toLowerCase(), value]),
-          );
-      })
-      .handler(answer)
-  );
+      if (!(event instanceof Object) || Array.isArray(event))
+        throw new TypeError('the event is not an API Gateway event object');
+      return answer(event, context);
+    });
 }
 
 /**
