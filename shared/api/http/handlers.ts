@@ -7,7 +7,7 @@ import { earlyItems, rememberPass, startSpeculativePage, type RecentPasses } fro
 import type { ListResource } from '../../table/keys.ts';
 import { createLogger } from '../log.ts';
 import type { Runtime } from '../config.ts';
-import type { TeamHead } from '../team-reader.ts';
+import type { TeamFinance, TeamHead } from '../team-reader.ts';
 import { authorize, readCredentials, requireValidPage, type AccessRead } from './checks.ts';
 import type { Context, RequestContext } from './context.ts';
 import { baseUrl, financeJson, listEnvelopeJson, listPath } from './envelope.ts';
@@ -99,13 +99,9 @@ export function listHandler(resource: ListResource, { reader, config }: Runtime)
  */
 export function financesHandler({ reader }: Runtime) {
   const route = routeNamed('finances');
+  const readAccess: AccessRead<TeamFinance> = (...args) => reader.readTokenAndFinance(...args);
   return apiFunction(route, async function financeSummary(event, context) {
-    const { team: finance } = await authorize(
-      readCredentials(event),
-      route.ability,
-      (...args) => reader.readTokenAndFinance(...args),
-      context,
-    );
+    const { team: finance } = await authorize(readCredentials(event), route.ability, readAccess, context);
     context.teamId = finance.teamId; // for the access line
     const etag = entityTag('finances', finance.teamId, finance.tag);
     return conditionalJson(event, etag, () => financeJson(finance.fieldsJson, context.startedAt));
