@@ -1,8 +1,8 @@
 import type { Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Authorized, Context, Logged, Paged, QueryRead, Speculated, Timed } from '../../shared/api/http/context.ts';
+import type { Context, RequestContext } from '../../shared/api/http/context.ts';
 import { isContractError } from '../../shared/api/http/errors.ts';
-import { DatabaseUsage, type TeamFinance } from '../../shared/api/team-reader.ts';
+import { DatabaseUsage } from '../../shared/api/team-reader.ts';
 import { monotonicMs } from '../../shared/api/clock.ts';
 import { createLogger } from '../../shared/api/log.ts';
 
@@ -11,10 +11,8 @@ import { createLogger } from '../../shared/api/log.ts';
  * API, payload 2.0) would send, the Lambda context with what earlier middlewares put on it, and
  * the response or error the later ones left.
  */
-/** The context of a list request once every middleware has run (each one adds its part). */
-export type ApiContext = Context & Logged & Timed & QueryRead & Speculated & Authorized & Paged;
-/** The context of a finances request once its middlewares have run. */
-export type FinanceContext = Context & Logged & Timed & Authorized<TeamFinance>;
+/** The context of a request once every middleware has run (each one adds its part). */
+export type ApiContext = RequestContext;
 export type ApiRequest<C extends Context = ApiContext> = Request<
   APIGatewayProxyEventV2,
   APIGatewayProxyStructuredResultV2,
@@ -85,8 +83,6 @@ export function apiContext(parts: Partial<ApiContext> = {}): ApiContext {
     startedAt: monotonicMs(),
     signal: new AbortController().signal,
     usage: new DatabaseUsage(),
-    // What readPageQuery leaves for a query without per_page or page.
-    query: { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } },
     ...parts,
   } as ApiContext;
 }

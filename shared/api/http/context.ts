@@ -1,12 +1,11 @@
 import type { Context } from 'aws-lambda';
-import type { Ordinals, PageRequest, PaginationResult } from '../pagination.ts';
 import type { Logger } from '../log.ts';
-import type { DatabaseUsage, StoredToken, TeamHead, TeamState } from '../team-reader.ts';
+import type { DatabaseUsage } from '../team-reader.ts';
 
 /**
- * What each middleware adds to the Lambda context, typed apart: middy's `use` joins a
- * middleware's context type into the handler's, so a handler's context says exactly which
- * middlewares ran before it (a finances handler has no `page`).
+ * What the middlewares put on the Lambda context for the handler, typed apart: middy's `use`
+ * joins a middleware's context type into the handler's. The checks and the page are the
+ * handler's own steps, handed along as return values, not on the context.
  */
 
 /**
@@ -28,31 +27,12 @@ export interface Timed {
   usage: DatabaseUsage;
 }
 
-/**
- * From authorize, once checks 1 to 3 passed: the caller's token, and the team as the read made
- * for the route has it (a list's team head, or the team's finance item).
- */
-export interface Authorized<T extends TeamState = TeamHead> {
-  access: { team: T; token: StoredToken; teamSegment: string };
+/** For the access line, set by a data handler once checks 1 to 3 passed: the team the request resolved to. */
+export interface TeamResolved {
+  teamId?: number;
 }
 
-/** From readPageQuery, before any check: the query as parsed, not yet judged. */
-export interface QueryRead {
-  query: PaginationResult;
-}
-
-/**
- * From speculativePage, before authorize: the page's Query sent early on the generation this
- * function last saw, when it sent one. `earlyPage(head)` gives its items if that Query read the
- * generation `head` names, else undefined (the handler then reads the page itself).
- */
-export interface Speculated {
-  earlyPage?: (head: TeamHead, ordinals: Ordinals) => Promise<string[] | undefined>;
-}
-
-/** From requireValidPage, once check 4 passed. */
-export interface Paged {
-  page: PageRequest;
-}
+/** The context a handler is given. */
+export type RequestContext = Context & Logged & Timed & TeamResolved;
 
 export type { Context };

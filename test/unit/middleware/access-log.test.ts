@@ -5,9 +5,8 @@ import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../../shared/metrics.ts';
 import { jsonResponse } from '../../../shared/api/http/envelope.ts';
 import type { Logger } from '../../../shared/api/log.ts';
 import { DOCUMENT_ROUTE, ROUTES } from '../../../shared/api/routes.ts';
-import type { StoredToken, TeamHead } from '../../../shared/api/team-reader.ts';
 import { emfProblems } from '../../support/emf.ts';
-import { apiContext, apiEvent, apiRequest, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
+import { apiContext, apiEvent, apiRequest, type ApiRequest } from '../../support/middy-request.ts';
 import { monotonicMs } from '../../../shared/api/clock.ts';
 
 /**
@@ -34,21 +33,6 @@ function setUp(route: typeof DAEMONS | typeof DOCUMENT_ROUTE = DAEMONS, stack: s
   return { lines, logged, middleware: accessLog(route, stack ?? undefined) };
 }
 
-const ACME: TeamHead = {
-  teamId: 1,
-  membersGeneration: 'g1',
-  resource: 'daemons',
-  list: { generation: 'g1', count: 0, base: 0, revision: 0, entries: [] },
-};
-const TOKEN: StoredToken = {
-  userId: 10,
-  abilities: ['*'],
-  expiresAt: null,
-  revokedAt: null,
-  inactive: false,
-  memberships: new Set(['1#g1']),
-};
-
 /** A request that resolved team 1 through its slug and was answered `status`, started `elapsedMs` ago. */
 function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
   const request = apiRequest({
@@ -56,7 +40,7 @@ function servedRequest(status = 200, elapsedMs = 0): ApiRequest {
     context: apiContext({ startedAt: monotonicMs() - elapsedMs }),
     response: status === 304 ? { statusCode: 304, headers: { ETag: '"x"' } } : jsonResponse(status, '{}'),
   });
-  request.context.access = { team: ACME, token: TOKEN, teamSegment: 'acme' };
+  request.context.teamId = 1;
   request.context.usage.roundTrips = 2;
   request.context.usage.readCapacity = 1.5;
   return request;
@@ -157,15 +141,8 @@ describe('the access line', () => {
 
   it('logs the team of the finance item a finances request resolved to', async () => {
     const { lines, logged, middleware } = setUp(ROUTES.find((route) => route.name === 'finances')!);
-    const request = apiRequest<FinanceContext>({
-      event: apiEvent({ route: 'finances' }),
-      response: jsonResponse(200, '{}'),
-    });
-    request.context.access = {
-      team: { teamId: 7, membersGeneration: 'g1', fieldsJson: '', tag: 't1' },
-      token: TOKEN,
-      teamSegment: 'acme',
-    };
+    const request = apiRequest({ event: apiEvent({ route: 'finances' }), response: jsonResponse(200, '{}') });
+    request.context.teamId = 7;
     await middleware.after!(logged(request));
     expect(lines[0]).toMatchObject({ route: 'finances', team: 7, status: 200 });
   });

@@ -2,8 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { elapsedMs } from '../../clock.ts';
 import { readsTable, type ServedRoute } from '../../routes.ts';
-import type { TeamState } from '../../team-reader.ts';
-import type { Authorized, Context, Logged, Timed } from '../context.ts';
+import type { Context, Logged, TeamResolved, Timed } from '../context.ts';
 import { METRICS_NAMESPACE, STACK_DIMENSION } from '../../../metrics.ts';
 
 /**
@@ -28,7 +27,7 @@ export const ACCESS_LINE_METRICS = [
 /** The outcomes a function answers with: the values of the `outcome` dimension. */
 export const OUTCOMES = ['2xx', '304', '401', '403', '404', '422', '5xx'] as const;
 
-type LogContext = Context & Logged & Partial<Timed> & Partial<Authorized<TeamState>>;
+type LogContext = Context & Logged & Partial<Timed> & TeamResolved;
 type Request = {
   event: APIGatewayProxyEventV2 | null | undefined;
   context: LogContext;
@@ -68,7 +67,7 @@ export function accessLog(
       status,
       // The event may be anything a direct invoke passed (handlers.ts answers it 500): read it warily.
       apiRequestId: event?.requestContext?.requestId,
-      team: context.access?.team.teamId ?? null,
+      team: context.teamId ?? null,
       Requests: 1,
       Latency: context.startedAt === undefined ? 0 : elapsedMs(context.startedAt),
       ColdStart: context.coldStart ? 1 : 0,

@@ -21,8 +21,6 @@ function classifyErrors(): MiddlewareObj<unknown, unknown, Error, Context & Logg
   return {
     onError: function classifyError(request) {
       const { error } = request;
-      // An `after` step that failed leaves the handler's response behind: the error answers instead.
-      request.response = undefined;
       if (isContractError(error) && error.statusCode < 500) return;
       request.context.log.error('request failed', { error: error?.name, detail: error?.message });
       request.error = toContractError(error);

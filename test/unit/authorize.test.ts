@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/api/bearer.ts';
-import { JSON_CONTENT_TYPE } from '../../../shared/api/http/envelope.ts';
-import { authorize, type AccessRead } from '../../../shared/api/http/middleware/authorize.ts';
-import type { Ability } from '../../../shared/table/abilities.ts';
-import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../../shared/api/team-reader.ts';
-import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest, type FinanceContext } from '../../support/middy-request.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
+import { JSON_CONTENT_TYPE } from '../../shared/api/http/envelope.ts';
+import { authorize, readCredentials, type AccessRead } from '../../shared/api/http/checks.ts';
+import type { Ability } from '../../shared/table/abilities.ts';
+import type { ReadOptions, StoredToken, TeamFinance, TeamHead, TeamState } from '../../shared/api/team-reader.ts';
+import { apiContext, apiEvent, apiRequest, thrownContractError, type ApiRequest } from '../support/middy-request.ts';
 
 /**
  * authorize on its own: checks 1 to 3 of the contract's order (token 401, ability 403, team and
- * membership 404) before the handler runs, on what its one read returns: the team's head for a
+ * membership 404), the handler's step after the request's credentials are read, on what its one read returns: the team's head for a
  * list, its finance item for finances. The read is a stand-in over a few tokens and one team
  * that records its calls; the real reads, and what each request costs, are tested against
  * DynamoDB Local (read-cost.test.ts).
@@ -69,25 +69,31 @@ function standInRead<T extends TeamState>(team: T): AccessRead<T> & { calls: Cal
   return Object.assign(read, { calls });
 }
 
+/** authorize as a handler calls it, on the request's credentials, with the request's signal. */
+const authorizing =
+  <T extends TeamState>(ability: Ability, read: AccessRead<T>) =>
+  (request: { event: ApiRequest['event']; context: ApiRequest['context'] }) =>
+    authorize(readCredentials(request.event), ability, read, request.context);
+
 function setUp(options: { ability?: Ability; read?: AccessRead<TeamHead> } = {}) {
   const read = standInRead(ACME);
-  const middleware = authorize({ ability: options.ability ?? 'projects:read', read: options.read ?? read });
-  return { calls: read.calls, middleware };
+  const check = authorizing(options.ability ?? 'projects:read', options.read ?? read);
+  return { calls: read.calls, check };
 }
 
 function requestWith(authorization: string | undefined, team = 'acme'): ApiRequest {
   return apiRequest({ event: apiEvent({ team, headers: authorization === undefined ? {} : { authorization } }) });
 }
 
-/** The contract error `before` throws for this request, or a failed test. */
-const rejection = (middleware: ReturnType<typeof authorize<TeamHead>>, request: ApiRequest) =>
-  thrownContractError(() => middleware.before!(request));
+/** The contract error authorize throws for this request, or a failed test. */
+const rejection = (check: (request: ApiRequest) => Promise<unknown>, request: ApiRequest) =>
+  thrownContractError(() => check(request));
 
-describe('authorize, before the handler', () => {
+describe('authorize', () => {
   it('reads the token by the SHA-256 of its secret and the team by the path segment as written, in one call with the request signal', async () => {
-    const { calls, middleware } = setUp();
+    const { calls, check } = setUp();
     const request = requestWith('Bearer all', 'acme');
-    await middleware.before!(request);
+    await check(request);
     expect(calls).toEqual([
       {
         tokenHash: hashToken('all'),
@@ -98,23 +104,23 @@ describe('authorize, before the handler', () => {
     ]);
   });
 
-  it('puts the team head, the token and the segment on context.access when every check passes', async () => {
-    const { middleware } = setUp();
+  it('returns the team head, the token and the segment when every check passes', async () => {
+    const { check } = setUp();
     const request = requestWith('Bearer all', '1');
-    await middleware.before!(request);
-    expect(request.context.access).toEqual({ team: ACME, token: TOKENS.all, teamSegment: '1' });
+    const access = await check(request);
+    expect(access).toEqual({ team: ACME, token: TOKENS.all, teamSegment: '1' });
   });
 
   it('accepts the scheme in any case and spaces around the header value', async () => {
-    const { middleware } = setUp();
+    const { check } = setUp();
     const request = requestWith('  bEaReR   all  ');
-    await middleware.before!(request);
-    expect(request.context.access?.token).toEqual(TOKENS.all);
+    const access = await check(request);
+    expect(access?.token).toEqual(TOKENS.all);
   });
 
   it('throws 401 Unauthenticated with WWW-Authenticate: Bearer, reading nothing, when there is no Authorization header', async () => {
-    const { calls, middleware } = setUp();
-    const error = await rejection(middleware, requestWith(undefined));
+    const { calls, check } = setUp();
+    const error = await rejection(check, requestWith(undefined));
     expect(error.status).toBe(401);
     expect(error.body).toEqual({ message: 'Unauthenticated.' });
     expect(error.headers).toEqual({ 'Content-Type': JSON_CONTENT_TYPE, 'WWW-Authenticate': 'Bearer' });
@@ -124,8 +130,8 @@ describe('authorize, before the handler', () => {
   it.each(['Basic YWxsOg==', 'Bearer', 'Bearer all extra', 'all'])(
     'throws 401, reading nothing, when the header is %j',
     async (authorization) => {
-      const { calls, middleware } = setUp();
-      expect((await rejection(middleware, requestWith(authorization))).status).toBe(401);
+      const { calls, check } = setUp();
+      expect((await rejection(check, requestWith(authorization))).status).toBe(401);
       expect(calls).toEqual([]);
     },
   );
@@ -147,10 +153,10 @@ describe('authorize, before the handler', () => {
     ['5|all', 'acme', 401], // an id given for a token imported without one
     ['x|all', 'acme', 401], // an id that is not digits names no token
   ])('answers %s for team %s: %i', async (secret, team, status) => {
-    const { middleware } = setUp();
+    const { check } = setUp();
     const request = requestWith(`Bearer ${secret}`, team);
-    if (status === 200) return expect(middleware.before!(request)).resolves.toBeUndefined();
-    const error = await rejection(middleware, request);
+    if (status === 200) return expect(check(request)).resolves.toMatchObject({ team: ACME });
+    const error = await rejection(check, request);
     expect(error.status).toBe(status);
     if (status === 404)
       expect({ body: error.body, headers: error.headers }).toEqual({
@@ -160,15 +166,15 @@ describe('authorize, before the handler', () => {
   });
 
   it('accepts a token that expires a millisecond from now', async () => {
-    const { middleware } = setUp();
+    const { check } = setUp();
     const request = requestWith('Bearer expiresLater');
-    await middleware.before!(request);
-    expect(request.context.access?.token).toEqual(TOKENS.expiresLater);
+    const access = await check(request);
+    expect(access?.token).toEqual(TOKENS.expiresLater);
   });
 
   it("throws 403 naming the route's ability in the message and in missing_permissions when the token lacks it", async () => {
-    const { middleware } = setUp({ ability: 'finances:read' });
-    const error = await rejection(middleware, requestWith('Bearer projects'));
+    const { check } = setUp({ ability: 'finances:read' });
+    const error = await rejection(check, requestWith('Bearer projects'));
     expect(error.status).toBe(403);
     expect(error.body).toEqual({
       message: 'This token does not have the finances:read ability.',
@@ -178,52 +184,45 @@ describe('authorize, before the handler', () => {
   });
 
   it("lets a token with exactly the route's ability through", async () => {
-    const { middleware } = setUp({ ability: 'projects:read' });
+    const { check } = setUp({ ability: 'projects:read' });
     const request = requestWith('Bearer projects');
-    await middleware.before!(request);
-    expect(request.context.access?.token).toEqual(TOKENS.projects);
+    const access = await check(request);
+    expect(access?.token).toEqual(TOKENS.projects);
   });
 
   it.each(['finances:read', 'daemons:read', 'projects:read'] as const)(
     'lets a * token through to %s',
     async (ability) => {
-      const { middleware } = setUp({ ability });
+      const { check } = setUp({ ability });
       const request = requestWith('Bearer all');
-      await middleware.before!(request);
-      expect(request.context.access?.team).toEqual(ACME);
+      const access = await check(request);
+      expect(access?.team).toEqual(ACME);
     },
   );
 
   it('confirms a 404 for a valid token on one strongly consistent read, and never reads twice for an unknown token', async () => {
-    const { calls, middleware } = setUp();
-    await rejection(middleware, requestWith('Bearer outsider', 'acme'));
+    const { calls, check } = setUp();
+    await rejection(check, requestWith('Bearer outsider', 'acme'));
     expect(calls.map((c) => c.consistent)).toEqual([false, true]);
     calls.length = 0;
-    await rejection(middleware, requestWith('Bearer unknown', 'acme'));
+    await rejection(check, requestWith('Bearer unknown', 'acme'));
     expect(calls.map((c) => c.consistent)).toEqual([false]);
-  });
-
-  it('leaves context.access unset when it throws', async () => {
-    const { middleware } = setUp();
-    const request = requestWith('Bearer all', 'no-such-team');
-    await rejection(middleware, request);
-    expect(request.context.access).toBeUndefined();
   });
 });
 
 describe('authorize for finances: the same checks on the finance item', () => {
   const setUpFinances = (ability: Ability = 'finances:read') => {
     const read = standInRead(ACME_FINANCE);
-    return { calls: read.calls, middleware: authorize({ ability, read }) };
+    return { calls: read.calls, check: authorizing(ability, read) };
   };
 
   const financeRequestWith = (authorization: string, team = 'acme') =>
-    apiRequest<FinanceContext>({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
+    apiRequest({ event: apiEvent({ route: 'finances', team, headers: { authorization } }) });
 
-  it("reads the token and the team's finance item in one call, and puts the finance item on context.access", async () => {
-    const { calls, middleware } = setUpFinances();
+  it("reads the token and the team's finance item in one call, and returns the finance item", async () => {
+    const { calls, check } = setUpFinances();
     const request = financeRequestWith('Bearer all', 'acme');
-    await middleware.before!(request);
+    const access = await check(request);
     expect(calls).toEqual([
       {
         tokenHash: hashToken('all'),
@@ -232,25 +231,22 @@ describe('authorize for finances: the same checks on the finance item', () => {
         consistent: false,
       },
     ]);
-    expect(request.context.access).toEqual({ team: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
+    expect(access).toEqual({ team: ACME_FINANCE, token: TOKENS.all, teamSegment: 'acme' });
   });
 
   it("checks in the contract's order: 401 for an expired token, 403 without finances:read, 404 for a non-member", async () => {
-    const { middleware } = setUpFinances();
+    const { check } = setUpFinances();
     const statuses = [];
     for (const secret of ['expiredWithoutAbility', 'projects', 'outsider']) {
-      statuses.push(
-        (await thrownContractError(() => middleware.before!(financeRequestWith(`Bearer ${secret}`)))).status,
-      );
+      statuses.push((await thrownContractError(() => check(financeRequestWith(`Bearer ${secret}`)))).status);
     }
     expect(statuses).toEqual([401, 403, 404]);
   });
 
   it('names finances:read in its 403', async () => {
-    const { middleware } = setUpFinances();
+    const { check } = setUpFinances();
     expect(
-      (await thrownContractError(() => middleware.before!(financeRequestWith('Bearer projects')))).body
-        .missing_permissions,
+      (await thrownContractError(() => check(financeRequestWith('Bearer projects')))).body.missing_permissions,
     ).toEqual(['finances:read']);
   });
 });
@@ -258,18 +254,11 @@ describe('authorize for finances: the same checks on the finance item', () => {
 describe('authorize, on error', () => {
   it('lets a failure of the reader (DynamoDB unreachable) through unchanged, for the error handling to answer', async () => {
     const failure = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const { middleware } = setUp({ read: async () => Promise.reject(failure) });
+    const { check } = setUp({ read: async () => Promise.reject(failure) });
     const request = apiRequest({
       event: apiEvent({ headers: { authorization: 'Bearer all' } }),
       context: apiContext(),
     });
-    await expect(middleware.before!(request)).rejects.toBe(failure);
-    expect(request.context.access).toBeUndefined();
-  });
-
-  it('has no after or onError step: a response or an error later in the chain passes it untouched', () => {
-    const { middleware } = setUp();
-    expect(middleware.after).toBeUndefined();
-    expect(middleware.onError).toBeUndefined();
+    await expect(check(request)).rejects.toBe(failure);
   });
 });

@@ -1,12 +1,14 @@
-import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { bearerNames, isExpired, readBearer, type Bearer } from '../../bearer.ts';
-import { grants, type Ability } from '../../../table/abilities.ts';
-import { isMember, type ReadOptions, type StoredToken, type TeamState } from '../../team-reader.ts';
-import type { Authorized, Context, Timed } from '../context.ts';
-import { missingAbility, notFound, unauthenticated } from '../errors.ts';
+import { bearerNames, isExpired, readBearer, type Bearer } from '../bearer.ts';
+import type { PageRequest, PaginationResult } from '../pagination.ts';
+import { grants, type Ability } from '../../table/abilities.ts';
+import { isMember, type ReadOptions, type StoredToken, type TeamState } from '../team-reader.ts';
+import { missingAbility, notFound, unauthenticated, validationFailed } from './errors.ts';
 
-type Event = APIGatewayProxyEventV2;
+/**
+ * The contract's checks (docs/contract.md, section 2), as plain steps a handler calls in order:
+ * the token (401), the ability (403) and the team (404) on one read, then the query (422).
+ */
 
 /** What a request says about its caller, before anything is read: its bearer and the team segment. */
 export interface Credentials {
@@ -14,27 +16,14 @@ export interface Credentials {
   teamSegment: string;
 }
 
-/** What the middlewares of one request share on middy's `request.internal`. */
-export type CredentialsInternal = { credentials?: Credentials | undefined };
-
 /**
- * The request's credentials, or undefined when it names no bearer (a 401), read from its event
- * once: speculativePage needs them before authorize does, and the bearer's hash is worth
- * computing once. The team segment is read only after a bearer, as a request without one is
- * answered 401 whatever its path (a direct invoke may pass an event without one).
+ * The request's credentials, or undefined when it names no bearer (a 401). The team segment is
+ * read only after a bearer, as a request without one is answered 401 whatever its path (a direct
+ * invoke may pass an event without one).
  */
-export function credentialsOf({
-  event,
-  internal,
-}: {
-  event: Event;
-  internal: CredentialsInternal;
-}): Credentials | undefined {
-  if (!('credentials' in internal)) {
-    const bearer = readBearer(event.headers?.authorization);
-    internal.credentials = bearer && { bearer, teamSegment: event.pathParameters!.team! };
-  }
-  return internal.credentials;
+export function readCredentials(event: APIGatewayProxyEventV2): Credentials | undefined {
+  const bearer = readBearer(event.headers?.authorization);
+  return bearer && { bearer, teamSegment: event.pathParameters!.team! };
 }
 
 type Access<T> = { token?: StoredToken; team?: T };
@@ -51,29 +40,27 @@ export type AccessRead<T extends TeamState> = (
 ) => Promise<Access<T>>;
 
 /**
- * Checks 1 to 3 of the contract's order (docs/contract.md, section 2): token (401), ability
- * (403), team and membership (404), on what `read` returns. Once they pass, the token and the
- * team are on `context.access`.
+ * Checks 1 to 3: token (401), ability (403), team and membership (404), on what `read` returns.
+ * Once they pass: the token, the team as the read made for the route has it (a list's team head,
+ * or the team's finance item), and the segment that named it.
  */
-export function authorize<T extends TeamState>({
-  ability,
-  read,
-}: {
-  ability: Ability;
-  read: AccessRead<T>;
-}): MiddlewareObj<Event, unknown, Error, Context & Timed & Authorized<T>, CredentialsInternal> {
-  return {
-    before: async function authorizeRequest(request) {
-      const { context } = request;
-      const credentials = credentialsOf(request);
-      if (credentials === undefined) throw unauthenticated();
-      const { bearer, teamSegment } = credentials;
-      const readAccess = (consistent: boolean) =>
-        read(bearer.tokenHash, teamSegment, { consistent, signal: context.signal, usage: context.usage });
-      const { token, team } = await grantedAccess(bearer, ability, await readAccess(false), () => readAccess(true));
-      context.access = { team, token, teamSegment };
-    },
-  };
+export async function authorize<T extends TeamState>(
+  credentials: Credentials | undefined,
+  ability: Ability,
+  read: AccessRead<T>,
+  { signal, usage }: ReadOptions,
+): Promise<{ team: T; token: StoredToken; teamSegment: string }> {
+  if (credentials === undefined) throw unauthenticated();
+  const { bearer, teamSegment } = credentials;
+  const readAccess = (consistent: boolean) => read(bearer.tokenHash, teamSegment, { consistent, signal, usage });
+  const { token, team } = await grantedAccess(bearer, ability, await readAccess(false), () => readAccess(true));
+  return { team, token, teamSegment };
+}
+
+/** Check 4: `per_page` and `page`, read before the token, judged only now (422 with Laravel's messages). */
+export function requireValidPage(query: PaginationResult): PageRequest {
+  if (!query.ok) throw validationFailed(query.errors);
+  return query.value;
 }
 
 /**

@@ -1,18 +1,21 @@
-import middy from '@middy/core';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashToken } from '../../../shared/api/bearer.ts';
-import { type PaginationResult, pageWindow } from '../../../shared/api/pagination.ts';
-import { authorize } from '../../../shared/api/http/middleware/authorize.ts';
-import { speculativePage } from '../../../shared/api/http/middleware/speculative-page.ts';
-import type { StoredToken, TeamHead, TeamReader } from '../../../shared/api/team-reader.ts';
-import type { ListLayout } from '../../../shared/table/list-layout.ts';
-import { apiContext, apiEvent, thrownContractError, type ApiContext } from '../../support/middy-request.ts';
+import { hashToken } from '../../shared/api/bearer.ts';
+import { authorize, readCredentials } from '../../shared/api/http/checks.ts';
+import { type PaginationResult, pageWindow } from '../../shared/api/pagination.ts';
+import {
+  earlyItems,
+  rememberPass,
+  startSpeculativePage,
+  type RecentPasses,
+} from '../../shared/api/speculative-page.ts';
+import type { StoredToken, TeamHead } from '../../shared/api/team-reader.ts';
+import type { ListLayout } from '../../shared/table/list-layout.ts';
+import { apiContext, apiEvent, thrownContractError } from '../support/middy-request.ts';
 
 /**
- * The warm request's early page Query (speculative-page.ts), in front of authorize as the list
- * functions use them, with stand-ins for the two reads that record the order they are sent in.
- * What it costs against DynamoDB Local, warm and cold, is in read-cost.test.ts.
+ * The warm request's early page Query (speculative-page.ts), around authorize as the list handler
+ * calls them, with stand-ins for the two reads that record the order they are sent in. What it
+ * costs against DynamoDB Local, warm and cold, is in read-cost.test.ts.
  */
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 beforeEach(() => vi.useFakeTimers({ now: NOW, toFake: ['Date'] }));
@@ -59,21 +62,28 @@ function listFunction() {
     sent.push('BatchGetItem');
     return { token: TOKENS.get(tokenHash), team: ['1', 'acme'].includes(teamSegment) ? head : undefined };
   };
-  const handler = middy<APIGatewayProxyEventV2, unknown, Error, ApiContext>({ timeoutEarlyInMillis: 0 })
-    .use(speculativePage({ reader: reader as unknown as TeamReader, resource: 'projects' }))
-    .use(authorize({ ability: 'projects:read', read }))
-    .handler(async (_event, context) => {
-      // The page the handler reads, as the list handler works it out from the head it was given.
-      const { page, perPage } = context.query.ok ? context.query.value : { page: 1, perPage: 20 };
-      const { ordinals } = pageWindow(context.access.team.list.count, page, perPage);
-      return { early: ordinals && (await context.earlyPage?.(context.access.team, ordinals)) };
-    });
-  const request = (
+  const passes: RecentPasses = new Map();
+  const request = async (
     options: { token?: string; team?: string; headers?: Record<string, string>; query?: PaginationResult } = {},
-  ) => {
+  ): Promise<{ early?: string[] | null }> => {
     const headers = { authorization: `Bearer ${options.token ?? 'all'}`, ...options.headers };
-    const context = apiContext(options.query && { query: options.query });
-    return handler(apiEvent({ team: options.team ?? 'acme', headers }), context) as Promise<{ early?: string[] }>;
+    const event = apiEvent({ team: options.team ?? 'acme', headers });
+    const context = apiContext();
+    // The list handler's steps (handlers.ts); the page it reads is worked out from the head it was given.
+    const credentials = readCredentials(event);
+    const query = options.query ?? { ok: true, value: { page: 1, perPage: 20, perPageGiven: false } };
+    const revalidating = event.headers['if-none-match'] !== undefined;
+    const speculation = startSpeculativePage(passes, reader, { credentials, query, revalidating }, context);
+    let passedOn: TeamHead | undefined;
+    try {
+      const { team } = await authorize(credentials, 'projects:read', read, context);
+      passedOn = team;
+      const { page, perPage } = query.ok ? query.value : { page: 1, perPage: 20 };
+      const { ordinals } = pageWindow(team.list.count, page, perPage);
+      return { early: ordinals && (await earlyItems(speculation, team, ordinals)) };
+    } finally {
+      await rememberPass(passes, speculation, passedOn);
+    }
   };
   return {
     request,
