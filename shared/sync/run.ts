@@ -125,9 +125,11 @@ class Sync {
     this.settings = settings;
     this.run_ = run;
     this.refusals = new RefusalReport(settings.say);
-    onEveryWrite(settings.table.doc, () => {
-      this.itemsWritten += 1;
-    });
+    for (const doc of new Set([settings.table.doc, settings.table.bulk ?? settings.table.doc])) {
+      onEveryWrite(doc, () => {
+        this.itemsWritten += 1;
+      });
+    }
   }
 
   private get stopped(): boolean {
@@ -221,9 +223,10 @@ class Sync {
   }
 
   private writer(): Writer {
-    const { doc, tableName } = this.settings.table;
+    const { doc, bulk, tableName } = this.settings.table;
     return {
       doc,
+      bulk,
       tableName,
       owner: this.lease!.owner,
       locks: this.locks!,

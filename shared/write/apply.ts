@@ -8,7 +8,7 @@ import { joinTeam, leaveTeam } from './memberships.ts';
 import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
 import { onlyMembers, recordMembers, removeTeamItems, switchUnit, TeamChanged } from './team-switch.ts';
 import { narrowTokens, widenTokens, writeUserNames } from './token-steps.ts';
-import { putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
+import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
 /**
  * A write of the table over one plan (docs/contract.md, sections 7 and 9; docs/storage.md). An import
@@ -107,7 +107,7 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
   const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
   let done = 0;
   if (total > 0) await onProgress?.({ phase: 'writing', done, total });
-  const writer = requestWriter(w, undefined, (count) =>
+  const writer = requestWriter(bulkRef(w), undefined, (count) =>
     onProgress?.({ phase: 'writing', done: (done += count), total }),
   );
   const emit: EmitItem = (teamId, list, id, json) => {

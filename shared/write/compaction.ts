@@ -6,7 +6,7 @@ import { denseLayout, editList, type ListEdit, needsCompaction, type StoredItem 
 import { readStoredList } from './list-store.ts';
 import { readTeamStates, type TeamPlan } from './plan.ts';
 import { switchUnit } from './team-switch.ts';
-import { putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
+import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
 /**
  * A list rewritten dense (docs/storage.md, "Compaction beside, never in the way"): once a list's
@@ -22,7 +22,7 @@ export async function compactList(w: Writer, teamId: number, list: ListResource)
   const snapshot = await readStoredList(w, teamId, list, before.lists[list]);
   const generation = newGenerationId(w.clock());
   await writeRequests(w, [putRequest(pendingItem(teamId, generation, list, w.owner, w.clock()))]);
-  const writer = requestWriter(w);
+  const writer = requestWriter(bulkRef(w));
   const dense: StoredItem[] = snapshot.map((item, i) => ({
     id: item.id,
     json: item.json,
