@@ -91,10 +91,9 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
   ]).then(() => {});
   // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
   written.catch(() => {});
-  const apartTeams = [
-    ...apart.flat().map((team) => team.desired.identity.id),
-    ...compactions.map(([teamId]) => teamId),
-  ];
+  // A team being compacted keeps taking its changes by the item meanwhile: the compaction catches up
+  // with them under the team's lock before it switches (compaction.ts).
+  const apartTeams = apart.flat().map((team) => team.desired.identity.id);
   return { refused: report(ctx, read, leftOut), apartTeams, apart: written };
 }
 

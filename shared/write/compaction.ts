@@ -17,6 +17,22 @@ import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from '
  * toward the changes that grew the overlay (docs/performance.md).
  */
 export async function compactList(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
+  // One compaction of a list at a time: the changes that land meanwhile find its overlay still past
+  // the budget, and would start another.
+  const running = `${w.tableName}#${teamId}#${list}`;
+  if (compacting.has(running)) return false;
+  compacting.add(running);
+  try {
+    return await compactOnce(w, teamId, list);
+  } finally {
+    compacting.delete(running);
+  }
+}
+
+/** Lists this process is compacting. */
+const compacting = new Set<string>();
+
+async function compactOnce(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
   const before = (await readTeamStates(w, [teamId])).get(teamId);
   if (!before || !needsCompaction(before.lists[list].layout)) return false;
   const snapshot = await readStoredList(w, teamId, list, before.lists[list]);
