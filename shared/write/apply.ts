@@ -31,6 +31,12 @@ export interface ApplyHooks {
   onProgress?: (progress: { phase: 'writing' | 'switching'; done: number; total: number }) => void | Promise<void>;
   /** Told once when a team's lock is held by another writer and has to be waited for. */
   onWait?: (line: string) => void;
+  /**
+   * Whether the write waits for the sweep it ends with (the default: a command ends once its work is
+   * done), or leaves it running: a sync's next changes must not wait for it, and a generation of
+   * 100,000 items replaced takes at least 100 s to delete at one key's 1,000 write units a second.
+   */
+  sweep?: 'wait' | 'background';
 }
 
 /** Thrown when the items handed for a list are not the ones the plan counted. */
@@ -56,15 +62,30 @@ export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks:
   }
   await switchUnits(w, plan, json, items, hooks);
   await widenTokens(w, plan.tokens, plan.users.removed, plan.startedAt);
-  try {
-    await sweepReplaced(w, w.clock());
-  } catch (error) {
-    // Everything is written by now: what is left to remove, the next write removes.
-    w.log(
-      `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
-    );
-  }
+  const swept = sweep(w);
+  if (hooks.sweep !== 'background') await swept;
   return { itemsWritten: json.written };
+}
+
+/** The sweeps running in this process, by table: one at a time (a write that finds one running leaves it be). */
+const sweeps = new Map<string, Promise<void>>();
+
+/** What retention allows removed (ledger.ts); never fails: what is left, the next write removes. */
+function sweep(w: Writer): Promise<void> {
+  const running = sweeps.get(w.tableName);
+  if (running) return running;
+  const sweeping = sweepReplaced(w, w.clock())
+    .then(
+      () => {},
+      (error: unknown) =>
+        // Everything is written by now: what is left to remove, the next write removes.
+        w.log(
+          `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
+        ),
+    )
+    .finally(() => sweeps.delete(w.tableName));
+  sweeps.set(w.tableName, sweeping);
+  return sweeping;
 }
 
 /** The JSON step 4 needs (items of lists changed by the item), and how many items step 3 wrote. */
