@@ -67,25 +67,38 @@ export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks:
   return { itemsWritten: json.written };
 }
 
-/** The sweeps running in this process, by table: one at a time (a write that finds one running leaves it be). */
-const sweeps = new Map<string, Promise<void>>();
+/**
+ * The sweep running in this process for each table: one at a time. A write that asks while one runs
+ * has it go round once more when it is done, at the clock then, so that what that write made due is
+ * not left for a later write.
+ */
+const sweeps = new Map<string, { done: Promise<void>; again: boolean }>();
 
 /** What retention allows removed (ledger.ts); never fails: what is left, the next write removes. */
 function sweep(w: Writer): Promise<void> {
   const running = sweeps.get(w.tableName);
-  if (running) return running;
-  const sweeping = sweepReplaced(w, w.clock())
-    .then(
-      () => {},
-      (error: unknown) =>
-        // Everything is written by now: what is left to remove, the next write removes.
-        w.log(
-          `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
-        ),
-    )
-    .finally(() => sweeps.delete(w.tableName));
-  sweeps.set(w.tableName, sweeping);
-  return sweeping;
+  if (running) {
+    running.again = true;
+    return running.done;
+  }
+  const state = { done: Promise.resolve(), again: true };
+  state.done = (async () => {
+    try {
+      while (state.again) {
+        state.again = false;
+        await sweepReplaced(w, w.clock());
+      }
+    } catch (error) {
+      // Everything is written by now: what is left to remove, the next write removes.
+      w.log(
+        `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
+      );
+    } finally {
+      sweeps.delete(w.tableName);
+    }
+  })();
+  sweeps.set(w.tableName, state);
+  return state.done;
 }
 
 /** The JSON step 4 needs (items of lists changed by the item), and how many items step 3 wrote. */
