@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limitedDynamoDb, throughCommandClients } from '../support/limited-dynamodb.ts';
-import { itemsOfTeam, ListModel, spacedProjects } from '../support/list-changes.ts';
+import { itemsOfTeam, ListModel, spacedProjects, sweptAt } from '../support/list-changes.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
 import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
@@ -157,6 +157,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the sync at any s
     const batch = sync.nextBatch();
     await db.query(`UPDATE costs SET amount = ${cost} WHERE team_id = ${OTHER.teamId}`);
     await batch;
+    await sweptAt(table, Date.now() + ahead);
   }
   const rename = (teamId: number, id: number) => {
     models.get(teamId)!.set(id, `Renamed ${id}`);

@@ -1,3 +1,7 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ledgerPartitions, replacedUntil, retiredUntil } from '../../shared/table/keys.ts';
+import { SWEEP_AFTER_MS } from '../../shared/write/ledger.ts';
+import type { TestTable } from './dynamodb.ts';
 import type { WriteCount } from './writes.ts';
 
 /**
@@ -122,3 +126,35 @@ export async function walkProjects(api: PageReader, team: string | number, token
 
 /** The model's whole list, as a walk should give it. */
 export const modelItems = (model: ListModel) => model.ids.map((id) => ({ id, name: model.names.get(id)! }));
+
+/**
+ * Resolves once the ledger holds nothing a sweep at the writers' clock `now` would remove: the sweep a
+ * write started is done (the sync sweeps beside its next batches, shared/write/apply.ts). Each entry
+ * goes once its items have gone; a moment more lets the last batch of deletes land.
+ */
+export async function sweptAt(table: TestTable, now: number, limitMs = 300_000): Promise<void> {
+  const until = now - SWEEP_AFTER_MS;
+  const due = async () => {
+    for (const pk of ledgerPartitions()) {
+      for (const range of [retiredUntil(until), replacedUntil(until)]) {
+        const { Items } = await table.doc.send(
+          new QueryCommand({
+            TableName: table.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': pk, ':from': range.from, ':to': range.to },
+            ConsistentRead: true,
+            Limit: 1,
+          }),
+        );
+        if ((Items ?? []).length > 0) return true;
+      }
+    }
+    return false;
+  };
+  const started = performance.now();
+  while (await due()) {
+    if (performance.now() - started > limitMs) throw new Error(`the sweep was not done within ${limitMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+}
