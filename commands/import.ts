@@ -38,7 +38,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   const { readSnapshotFile } = await import('./import/snapshot-file.ts');
   const { importSnapshot, ImportRejected } = await import('./import/importer.ts');
   const { progressDisplay } = await import('./cli/progress.ts');
-  const { tableName, place, doc, resolvedPlace, writesSent } = databaseClient();
+  const { tableName, place, doc, bulk, resolvedPlace, writesSent } = databaseClient();
 
   // The import library: pass 1 streams and validates the file (it reports the problems it finds),
   // pass 2 streams it again and imports it; one progress display for both.
@@ -75,7 +75,7 @@ export const npmRunImport = command(IMPORT, async ({ positionals, values }) => {
   try {
     // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
     if (!place.onAws) await ensureTable(doc, tableName);
-    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log });
+    const summary = await importSnapshot(doc, tableName, snapshot, { onProgress: progress.importing, log, bulk });
     progress.stop();
     const items = counted(summary.items, 'project or daemon', 'projects and daemons');
     const people = `${counted(summary.users, 'user')} and ${counted(summary.tokens, 'token')}`;

@@ -103,7 +103,7 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
   const { databaseClient } = await import('./cli/database.ts');
   const { ensureTable } = await import('./store/table.ts');
   const { progressDisplay } = await import('./cli/progress.ts');
-  const { tableName, place, doc } = databaseClient();
+  const { tableName, place, doc, bulk } = databaseClient();
   // A local endpoint's table is made here when missing; AWS's is the stack's (docs/deploy.md).
   if (!place.onAws) await ensureTable(doc, tableName);
   const stop = new AbortController();
@@ -129,7 +129,7 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
       source,
       mapping,
       timezone,
-      table: { doc, tableName },
+      table: { doc, bulk, tableName },
       // A hint said while it runs (setup again, after a migration) names the --mapping given too.
       say: (line) => {
         progress.stop();

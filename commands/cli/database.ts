@@ -37,12 +37,21 @@ export function databaseEndpoint(env: NodeJS.ProcessEnv = process.env) {
 }
 
 /**
- * The commands' one DynamoDB client, and where it is: TABLE_NAME (default team-resources) at the
+ * The commands' DynamoDB clients, and where they are: TABLE_NAME (default team-resources) at the
  * endpoint databaseEndpoint names, passed to the SDK as it is (the SDK's own configured endpoints
  * are not looked up again, so what is called is what the messages name). A local endpoint given by
  * DYNAMODB_ENDPOINT gets DynamoDB Local's credentials; AWS's, the default credential chain.
  *
- * It waits as long as DynamoDB keeps answering (8 attempts for throttling and failed calls), but
+ * Two clients on the same settings (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html):
+ * `doc` in the SDK's standard retry mode, for everything a command asks one request at a time; and
+ * `bulk` in its adaptive mode, for the long streams of writes to one partition key (a list written
+ * whole, a replaced generation swept: shared/write/writer.ts), which DynamoDB throttles at 1,000
+ * write units a second. Adaptive mode adds client-side rate limiting to the standard retries, so
+ * that a writer far faster than one partition key paces itself to what the key takes instead of
+ * spending its retries; AWS recommends it only for a client that reaches one throttled resource,
+ * since it would delay a shared client's requests to other resources too.
+ *
+ * Each waits as long as DynamoDB keeps answering (8 attempts for throttling and failed calls), but
  * 10 s without a byte, before a response or in the middle of one, ends the command with NoResponse
  * naming the endpoint, instead of being retried for minutes. Every other error is tagged with the
  * place, so the command's message names it too.
@@ -52,60 +61,66 @@ export function databaseClient(startedHere = false) {
   const { endpoint, setting, onAws } = databaseEndpoint();
   const place: DatabasePlace = { tableName, endpoint, setting, onAws, startedHere };
   const localKeys = setting === 'DYNAMODB_ENDPOINT' && !onAws;
-  const client = new DynamoDBClient({
-    endpoint,
-    ignoreConfiguredEndpointUrls: true,
-    region: process.env.AWS_REGION || (onAws ? undefined : 'local'),
-    // DynamoDB Local keeps a database per access key and region; AWS uses the default chain.
-    credentials: localKeys ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
-    maxAttempts: 8,
-    // The socket's inactivity, before the response and while its body comes: smithy's own timers.
-    requestHandler: new NodeHttpHandler({ connectionTimeout: NO_RESPONSE_MS, socketTimeout: NO_RESPONSE_MS }),
-  });
+  /** Write requests sent so far: an import that sent none wrote nothing. */
+  let writesSent = 0;
+
+  function newClient(retryMode: 'standard' | 'adaptive') {
+    const client = new DynamoDBClient({
+      endpoint,
+      ignoreConfiguredEndpointUrls: true,
+      region: process.env.AWS_REGION || (onAws ? undefined : 'local'),
+      // DynamoDB Local keeps a database per access key and region; AWS uses the default chain.
+      credentials: localKeys ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
+      maxAttempts: 8,
+      retryMode,
+      // The socket's inactivity, before the response and while its body comes: smithy's own timers.
+      requestHandler: new NodeHttpHandler({ connectionTimeout: NO_RESPONSE_MS, socketTimeout: NO_RESPONSE_MS }),
+    });
+    client.middlewareStack.add(
+      (next, context) =>
+        async function nameThePlace(args) {
+          await resolvedPlace();
+          if (WRITES.has(context.commandName ?? '')) writesSent++;
+          try {
+            return await next(args);
+          } catch (error) {
+            if (error instanceof Error) databaseErrors.set(error, place);
+            throw error;
+          }
+        },
+      { step: 'initialize', priority: 'high', name: 'databasePlace' },
+    );
+    // Inside the retry step, around reading the response: silence is said at once, not retried.
+    client.middlewareStack.add(
+      (next) =>
+        async function silenceIsNoResponse(args) {
+          try {
+            return await next(args);
+          } catch (error) {
+            throw isSilence(error) ? new NoResponse(place) : error;
+          }
+        },
+      { step: 'deserialize', priority: 'high', name: 'databaseSilence' },
+    );
+    return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+  const doc = newClient('standard');
+  const bulk = newClient('adaptive');
 
   /** The place with AWS's region and regional endpoint filled in, once the SDK has resolved them. */
   async function resolvedPlace(): Promise<DatabasePlace> {
     if (endpoint || place.region) return place;
-    place.region = await client.config.region().catch(() => undefined);
+    place.region = await doc.config.region().catch(() => undefined);
     if (place.region) {
-      const { url } = client.config.endpointProvider({
+      const { url } = doc.config.endpointProvider({
         Region: place.region,
-        UseFIPS: await client.config.useFipsEndpoint(),
-        UseDualStack: await client.config.useDualstackEndpoint(),
+        UseFIPS: await doc.config.useFipsEndpoint(),
+        UseDualStack: await doc.config.useDualstackEndpoint(),
       });
       place.endpoint = url.href.replace(/\/$/, '');
     }
     return place;
   }
 
-  /** Write requests sent so far: an import that sent none wrote nothing. */
-  let writesSent = 0;
-  client.middlewareStack.add(
-    (next, context) =>
-      async function nameThePlace(args) {
-        await resolvedPlace();
-        if (WRITES.has(context.commandName ?? '')) writesSent++;
-        try {
-          return await next(args);
-        } catch (error) {
-          if (error instanceof Error) databaseErrors.set(error, place);
-          throw error;
-        }
-      },
-    { step: 'initialize', priority: 'high', name: 'databasePlace' },
-  );
-  // Inside the retry step, around reading the response: silence is said at once, not retried.
-  client.middlewareStack.add(
-    (next) =>
-      async function silenceIsNoResponse(args) {
-        try {
-          return await next(args);
-        } catch (error) {
-          throw isSilence(error) ? new NoResponse(place) : error;
-        }
-      },
-    { step: 'deserialize', priority: 'high', name: 'databaseSilence' },
-  );
-  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  return { doc, tableName, place, resolvedPlace, writesSent: () => writesSent };
+  return { doc, bulk, tableName, place, resolvedPlace, writesSent: () => writesSent };
 }

@@ -29,6 +29,8 @@ export interface ImportOptions extends ApplyHooks {
   /** Wall-clock milliseconds: retention is measured with it. */
   clock?: () => number;
   lock?: Pick<LeaseOptions, 'leaseMs' | 'renewEveryMs'>;
+  /** The client for long streams of writes to one partition key (shared/write/writer.ts); default `doc`. */
+  bulk?: DynamoDBDocumentClient;
 }
 
 /** What an import did: the snapshot's counts, and how many of its teams, projects and daemons it wrote. */
@@ -83,7 +85,7 @@ export async function importSnapshot(
     tokens: snapshot.tokens.length,
   };
   try {
-    const w: Writer = { doc, tableName, owner: lease.owner, locks, clock, log };
+    const w: Writer = { doc, bulk: options.bulk, tableName, owner: lease.owner, locks, clock, log };
     const plan = await readPlan(w, desiredState(snapshot), { startedAt: clock(), tokenOfAnotherUser: 'refuse' });
     if (plan.problems.length > 0) throw new ImportRejected(describe(plan.problems, snapshot));
     // Every step writes only what it has to: a snapshot that changes nothing writes nothing (a dead

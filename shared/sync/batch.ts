@@ -77,7 +77,9 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
     }
   };
   const { now, apart } = splitApart(plan);
-  if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, ctx.hooks);
+  // What the write replaced is swept beside the next batches, not before them (apply.ts).
+  const hooks: ApplyHooks = { ...ctx.hooks, sweep: 'background' };
+  if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, hooks);
   // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts).
   const compactions = now.units.flat().flatMap((team) =>
     LIST_RESOURCES.filter((list) => {
@@ -86,15 +88,14 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
     }).map((list) => [team.desired.identity.id, list] as const),
   );
   const written = Promise.all([
-    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, ctx.hooks)),
+    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, hooks)),
     ...compactions.map(([teamId, list]) => compactList(ctx.writer, teamId, list)),
   ]).then(() => {});
   // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
   written.catch(() => {});
-  const apartTeams = [
-    ...apart.flat().map((team) => team.desired.identity.id),
-    ...compactions.map(([teamId]) => teamId),
-  ];
+  // A team being compacted keeps taking its changes by the item meanwhile: the compaction catches up
+  // with them under the team's lock before it switches (compaction.ts).
+  const apartTeams = apart.flat().map((team) => team.desired.identity.id);
   return { refused: report(ctx, read, leftOut), apartTeams, apart: written };
 }
 

@@ -59,15 +59,19 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
     const until = () => context.getRemainingTimeInMillis() < SYNC_MARGIN_MS;
     const endsAt = Date.now() + context.getRemainingTimeInMillis() - SYNC_MARGIN_MS;
 
-    // A client of its own: the sync counts its writes at the client's middleware stack.
-    const client = createDynamoDbClient({
+    // Clients of its own: the sync counts its writes at the clients' middleware stacks. The second,
+    // in the SDK's adaptive retry mode, is for long streams of writes to one key (shared/write/writer.ts).
+    const settings = {
       endpoint: config.dynamodbEndpoint,
       connectionTimeoutMs: 3_000,
       requestTimeoutMs: 10_000,
       maxAttempts: 8,
-    });
-    const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-    const table = { doc, tableName: config.tableName };
+    };
+    const documents = (client: ReturnType<typeof createDynamoDbClient>) =>
+      DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    const doc = documents(createDynamoDbClient(settings));
+    const bulk = documents(createDynamoDbClient({ ...settings, retryMode: 'adaptive' }));
+    const table = { doc, bulk, tableName: config.tableName };
     try {
       const holder = await readSyncLease(doc, config.tableName);
       if (holder) {
@@ -133,7 +137,8 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
       log.error(`the sync failed: ${(error as Error).name}: ${(error as Error).message}`);
       throw error;
     } finally {
-      client.destroy();
+      doc.destroy();
+      bulk.destroy();
     }
   };
 }

@@ -103,9 +103,11 @@ class Sync {
   }
 
   async run(): Promise<SyncOutcome> {
-    onEveryWrite(this.settings.table.doc, () => {
-      this.meter.written += 1;
-    });
+    const { doc, bulk } = this.settings.table;
+    for (const client of new Set([doc, bulk ?? doc]))
+      onEveryWrite(client, () => {
+        this.meter.written += 1;
+      });
     try {
       await this.connect();
       // Where the last run left the log, carried on the lease: read before the lease is taken, which
@@ -203,9 +205,10 @@ class Sync {
   }
 
   private writer(): Writer {
-    const { doc, tableName } = this.settings.table;
+    const { doc, bulk, tableName } = this.settings.table;
     return {
       doc,
+      bulk,
       tableName,
       owner: this.lease!.owner,
       locks: this.locks!,

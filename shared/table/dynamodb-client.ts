@@ -7,6 +7,8 @@ export interface ClientOptions {
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
   maxAttempts?: number;
+  /** The SDK's retry mode: standard (default), or adaptive for a client that writes one throttled key (shared/write/writer.ts). */
+  retryMode?: 'standard' | 'adaptive';
 }
 
 /**
@@ -21,6 +23,7 @@ export function createDynamoDbClient({
   connectionTimeoutMs = 500,
   requestTimeoutMs = 1_500,
   maxAttempts = 2,
+  retryMode,
 }: ClientOptions = {}): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
@@ -30,6 +33,7 @@ export function createDynamoDbClient({
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
     maxAttempts,
+    ...(retryMode && { retryMode }),
     // Without throwOnRequestTimeout the handler only warns when requestTimeout passes, and the call waits on.
     requestHandler: {
       connectionTimeout: connectionTimeoutMs,

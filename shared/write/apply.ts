@@ -8,7 +8,7 @@ import { joinTeam, leaveTeam } from './memberships.ts';
 import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
 import { onlyMembers, recordMembers, removeTeamItems, switchUnit, TeamChanged } from './team-switch.ts';
 import { narrowTokens, widenTokens, writeUserNames } from './token-steps.ts';
-import { putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
+import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
 /**
  * A write of the table over one plan (docs/contract.md, sections 7 and 9; docs/storage.md). An import
@@ -31,6 +31,12 @@ export interface ApplyHooks {
   onProgress?: (progress: { phase: 'writing' | 'switching'; done: number; total: number }) => void | Promise<void>;
   /** Told once when a team's lock is held by another writer and has to be waited for. */
   onWait?: (line: string) => void;
+  /**
+   * Whether the write waits for the sweep it ends with (the default: a command ends once its work is
+   * done), or leaves it running: a sync's next changes must not wait for it, and a generation of
+   * 100,000 items replaced takes at least 100 s to delete at one key's 1,000 write units a second.
+   */
+  sweep?: 'wait' | 'background';
 }
 
 /** Thrown when the items handed for a list are not the ones the plan counted. */
@@ -56,15 +62,43 @@ export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks:
   }
   await switchUnits(w, plan, json, items, hooks);
   await widenTokens(w, plan.tokens, plan.users.removed, plan.startedAt);
-  try {
-    await sweepReplaced(w, w.clock());
-  } catch (error) {
-    // Everything is written by now: what is left to remove, the next write removes.
-    w.log(
-      `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
-    );
-  }
+  const swept = sweep(w);
+  if (hooks.sweep !== 'background') await swept;
   return { itemsWritten: json.written };
+}
+
+/**
+ * The sweep running in this process for each table: one at a time. A write that asks while one runs
+ * has it go round once more when it is done, at the clock then, so that what that write made due is
+ * not left for a later write.
+ */
+const sweeps = new Map<string, { done: Promise<void>; again: boolean }>();
+
+/** What retention allows removed (ledger.ts); never fails: what is left, the next write removes. */
+function sweep(w: Writer): Promise<void> {
+  const running = sweeps.get(w.tableName);
+  if (running) {
+    running.again = true;
+    return running.done;
+  }
+  const state = { done: Promise.resolve(), again: true };
+  state.done = (async () => {
+    try {
+      while (state.again) {
+        state.again = false;
+        await sweepReplaced(w, w.clock());
+      }
+    } catch (error) {
+      // Everything is written by now: what is left to remove, the next write removes.
+      w.log(
+        `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
+      );
+    } finally {
+      sweeps.delete(w.tableName);
+    }
+  })();
+  sweeps.set(w.tableName, state);
+  return state.done;
 }
 
 /** The JSON step 4 needs (items of lists changed by the item), and how many items step 3 wrote. */
@@ -107,7 +141,7 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
   const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
   let done = 0;
   if (total > 0) await onProgress?.({ phase: 'writing', done, total });
-  const writer = requestWriter(w, undefined, (count) =>
+  const writer = requestWriter(bulkRef(w), undefined, (count) =>
     onProgress?.({ phase: 'writing', done: (done += count), total }),
   );
   const emit: EmitItem = (teamId, list, id, json) => {

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { untilProcessed } from '../table/retry.ts';
+import { untilProcessed, WRITER_RETRIES } from '../table/retry.ts';
 import type { Key } from '../table/keys.ts';
 
 export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
@@ -48,7 +48,7 @@ export function batchWriter(
         const result = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
         return (result.UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
       },
-      { retries: 10 },
+      WRITER_RETRIES,
     )
       .then(async () => {
         written += sending.length;

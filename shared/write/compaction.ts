@@ -6,7 +6,7 @@ import { denseLayout, editList, type ListEdit, needsCompaction, type StoredItem 
 import { readStoredList } from './list-store.ts';
 import { readTeamStates, type TeamPlan } from './plan.ts';
 import { switchUnit } from './team-switch.ts';
-import { putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
+import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from './writer.ts';
 
 /**
  * A list rewritten dense (docs/storage.md, "Compaction beside, never in the way"): once a list's
@@ -17,12 +17,28 @@ import { putRequest, requestWriter, type Writer, writeRequests } from './writer.
  * toward the changes that grew the overlay (docs/performance.md).
  */
 export async function compactList(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
+  // One compaction of a list at a time: the changes that land meanwhile find its overlay still past
+  // the budget, and would start another.
+  const running = `${w.tableName}#${teamId}#${list}`;
+  if (compacting.has(running)) return false;
+  compacting.add(running);
+  try {
+    return await compactOnce(w, teamId, list);
+  } finally {
+    compacting.delete(running);
+  }
+}
+
+/** Lists this process is compacting. */
+const compacting = new Set<string>();
+
+async function compactOnce(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
   const before = (await readTeamStates(w, [teamId])).get(teamId);
   if (!before || !needsCompaction(before.lists[list].layout)) return false;
   const snapshot = await readStoredList(w, teamId, list, before.lists[list]);
   const generation = newGenerationId(w.clock());
   await writeRequests(w, [putRequest(pendingItem(teamId, generation, list, w.owner, w.clock()))]);
-  const writer = requestWriter(w);
+  const writer = requestWriter(bulkRef(w));
   const dense: StoredItem[] = snapshot.map((item, i) => ({
     id: item.id,
     json: item.json,

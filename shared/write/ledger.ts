@@ -13,7 +13,7 @@ import {
 import { allPlacedItems } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
 import { queryAll, queryPages } from './reads.ts';
-import { deleteRequest, requestWriter, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { bulkRef, deleteRequest, requestWriter, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * What writes leave behind, and when it goes (docs/contract.md, sections 7 and 9; docs/storage.md).
@@ -42,7 +42,7 @@ async function entries(t: TableRef, range: { from: string; to: string }): Promis
 
 /** Deletes a generation's partition, a page of keys at a time (never all in memory), then its entry. */
 async function deleteGeneration(t: TableRef, entry: Entry): Promise<void> {
-  const writer = requestWriter(t);
+  const writer = requestWriter(bulkRef(t));
   const partition = generationPartition(Number(entry.team_id), String(entry.generation), entry.part as never);
   for await (const page of queryPages(t.doc, t.tableName, partition, { keysOnly: true })) {
     for (const key of page) await writer.add(deleteRequest(key));

@@ -41,7 +41,7 @@ export interface EditedList {
   /** JSON that left the list, and JSON that came in: the list's fingerprint follows them. */
   left: string[];
   came: string[];
-  /** The list as stored after the change, in order. */
+  /** The list as stored after the change, in order (where `located` was given, only its places are known whole). */
   items: StoredItem[];
 }
 
@@ -66,8 +66,18 @@ const byId = (items: readonly StoredItem[], id: number) => {
 /**
  * Applies `edits` to `items` (the stored list, in order) as one new revision of the list. An item
  * whose JSON is unchanged, and a removal of an item that is not there, write nothing.
+ *
+ * `located` gives, for each edit's id, the index in `stored` of the first item whose id is not below
+ * it (list-store.ts, readStoredAround): then only the items there need their id and JSON, and the rest
+ * of `stored` only where it sits (the edits are applied in id order, so each index moves by what the
+ * edits before it added and removed).
  */
-export function editList(layout: ListLayout, stored: readonly StoredItem[], edits: Iterable<ListEdit>): EditedList {
+export function editList(
+  layout: ListLayout,
+  stored: readonly StoredItem[],
+  edits: Iterable<ListEdit>,
+  located?: ReadonlyMap<number, number>,
+): EditedList {
   const revision = layout.revision + 1;
   const items = [...stored];
   const writes: EditedList['writes'] = [];
@@ -75,8 +85,9 @@ export function editList(layout: ListLayout, stored: readonly StoredItem[], edit
   const left: string[] = [];
   const came: string[] = [];
   let base = layout.base;
+  let shift = 0; // items the edits so far added, less those they removed
   for (const { id, json } of [...edits].sort((a, b) => a.id - b.id)) {
-    const at = byId(items, id);
+    const at = located ? located.get(id)! + shift : byId(items, id);
     const found = items[at]?.id === id ? items[at] : undefined;
     if (found && found.json === json) continue;
     if (!found && json === null) continue;
@@ -86,6 +97,7 @@ export function editList(layout: ListLayout, stored: readonly StoredItem[], edit
     }
     if (json === null) {
       items.splice(at, 1);
+      shift -= 1;
       continue;
     }
     came.push(json);
@@ -99,10 +111,12 @@ export function editList(layout: ListLayout, stored: readonly StoredItem[], edit
       base += 1;
       item = { id, json, key: baseItemKey(base), slot: base, inserted: false };
       items.push(item);
+      shift += 1;
     } else {
       const slot = items[at - 1]?.slot ?? 0;
       item = { id, json, key: insertedItemKey(slot, id, revision), slot, inserted: true, revision };
       items.splice(at, 0, item);
+      shift += 1;
     }
     writes.push({ id, key: item.key, json });
   }

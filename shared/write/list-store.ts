@@ -2,7 +2,7 @@ import { generationPartition, type ListResource } from '../table/keys.ts';
 import { allPlacedItems } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
-import { queryPages } from './reads.ts';
+import { getItems, queryPages } from './reads.ts';
 import type { TableRef } from './writer.ts';
 
 /**
@@ -37,6 +37,64 @@ export async function readStoredList(
       ...(placed.revision !== undefined && { revision: placed.revision }),
     };
   });
+}
+
+/**
+ * A list as a change of a few of its items needs it (list-edits.ts, editList with `located`), without
+ * reading it whole: a list of 100,000 items is 20 MB, 5,000 read units strongly consistent, at least
+ * 1.7 s at one partition key's 3,000 a second. Every item's place comes from the head
+ * (list-layout.ts); a binary search by id for each of `ids`, all in step (one BatchGetItem a round,
+ * about 17 rounds for 100,000 items), reads only the items it looks at, and then the item where each
+ * id is or would be. Items not read have no id (NaN) and no JSON.
+ */
+export async function readStoredAround(
+  t: TableRef,
+  teamId: number,
+  list: ListResource,
+  part: ListPart,
+  ids: Iterable<number>,
+): Promise<{ stored: StoredItem[]; located: Map<number, number> }> {
+  const { layout } = part;
+  const stored: StoredItem[] = allPlacedItems(layout).map((placed) => ({
+    id: placed.insertedId ?? Number.NaN,
+    json: '',
+    key: placed.key,
+    slot: placed.slot,
+    inserted: placed.insertedId !== undefined,
+    ...(placed.revision !== undefined && { revision: placed.revision }),
+  }));
+  const read = new Set<number>();
+  const partition = generationPartition(teamId, layout.generation, list);
+  const readAt = async (indexes: number[]) => {
+    const wanted = [...new Set(indexes)].filter((index) => !read.has(index));
+    const keys = wanted.map((index) => ({ pk: partition, sk: stored[index]!.key }));
+    const found = new Map(
+      (await getItems(t.doc, t.tableName, keys, { consistent: true })).map((item) => [item.sk, String(item.j)]),
+    );
+    for (const index of wanted) {
+      const item = stored[index]!;
+      const json = found.get(item.key);
+      if (json === undefined)
+        throw new Error(`team ${teamId}: its ${list} head names ${item.key}, which the table does not hold`);
+      item.json = json;
+      if (!item.inserted) item.id = idOf(json);
+      read.add(index);
+    }
+  };
+  const searches = [...new Set(ids)].map((id) => ({ id, low: 0, high: stored.length }));
+  const unsettled = (search: { low: number; high: number }) => search.low < search.high;
+  for (let open = searches.filter(unsettled); open.length > 0; open = open.filter(unsettled)) {
+    const middle = (s: { low: number; high: number }) => (s.low + s.high) >>> 1;
+    await readAt(open.map(middle).filter((index) => Number.isNaN(stored[index]!.id)));
+    for (const search of open) {
+      const at = middle(search);
+      if (stored[at]!.id < search.id) search.low = at + 1;
+      else search.high = at;
+    }
+  }
+  // Where each id is, or would go: that item read whole (whether it is the id, and its JSON).
+  await readAt(searches.map((search) => search.low).filter((index) => index < stored.length));
+  return { stored, located: new Map(searches.map((search) => [search.id, search.low])) };
 }
 
 /** An item's id, from the JSON as served: it always starts with it (shared/domain/served-json.ts). */

@@ -12,7 +12,7 @@ import { type DesiredList, type DesiredState, type DesiredTeam, isWhole, itemHas
 import { ListFingerprint, membersFingerprint } from './fingerprint.ts';
 import { type ListPart, newGenerationId, readListPart, readTeamRecord, type TeamState } from './items.ts';
 import { denseLayout, type EditedList, editList, OVERLAY_COMPACT_BYTES, type StoredItem } from './list-edits.ts';
-import { readStoredList } from './list-store.ts';
+import { readStoredAround, readStoredList } from './list-store.ts';
 import { orderUnits, type SlugProblem } from './plan-order.ts';
 import {
   planTokens,
@@ -287,8 +287,10 @@ export async function planList(
     return { mode: 'rebuild', part: { layout, fingerprint: given.fingerprint }, ids: given.ids };
   }
   if (!kept) throw new Error(`team ${teamId} is not in the table, and its ${list} are given by the item`);
-  const stored = await readStoredList(t, teamId, list, kept);
-  const edited = editList(kept.layout, stored, given.edits);
+  // Only the items around the edits are read: a change costs what it changes, at any list size.
+  const ids = given.edits.map((edit) => edit.id);
+  const { stored, located } = await readStoredAround(t, teamId, list, kept, ids);
+  const edited = editList(kept.layout, stored, given.edits, located);
   if (edited.writes.length === 0 && edited.replaced.length === 0) return undefined;
   const fingerprint = new ListFingerprint(kept.fingerprint);
   for (const json of edited.left) fingerprint.remove(json);

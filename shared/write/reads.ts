@@ -1,6 +1,6 @@
 import { BatchGetCommand, type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Key } from '../table/keys.ts';
-import { untilProcessed } from '../table/retry.ts';
+import { untilProcessed, WRITER_RETRIES } from '../table/retry.ts';
 
 const BATCH_LIMIT = 100; // BatchGetItem's limit
 
@@ -28,7 +28,7 @@ export async function getItems(
         items.push(...(result.Responses?.[tableName] ?? []));
         return (result.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
       },
-      { retries: 10 },
+      WRITER_RETRIES,
     );
   }
   return items;

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { WRITER_RETRIES } from '../table/retry.ts';
 import { type Key, LIST_RESOURCES, pendingKey, teamListKey, teamRecordKey, teamRefKeys } from '../table/keys.ts';
 import {
   financeItem,
@@ -142,18 +144,43 @@ export async function recordMembers(w: Writer, team: TeamState, fingerprint: str
   }
 }
 
-/** Sends a switch, the locks' checks first (so that a lost lock is the first cancellation reason). */
+/**
+ * Cancellation reasons that say DynamoDB was too busy, not that a condition failed: "the entire
+ * operation fails with a TransactionCanceledException if any item experiences throttling", with
+ * `ThrottlingError` (on-demand) or `ProvisionedThroughputExceeded` (provisioned) for those items
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html). The SDK
+ * does not retry a cancelled transaction; the switch sends it again itself.
+ */
+const BUSY = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
+
+/**
+ * Sends a switch, the locks' checks first (so that a lost lock is the first cancellation reason). A
+ * switch cancelled only because DynamoDB throttled it (or another transaction held one of its items)
+ * is sent again after an exponential backoff with jitter, as DynamoDB's guide asks of throttled
+ * requests, for about a minute (shared/table/retry.ts, WRITER_RETRIES); the lock is checked again
+ * before each attempt.
+ */
 async function transact(w: Writer, teamIds: number[], actions: Action[]): Promise<void> {
-  for (const teamId of teamIds) w.locks.assertHeld(teamId);
   const checks = teamIds.map((teamId) => w.locks.conditionCheck(teamId));
-  try {
-    await w.doc.send(new TransactWriteCommand({ TransactItems: [...checks, ...actions] as never }));
-  } catch (error) {
-    if ((error as Error).name !== 'TransactionCanceledException') throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    const lost = reasons.slice(0, checks.length).findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
-    if (lost >= 0) throw new LockLost(teamIds[lost]!);
-    throw new TeamChanged(teamIds[0]!, error);
+  const { retries, minDelayMs = 50, maxDelayMs = 5_000 } = WRITER_RETRIES;
+  for (let attempt = 0; ; attempt++) {
+    for (const teamId of teamIds) w.locks.assertHeld(teamId);
+    try {
+      await w.doc.send(new TransactWriteCommand({ TransactItems: [...checks, ...actions] as never }));
+      return;
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      const lost = reasons.slice(0, checks.length).findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+      if (lost >= 0) throw new LockLost(teamIds[lost]!);
+      const busy =
+        reasons.some((reason) => BUSY.has(reason.Code ?? '')) &&
+        reasons.every((reason) => reason.Code === 'None' || BUSY.has(reason.Code ?? ''));
+      if (!busy || attempt >= retries) throw new TeamChanged(teamIds[0]!, error);
+      const ceiling = Math.min(maxDelayMs, minDelayMs * 2 ** attempt);
+      await sleep(Math.min(maxDelayMs, Math.round(ceiling * (1 + Math.random()))));
+    }
   }
 }
 

@@ -6,7 +6,18 @@ import type { TeamLocks } from './team-locks.ts';
 export interface TableRef {
   doc: DynamoDBDocumentClient;
   tableName: string;
+  /**
+   * A client of its own for the long streams of writes to one partition key (a list written whole
+   * beside, a replaced generation swept), in the SDK's adaptive retry mode: its client-side rate
+   * limiting is meant for a client that reaches one throttled resource, and would hold back the
+   * writer's other requests if they shared it (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
+   * Absent, `doc` is used.
+   */
+  bulk?: DynamoDBDocumentClient;
 }
+
+/** The table through the client for long streams of writes to one partition key. */
+export const bulkRef = (t: TableRef): TableRef => ({ doc: t.bulk ?? t.doc, tableName: t.tableName });
 
 /**
  * What a write goes through (apply.ts): the table, who is writing (the owner of its import's or

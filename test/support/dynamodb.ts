@@ -15,6 +15,8 @@ export interface TestTable {
   /** The plain client (what the functions' reader uses) and the document client on it. */
   client: DynamoDBClient;
   doc: DynamoDBDocumentClient;
+  /** The writers' client for long streams of writes to one key (shared/write/writer.ts), when a test gives one. */
+  bulk?: DynamoDBDocumentClient;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function importDocument(table: TestTable, document: unknown, option
   const path = await snapshotFile(document);
   const result = await validateSnapshotFile(path);
   if (!result.ok) throw new Error(`test snapshot is invalid:\n${result.problems.join('\n')}`);
-  return importSnapshot(table.doc, table.tableName, result.snapshot, options);
+  return importSnapshot(table.doc, table.tableName, result.snapshot, { bulk: table.bulk, ...options });
 }
 
 /** Every item of the table, raw (tests may scan; the API never does). */

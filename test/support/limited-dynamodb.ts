@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, inject } from 'vitest';
-import { startDynamoDbLimiter, type DynamoDbLimiter, type DynamoDbLimiterOptions } from '../../commands/local/dynamodb-limiter.ts';
+import { databaseClient } from '../../commands/cli/database.ts';
+import {
+  startDynamoDbLimiter,
+  type DynamoDbLimiter,
+  type DynamoDbLimiterOptions,
+} from '../../commands/local/dynamodb-limiter.ts';
 import { freshTable, type TestTable } from './dynamodb.ts';
 
 /**
@@ -43,4 +48,24 @@ export function manualClock() {
       now += ms;
     },
   };
+}
+
+/**
+ * A table through the commands' own DynamoDB clients (commands/cli/database.ts, as `npm run import`
+ * and `npm run sync` make them: standard retries, and adaptive ones for long streams of writes to
+ * one key) at `endpoint`: a limiter's, to see the writers keep going under DynamoDB's limits.
+ */
+export function throughCommandClients(table: TestTable, endpoint: string): TestTable {
+  const saved = { DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_NAME: process.env.TABLE_NAME };
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  process.env.TABLE_NAME = table.tableName;
+  try {
+    const { doc, bulk } = databaseClient();
+    return { ...table, endpoint, doc, bulk };
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 }

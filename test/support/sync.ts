@@ -75,7 +75,7 @@ export function startSync(
       source,
       mapping: mappingOf(db, mapping),
       timezone: 'UTC',
-      table: { doc: table.doc, tableName: table.tableName },
+      table: { doc: table.doc, bulk: table.bulk, tableName: table.tableName },
       say: (line) => void lines.push(line),
       metric: (values) => {
         metrics.push(values);

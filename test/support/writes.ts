@@ -65,6 +65,28 @@ export class WriteCount {
 }
 
 /**
+ * Counts the items the table's own clients write (its `doc` and, when it has one, its `bulk`), as
+ * countedTable does through a client of its own: for a table whose clients are the commands' own
+ * (test/support/limited-dynamodb.ts, throughCommandClients).
+ */
+export function countedOn(table: TestTable) {
+  let count = new WriteCount();
+  for (const doc of new Set([table.doc, table.bulk ?? table.doc])) onEveryWrite(doc, (key) => count.add(key));
+  return {
+    table,
+    async count(write: () => Promise<unknown>): Promise<WriteCount> {
+      count = new WriteCount();
+      await write();
+      return count;
+    },
+    restart(): WriteCount {
+      count = new WriteCount();
+      return count;
+    },
+  };
+}
+
+/**
  * The table through a document client that counts every item written, at its own middleware stack
  * (shared/write/writer.ts, onEveryWrite: what the sync reports as items written), as
  * test/support/calls.ts counts reads: a write the code makes is a write counted.
