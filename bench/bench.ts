@@ -5,33 +5,53 @@ import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
+import { measureKeepsUp, measureThroughput } from './capture.ts';
+import { measureAtSize, measureLatencies, measureWrites } from './changes.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
-import { measureSyncLatency, measureWriteCosts } from './changes.ts';
-import { CHANGES_HEADING, changesSections, coldStartTable, depthChart, renderResults, type Changes, type DepthCell, type Pair, type Results } from './report.ts';
+import { measureFirstLoad } from './first-load.ts';
+import {
+  coldStartTable,
+  commit,
+  depthChart,
+  renderResults,
+  type DepthCell,
+  type Pair,
+  type Results,
+} from './report.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
+import {
+  captureSection,
+  firstLoadSection,
+  keepsUpSection,
+  latencySection,
+  PART_HEADINGS,
+  withSections,
+  writesSection,
+} from './sections.ts';
+import { loadAverage, measuredLine, type PartContext } from './sources.ts';
 
 /**
- * npm run bench [-- --quick] [-- --import-gb N] [-- --cold] [-- --changes]: what a request costs
- * and how long it takes, on this machine against DynamoDB Local, and what a change writes and how
- * soon it is served, written to bench/RESULTS.md and bench/depth.svg (docs/performance.md explains
- * each part). --quick is a smoke run that writes nothing; --cold runs only the cold starts against
- * the bare twin and prints their table, writing nothing; --changes runs only the changes' part and
- * rewrites its sections of RESULTS.md.
+ * npm run bench [-- --quick] [-- --import-gb N] [-- --cold] [-- --capture] [-- --keeps-up] [-- --changes]
+ * [-- --size] [-- --first-load]: what a request costs and how long it takes, on this machine against
+ * DynamoDB Local, and what a change costs the app, the sync and DynamoDB, written to bench/RESULTS.md and
+ * bench/depth.svg (docs/performance.md explains each part). --quick is a smoke run that writes nothing;
+ * --cold runs only the cold starts against the bare twin and prints their table, writing nothing; each
+ * part's flag runs that part alone (several may be given) and rewrites its section of RESULTS.md.
  */
+const PARTS = Object.keys(PART_HEADINGS) as (keyof typeof PART_HEADINGS)[];
+const USAGE = `usage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold] ${PARTS.map((p) => `[--${p}]`).join(' ')}`;
 const usageError = (problem: string) => {
-  process.stderr.write(
-    `${problem}\nusage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold] [--changes]\n`,
-  );
+  process.stderr.write(`${problem}\n${USAGE}\n`);
   process.exit(2);
 };
-let args: { quick?: boolean; 'import-gb'?: string; cold?: boolean; changes?: boolean } = {};
+let args: Record<string, string | boolean | undefined> = {};
 try {
   args = parseArgs({
     options: {
       quick: { type: 'boolean' },
       'import-gb': { type: 'string' },
       cold: { type: 'boolean' },
-      changes: { type: 'boolean' },
+      ...Object.fromEntries(PARTS.map((part) => [part, { type: 'boolean' as const }])),
     },
   }).values;
 } catch (error) {
@@ -39,8 +59,8 @@ try {
 }
 const QUICK = args.quick === true;
 const COLD_ONLY = args.cold === true;
-const CHANGES_ONLY = args.changes === true;
-if (COLD_ONLY && CHANGES_ONLY) usageError('--cold and --changes each run one part: give one of them');
+const ONLY = PARTS.filter((part) => args[part] === true);
+if (COLD_ONLY && ONLY.length > 0) usageError('--cold runs the cold starts alone: give it without the parts');
 const IMPORT_GB = Number(args['import-gb'] ?? (QUICK ? 0.02 : 1));
 if (!(IMPORT_GB >= 0)) usageError(`--import-gb takes a size in GB, not "${args['import-gb']}"`);
 
@@ -53,8 +73,6 @@ const COLD_ROUNDS = QUICK ? 3 : 60;
 const WARM_RUNS = QUICK ? 2 : 8;
 const WARM_MS = QUICK ? 500 : 3_000;
 const TABLE = 'bench';
-/** Commits timed per kind of change and database. */
-const CHANGE_ROUNDS = QUICK ? 2 : 15;
 
 const started = performance.now();
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -78,34 +96,41 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
 // The in-process handlers log nothing; the bundles, in their own processes, log as deployed.
 process.env.LOG_LEVEL = 'SILENT';
 
-let results: Results | undefined;
-let cold: Results['cold'] = [];
-const measureChanges = async (): Promise<Changes> => {
-  step('what a change writes: an import of each kind of change, against the whole-team rewrite...');
-  const writes = await measureWriteCosts(dynamo.endpoint);
-  step(`from commit to answer: ${CHANGE_ROUNDS} commits of each kind, on PostgreSQL and MariaDB...`);
-  const latencies = await measureSyncLatency(dynamo.endpoint, CHANGE_ROUNDS, (line) => step(line));
-  return { writes, latencies };
+/** Each part on changes: what it measures, rendered as its section of RESULTS.md. */
+const ctx: PartContext = { quick: QUICK, endpoint: dynamo.endpoint, say: step };
+const RUN_PART: Record<(typeof PARTS)[number], () => Promise<string>> = {
+  capture: async () => captureSection(await measureThroughput(ctx)),
+  'keeps-up': async () => keepsUpSection(await measureKeepsUp(ctx)),
+  changes: async () => latencySection(await measureLatencies(ctx), await measureAtSize(ctx)),
+  size: async () => writesSection(await measureWrites(ctx)),
+  'first-load': async () => firstLoadSection(await measureFirstLoad(ctx)),
 };
-if (CHANGES_ONLY) {
-  let changes: Changes;
+const sections = new Map<string, string>();
+const runParts = async (parts: typeof PARTS) => {
+  for (const part of parts) {
+    step(`${PART_HEADINGS[part].slice(3)}...`);
+    const [from, load] = [performance.now(), loadAverage()];
+    const body = await RUN_PART[part]();
+    const section = `${PART_HEADINGS[part]}\n\n${measuredLine(commit(), load, (performance.now() - from) / 1000)}\n\n${body}`;
+    sections.set(PART_HEADINGS[part], section);
+    print(`\n${section}`);
+  }
+};
+const file = new URL('./RESULTS.md', import.meta.url);
+if (ONLY.length > 0) {
   try {
-    changes = await measureChanges();
+    await runParts(ONLY);
   } finally {
     await stop();
   }
-  const sections = changesSections(changes);
-  print(`\n${sections}`);
   if (!QUICK) {
-    // The other sections stay as the last full run wrote them.
-    const file = new URL('./RESULTS.md', import.meta.url);
-    const before = readFileSync(file, 'utf8');
-    const at = before.indexOf(CHANGES_HEADING);
-    writeFileSync(file, `${at < 0 ? `${before.trimEnd()}\n\n` : before.slice(0, at)}${sections}\n`);
-    print("wrote the changes' sections of bench/RESULTS.md");
+    writeFileSync(file, withSections(readFileSync(file, 'utf8'), sections));
+    print(`wrote ${ONLY.map((part) => `"${PART_HEADINGS[part].slice(3)}"`).join(', ')} in bench/RESULTS.md`);
   }
   process.exit(0);
 }
+let results: Results | undefined;
+let cold: Results['cold'] = [];
 try {
   step('synthesizing the stack and the bare twin...');
   const { functions, twin } = synthBundles(join(work, 'cdk.out'));
@@ -226,8 +251,8 @@ try {
       });
       gigabyte = { bytes, teams: bulk.length, items: bulk.reduce((n, t) => n + 2 * t.size, 0), ...run };
     }
+    await runParts(PARTS);
     results = {
-      changes: await measureChanges(),
       setupImport,
       readCost,
       depth,
@@ -248,7 +273,7 @@ if (!results) {
 const report = renderResults(results, performance.now() - started);
 print(`\n${report}`);
 if (!QUICK) {
-  writeFileSync(new URL('./RESULTS.md', import.meta.url), report);
+  writeFileSync(file, withSections(report, sections));
   writeFileSync(new URL('./depth.svg', import.meta.url), depthChart(results.depth, PER_PAGE));
   print('wrote bench/RESULTS.md and bench/depth.svg');
 }

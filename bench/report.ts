@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { lineCharts } from './chart.ts';
 import type { ImportRun } from './data.ts';
-import type { LatencyRow, WriteCostRow } from './changes.ts';
 import type { Answer } from './requests.ts';
 
 /** bench/RESULTS.md and bench/depth.svg, from what bench.ts measured. */
@@ -30,26 +29,16 @@ export interface Results {
   cold: [string, Pair[]][];
   warm: [string, Pair[]][];
   gigabyte?: ImportRun & { bytes: number; teams: number; items: number };
-  changes: Changes;
 }
-
-/** What a change writes and how soon it is served: also measured alone by `--changes`. */
-export interface Changes {
-  writes: WriteCostRow[];
-  latencies: LatencyRow[];
-}
-
-/** The heading where the changes' sections begin: `--changes` rewrites RESULTS.md from there on. */
-export const CHANGES_HEADING = '## What a change writes';
 
 /** The cold-start goal: within 1.05× of the bare twin's (the median of per-round ratios). */
 const COLD_TARGET = 1.05;
 const LOAD_AT_START = loadAverage();
 
 const ratios = (pairs: Pair[]) => pairs.map((p) => p.fn / p.twin);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 const ms = (value: number) => value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2);
-const int = (value: number) => Math.round(value).toLocaleString('en');
+export const int = (value: number) => Math.round(value).toLocaleString('en');
 const items = (a: Answer) => a.calls.calls.reduce((n, c) => n + c.items, 0);
 
 /** min / median / max of the per-pair ratios, and how many: `1.021× / 1.034× / 1.062× (n=15)`. */
@@ -59,7 +48,7 @@ export function spread(pairs: Pair[]): string {
   return `${x(Math.min(...values))} / ${x(median(values))} / ${x(Math.max(...values))} (n=${values.length})`;
 }
 
-function table(header: string[], rows: (string | number)[][]): string {
+export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line), ''].join('\n');
 }
@@ -180,51 +169,6 @@ export function renderResults(r: Results, elapsedMs: number): string {
           ),
         ]
       : ['Not run (`--import-gb 0`).']),
-    '',
-    changesSections(r.changes),
-  ].join('\n');
-}
-
-/** The two sections of RESULTS.md on changes, from CHANGES_HEADING to the end. */
-export function changesSections({ writes, latencies }: Changes): string {
-  const kinds = (count: WriteCostRow['ours']) =>
-    Object.entries(count.toJSON())
-      .filter(([kind]) => kind !== 'lock' && kind !== 'sync lease')
-      .map(([kind, n]) => `${int(n)} ${kind}`)
-      .join(', ') || 'none';
-  const seconds = (values: number[]) => values.map((v) => v.toFixed(2));
-  return [
-    CHANGES_HEADING,
-    '',
-    `Measured ${new Date().toISOString().slice(0, 19)}Z at ${commit()}. Items an import writes for one change ` +
-      'to a team of 2,000 projects and 300 daemons: this import, which writes the parts that changed, ' +
-      "against the whole-team rewrite (the same import with the team's fingerprints taken away and its lists' " +
-      'heads emptied, so that every part counts as changed and each list is written whole). The locks and the ' +
-      "import's lease are left out. Asserted by test/integration/write-cost.test.ts.",
-    '',
-    table(
-      ['change', 'items written: this import / whole team', 'this import wrote'],
-      writes.map((row) => [row.change, `${int(row.ours.data)} / ${int(row.baseline.data)}`, kinds(row.ours)]),
-    ),
-    '## From commit to answer',
-    '',
-    'Seconds from a commit in the source database to the first answer of the API (its handlers, in the ' +
-      "bench's process, polling every 20 ms) that shows it, with the sync running against DynamoDB Local: " +
-      "with the sync's triggers, against its periodic full pass alone (every 10 s here, every 5 minutes by " +
-      'default), the design without change capture. The target: within 10 s.',
-    '',
-    table(
-      ['database', 'change', 'n', 'median s', 'worst s', 'within 10 s', 'each, s'],
-      latencies.map((row) => [
-        row.engine,
-        row.change,
-        row.seconds.length,
-        median(row.seconds).toFixed(2),
-        Math.max(...row.seconds).toFixed(2),
-        Math.max(...row.seconds) <= 10 ? 'yes' : '**no**',
-        seconds(row.seconds).join(', '),
-      ]),
-    ),
   ].join('\n');
 }
 
@@ -269,7 +213,7 @@ function packageVersion(name: string): string {
 }
 
 /** The commit measured, `-dirty` when the work tree differed from it. */
-function commit(): string {
+export function commit(): string {
   return execFileSync('git', ['describe', '--always', '--dirty'], {
     cwd: new URL('..', import.meta.url),
     encoding: 'utf8',

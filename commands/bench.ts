@@ -8,19 +8,27 @@ import { command, execute } from './cli/run.ts';
 export const npmRunBench = command(
   {
     name: 'npm run bench',
-    usage: ['npm run bench -- [--quick] [--import-gb <GB>] [--cold] [--changes]'],
+    usage: [
+      'npm run bench -- [--quick] [--import-gb <GB>] [--cold] [--capture] [--keeps-up] [--changes] [--size] [--first-load]',
+    ],
     about: `
 Measures, on this machine against DynamoDB Local, what a request costs and how long it takes: read
-cost by page depth and team size, cold and warm time against a bare twin, a large import, what a
-change writes and the seconds from a commit in PostgreSQL or MariaDB to its answer; writes
-bench/RESULTS.md and bench/depth.svg (docs/performance.md explains each part).`,
+cost by page depth and team size, cold and warm time against a bare twin, a large import; and what a
+change costs: the app's writes with the capture beside it and whether the sync keeps up (PostgreSQL
+and MariaDB, started here), the seconds from a commit to its answer, the items and write units a change
+writes, and a first load under DynamoDB's limits. Writes bench/RESULTS.md and bench/depth.svg
+(docs/performance.md explains each part); a part's flag runs that part alone and rewrites its section.`,
     options: {
       quick: { type: 'boolean', help: 'a smoke run: small teams, few samples, a 20 MB import; writes nothing' },
       'import-gb': { type: 'string', value: '<GB>', help: 'the size of the import measured; default 1, 0 skips it' },
       cold: { type: 'boolean', help: 'only the cold starts against the bare twin, printed; writes nothing' },
-      changes: {
+      capture: { type: 'boolean', help: "only the app's write throughput beside the capture, in interleaved rounds" },
+      'keeps-up': { type: 'boolean', help: 'only whether the sync keeps up with 16 writers for 60 s' },
+      changes: { type: 'boolean', help: 'only the seconds from a commit to its answer, and at 100,000 projects' },
+      size: { type: 'boolean', help: 'only the items and write units a change writes, at 2,000 to 100,000 projects' },
+      'first-load': {
         type: 'boolean',
-        help: 'only what a change writes and how soon the sync serves it; rewrites those sections of RESULTS.md',
+        help: 'only a first load of 1,000 teams and 100,000 tokens, through the limiter',
       },
     },
   },

@@ -1,0 +1,293 @@
+import type { EngineThroughput, KeepsUpRow } from './capture.ts';
+import { STATE_NAMES } from './capture.ts';
+import type { LatencyRow, Usage, WriteCosts } from './changes.ts';
+import type { FirstLoadRow } from './first-load.ts';
+import { int, median, table } from './report.ts';
+import type { WriteCount } from '../test/support/writes.ts';
+import type { Use } from './sources.ts';
+
+/**
+ * The sections of bench/RESULTS.md that the parts of the benchmark on changes write, each on its own
+ * (`--capture`, `--keeps-up`, `--changes`, `--size`, `--first-load`), and how a file takes them.
+ */
+export const PART_HEADINGS = {
+  capture: "## The app's writes with the capture beside it",
+  'keeps-up': '## Keeps up',
+  changes: '## From commit to answer',
+  size: '## What a change writes',
+  'first-load': '## First load',
+} as const;
+
+/** The file with these sections in place of its own: the others as they were, the parts' in their order. */
+export function withSections(text: string, sections: Map<string, string>): string {
+  const parts = text.trimEnd().split(/\n(?=## )/);
+  const headings = Object.values(PART_HEADINGS) as string[];
+  const first = (part: string) => part.slice(0, part.indexOf('\n'));
+  const kept = parts.filter((part) => !headings.includes(first(part)));
+  const before = new Map(parts.map((part) => [first(part), part]));
+  const ordered = headings.flatMap((h) => sections.get(h) ?? before.get(h) ?? []);
+  return `${[...kept, ...ordered].map((part) => part.trimEnd()).join('\n\n')}\n`;
+}
+
+const ratio = (value: number) => `${value.toFixed(2)}×`;
+const seconds = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ');
+const kinds = (count: WriteCount) =>
+  [...count.byKind]
+    .filter(([kind]) => kind !== 'sync lease')
+    .map(([kind, n]) => `${int(n)} ${kind}`)
+    .join(', ') || 'none';
+const GROUPS: [string, (name: string) => boolean][] = [
+  ['database', (name) => name === 'postgres' || name === 'mariadbd'],
+  ['sync', (name) => !['postgres', 'mariadbd', 'java', 'bench'].includes(name)],
+  ['DynamoDB Local', (name) => name === 'java'],
+  ['writers (the bench)', (name) => name === 'bench'],
+];
+const USAGE_GROUPS = GROUPS.map(([group]) => group).join(' / ');
+/** CPU (waited for a CPU) of each group of processes: `0.56 (1.20) / …`. */
+const usage = (uses: Map<string, Use>, digits: number) =>
+  GROUPS.map(([, pick]) => {
+    const picked = [...uses].filter(([name]) => pick(name)).map(([, use]) => use);
+    const sum = (of: (use: Use) => number) => picked.reduce((n, use) => n + of(use), 0).toFixed(digits);
+    return `${sum((u) => u.cpu)} (${sum((u) => u.waited)})`;
+  }).join(' / ');
+/** Items written, the locks included and the sync's lease left out. */
+const items = (count: WriteCount) => count.data + count.of('lock');
+
+export function captureSection(engines: EngineThroughput[]): string {
+  const states = Object.keys(STATE_NAMES) as (keyof typeof STATE_NAMES)[];
+  const others = states.filter((s) => s !== 'none');
+  /** Per row: the figure "not installed", then each state's figure and its ratio to it, round by round. */
+  const byState = (
+    of: (row: EngineThroughput['rows'][number]) => Record<string, number[]>,
+    figure: (v: number) => string,
+    goal: boolean,
+  ) =>
+    table(
+      ['database', 'statement', 'writers', STATE_NAMES.none, ...others.map((s) => STATE_NAMES[s])],
+      engines.flatMap((e) =>
+        e.rows.map((row) => {
+          const base = of(row).none!;
+          return [
+            e.engine,
+            row.workload,
+            row.writers,
+            figure(median(base)),
+            ...others.map((state) => {
+              const ratios = of(row)[state]!.map((v, i) => v / base[i]!);
+              const missed = goal && (state === 'running' || state === 'stopped') && median(ratios) < 0.95;
+              const spread = `(${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+              const r = ratio(median(ratios));
+              return `${figure(median(of(row)[state]!))} · ${missed ? `**${r}**` : r} ${spread}`;
+            }),
+          ];
+        }),
+      ),
+    );
+  const { rounds, seconds } = engines[0] ?? { rounds: 0, seconds: 0 };
+  return [
+    "Commits a second (rows a second for the bulk UPDATE) of the app's own statements, sent as the app's role " +
+      'by 1 or 16 writers, each one statement at a time as fast as the server answers, on a database of 16 ' +
+      'teams (each writer its own team, so that they never wait for one another) on a server started here. ' +
+      `The states follow one another in each of ${rounds} rounds, every statement running ${seconds} s in each: ` +
+      'the capture not installed; installed (`sync setup`: on PostgreSQL the publication and REPLICA IDENTITY ' +
+      'FULL where the sync needs it; on MariaDB nothing) with `npm run sync` running against DynamoDB Local ' +
+      '(once idle after its first full pass); installed with the sync stopped (PostgreSQL keeps its slot); the ' +
+      "previous version's triggers (test/support/legacy-capture.ts), the old baseline; and a second server " +
+      'started without the setting the capture needs (wal_level=replica; no binary log). A figure is the ' +
+      "median of the rounds; a ratio, the median of each round's ratio to 'not installed' in the same round, " +
+      '(min–max). The goal: at least 0.95 with the capture installed, running or stopped.',
+    '',
+    byState((row) => row.rounds, int, true),
+    "The database server's CPU per statement (ms; the server's processes, the walsender or the binlog " +
+      "dump thread included), and its ratio to 'not installed' in the same round: what the capture costs " +
+      'the server, whatever else the machine runs.',
+    '',
+    byState(
+      (row) => row.cpu,
+      (v) => v.toFixed(v < 10 ? 3 : 1),
+      false,
+    ),
+    "The app's errors (by statement and writers; deadlocks counted apart), and what each process used while " +
+      'the statements ran, in seconds a second of wall time (2 cores): CPU, and in brackets the time its ' +
+      "threads were ready to run but waited for a CPU (the kernel's schedstat), which is what the machine's " +
+      'other jobs cost it.',
+    '',
+    table(
+      ['database', 'state', "app's errors", 'deadlocks', `CPU (waited) s/s: ${USAGE_GROUPS}`],
+      engines.flatMap((e) =>
+        states.map((state) => {
+          const errors = [...e.errors[state]];
+          return [
+            e.engine,
+            STATE_NAMES[state],
+            errors
+              .filter(([k]) => !k.endsWith('deadlock'))
+              .map(([k, n]) => `${n} × ${k}`)
+              .join('; ') || 'none',
+            errors
+              .filter(([k]) => k.endsWith('deadlock'))
+              .map(([k, n]) => `${n} × ${k}`)
+              .join('; ') || 'none',
+            usage(e.use[state], 2),
+          ];
+        }),
+      ),
+    ),
+  ].join('\n');
+}
+
+export function keepsUpSection(rows: KeepsUpRow[]): string {
+  return [
+    '16 writers, each on its own team of 1,000 projects, renaming one of its projects or adding one, a ' +
+      'statement at a time as fast as the server answers, with `npm run sync` running against DynamoDB Local; ' +
+      'then the seconds from the last commit until the API (its handlers in the bench, asked every 20 ms) ' +
+      "answers every writer's last rename and every team's count of projects. The goal: within 10 s. The " +
+      "sync's own figures: its batches, and the largest lag it reported (from a change's commit to its batch's " +
+      "end); and from the first commit to the last answer, each process's CPU seconds and, in brackets, the " +
+      'seconds its threads waited for a CPU.',
+    '',
+    table(
+      [
+        'database',
+        'writers',
+        'for',
+        'changes committed',
+        'a second',
+        "app's errors",
+        'served after the writers stopped',
+        'within 10 s',
+        "the sync's batches, largest lag",
+        `CPU (waited) s: ${USAGE_GROUPS}`,
+      ],
+      rows.map((r) => [
+        r.engine,
+        r.writers,
+        `${r.seconds} s`,
+        int(r.changes),
+        int(r.changes / r.seconds),
+        r.errors || 'none',
+        `${r.servedAfter.toFixed(1)} s`,
+        r.servedAfter <= 10 ? 'yes' : '**no**',
+        `${int(r.batches)}, ${r.lagSeconds.toFixed(1)} s`,
+        usage(r.use, 1),
+      ]),
+    ),
+  ].join('\n');
+}
+
+export function latencySection(
+  { rows, usage: uses }: { rows: LatencyRow[]; usage: Usage[] },
+  atSize: { rows: LatencyRow[]; firstLoads: string[] },
+): string {
+  const summary = (goal: (r: LatencyRow) => boolean) => (r: LatencyRow) => [
+    r.engine,
+    r.change,
+    r.seconds.length,
+    median(r.seconds).toFixed(2),
+    Math.max(...r.seconds).toFixed(2),
+    goal(r) ? 'yes' : '**no**',
+    seconds(r.seconds),
+  ];
+  return [
+    "Seconds from a commit (one plain SQL statement as the app's role, autocommitted) to the first answer of " +
+      'the API that shows it (its handlers in the bench, asked every 20 ms), with `npm run sync` running in its ' +
+      "own process against DynamoDB Local and reading the database's log, for a team of 2,000 projects and 300 " +
+      'daemons on a server started here. The goal: a median within 0.5 s and the worst within 2 s.',
+    '',
+    table(
+      ['database', 'change', 'n', 'median s', 'worst s', 'median ≤ 0.5 s, worst ≤ 2 s', 'each, s'],
+      rows.map(summary((r) => median(r.seconds) <= 0.5 && Math.max(...r.seconds) <= 2)),
+    ),
+    ...uses.map(
+      (u) =>
+        `- While ${u.engine}'s commits were timed (${u.seconds.toFixed(0)} s), CPU (waited for a CPU), s: ` +
+        `${USAGE_GROUPS}: ${usage(u.use, 1)}.`,
+    ),
+    '',
+    `At size, through the limiter (DynamoDB's limits): a team loaded first (${atSize.firstLoads.join(', ')}), ` +
+      'then each change committed in PostgreSQL and served by the sync, and made to the snapshot and imported ' +
+      'whole by `npm run import` (from its start to the answer). The target: within 10 s.',
+    '',
+    table(
+      ['by', 'change', 'n', 'median s', 'worst s', 'within 10 s', 'each, s'],
+      atSize.rows.map(summary((r) => Math.max(...r.seconds) <= 10)),
+    ),
+  ].join('\n');
+}
+
+/** On-demand write request units, US$ a million (us-east-1, standard table class). */
+const WRU_PRICE = 0.625;
+const CHANGES_A_MONTH = 10_000 * 30;
+
+export function writesSection({ rows, overlays }: WriteCosts): string {
+  const month = (units: number, changes: number) =>
+    `$${((units / changes) * CHANGES_A_MONTH * WRU_PRICE * 1e-6).toFixed(2)}`;
+  return [
+    "Items one change writes, counted at the DynamoDB client of the sync (PostgreSQL; in the bench's process): " +
+      'its team lock and the ledger included, and the sweep that removes what the change replaced, run at once ' +
+      "with the clock moved past the 5 minutes (the sync's lease, one write every 15 s whatever happens, is " +
+      'left out). The baseline, in the same run: the whole-list rewrite, the same change imported into a table ' +
+      "whose team has lost its fingerprints and its lists' heads, so that each part is written whole and the " +
+      'old one swept (the 20 removals: 20 × that rewrite; its figure for "nothing" is what an unconditional ' +
+      "rewrite costs). Teams of 300 daemons besides. Write units as DynamoDB bills them (the limiter's costing, " +
+      'no limit applied); a month is 300,000 such changes at US$0.625 a million write request units (on-demand, ' +
+      "us-east-1, standard table class: https://aws.amazon.com/dynamodb/pricing/on-demand/). The contract's " +
+      'bounds (section 9, "At any size") are on the items.',
+    '',
+    table(
+      [
+        'projects',
+        'change',
+        'items: sync / whole-list rewrite',
+        'the sync wrote',
+        'at most (contract)',
+        'write units: sync / rewrite',
+        'a month at 10,000 a day: sync / rewrite',
+      ],
+      rows.map((r) => [
+        int(r.size),
+        r.change,
+        `${int(items(r.ours))} / ${int(items(r.baseline))}`,
+        kinds(r.ours),
+        r.goal === undefined ? '' : `${int(r.goal)}: ${items(r.ours) <= r.goal ? 'yes' : '**no**'}`,
+        `${int(r.oursUnits)} / ${int(r.baselineUnits)}`,
+        `${month(r.oursUnits, r.changes)} / ${month(r.baselineUnits, r.changes)}`,
+      ]),
+    ),
+    ...overlays.map(
+      (o) =>
+        `- ${int(o.size)} projects: after these changes the projects' head holds ${o.entries} overlay entries in ` +
+        `${o.bytes} bytes; at 2,000 the list is compacted (its ${int(o.size)} items written beside, the old ` +
+        `ones swept later): about ${int(o.bytes > 0 ? (2 * o.size * o.bytes) / (2_000 * o.entries) : 0)} items ` +
+        'per such change, amortized.',
+    ),
+  ].join('\n');
+}
+
+export function firstLoadSection(rows: FirstLoadRow[]): string {
+  const tokens = rows[0]?.tokens ?? 0;
+  return [
+    `${int(tokens / 100)} teams of 100 projects, ${int(tokens / 10)} members and ${int(tokens)} tokens (10 each), ` +
+      "loaded into an empty table through the limiter (DynamoDB's limits: 1,000 WCU a second per partition key " +
+      'value, 4,000 per new on-demand table): by the import (both passes, as `npm run import` runs them) and by ' +
+      "the sync's first full pass (`npm run sync -- --once`) from each engine, each showing its progress as its " +
+      'command does. Items counted at the client, write units and throttled requests at the limiter. The goal: at ' +
+      'most 3 items a token.',
+    '',
+    table(
+      ['first load', 'seconds', 'items written', 'by kind', 'write units', 'throttled', 'token items per token (≤ 3)'],
+      rows.map((r) => {
+        const perToken = r.count.of('token', 'user token', 'sanctum') / r.tokens;
+        return [
+          r.what,
+          int(r.seconds),
+          int(items(r.count)),
+          kinds(r.count),
+          int(r.units),
+          int(r.throttled),
+          `${perToken.toFixed(2)}: ${perToken <= 3 ? 'yes' : '**no**'}`,
+        ];
+      }),
+    ),
+  ].join('\n');
+}
