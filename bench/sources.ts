@@ -138,6 +138,7 @@ export async function syncProcess(db: SourceDatabase, table: { endpoint: string;
   const cpu = () => cpuOf(readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' '));
   return {
     pid: child.pid!,
+    said: () => said,
     metrics,
     /**
      * Resolves once the sync has used less than 2% of a core for a second: a team written apart (a long
