@@ -89,7 +89,7 @@ export function renderResults(r: Results, elapsedMs: number): string {
     table(
       ['', ''],
       [
-        ['date', new Date().toISOString().slice(0, 19) + 'Z'],
+        ['date', `${new Date().toISOString().slice(0, 19)}Z`],
         [
           'machine',
           `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +

@@ -79,7 +79,7 @@ Sample events are in events/. A function that throws is a failure (exit 1).`,
       const thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       fail(`the ${name} function threw: ${escapeText(thrown)}`);
     }
-    await new Promise((resolve) => write(JSON.stringify(result ?? null, null, 2) + '\n', resolve));
+    await new Promise((resolve) => write(`${JSON.stringify(result ?? null, null, 2)}\n`, resolve));
   },
 );
 

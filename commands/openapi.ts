@@ -17,7 +17,7 @@ typed client's types (examples/typed-client/api.d.ts) from it with openapi-types
   },
   async () => {
     const document = buildOpenApiDocument();
-    await writeFile(`${ROOT}openapi.json`, JSON.stringify(document, null, 2) + '\n');
+    await writeFile(`${ROOT}openapi.json`, `${JSON.stringify(document, null, 2)}\n`);
     process.stdout.write(`wrote ${ROOT}openapi.json\n`);
     // Loaded only now, so --help answers at once; its output is the CLI's, header included.
     const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');

@@ -158,7 +158,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
             'with the table and data.',
       '',
     );
-    process.stdout.write(lines.join('\n') + '\n');
+    process.stdout.write(`${lines.join('\n')}\n`);
   },
 );
 

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
-import { processInfo, processTree, signalIfStillRunning, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
+import {
+  processInfo,
+  processTree,
+  signalIfStillRunning,
+  startCommand,
+  waitUntilGone,
+  type CommandProcess,
+  type ProcessInfo,
+} from '../support/processes.ts';
 import { projects, snapshot, team, user } from '../support/snapshots.ts';
 
 /**

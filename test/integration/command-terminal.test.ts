@@ -5,7 +5,14 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
-import { processTree, signalIfStillRunning, startCommand, waitUntilGone, type CommandProcess, type ProcessInfo } from '../support/processes.ts';
+import {
+  processTree,
+  signalIfStillRunning,
+  startCommand,
+  waitUntilGone,
+  type CommandProcess,
+  type ProcessInfo,
+} from '../support/processes.ts';
 import { projects, snapshot, team, user } from '../support/snapshots.ts';
 
 /**

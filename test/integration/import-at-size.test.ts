@@ -13,7 +13,6 @@ import { freshTable, importDocument, type TestTable } from '../support/dynamodb.
 import { limitedDynamoDb, throughCommandClients } from '../support/limited-dynamodb.ts';
 import { itemsOfTeam, ListModel, spacedProjects } from '../support/list-changes.ts';
 import { server, snapshot, team, token, user } from '../support/snapshots.ts';
-import { servedWithin } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 import { snapshotFile } from '../support/validate.ts';
 import { countedOn, type WriteCount } from '../support/writes.ts';

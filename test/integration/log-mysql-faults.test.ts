@@ -5,7 +5,13 @@ import { BinlogStream } from '../../shared/sync/log/mysql-stream.ts';
 import { mysqlChangeSource } from '../../shared/sync/log/mysql.ts';
 import { SourceSilent } from '../../shared/sync/source/connection.ts';
 import { sourceFault } from '../../shared/sync/source/faults.ts';
-import { createLogDatabase, type LogDatabase, readStream, replicaServerId, startSilenceableProxy } from '../support/log-mysql.ts';
+import {
+  createLogDatabase,
+  type LogDatabase,
+  readStream,
+  replicaServerId,
+  startSilenceableProxy,
+} from '../support/log-mysql.ts';
 import { sourceServer } from '../support/source-databases.ts';
 import { type RunningServer, startMariaDb } from '../support/source-servers.ts';
 

@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legacySetupStatements } from '../support/legacy-capture.ts';
 import { postgresChangeSource } from '../../shared/sync/log/postgres.ts';
-import { postgresPrepared, postgresRequirements, preparePostgres, removePostgres, SetupGaveUp } from '../../shared/sync/log/postgres-setup.ts';
-import { defaultMapping } from '../../shared/sync/mapping.ts';
+import {
+  postgresPrepared,
+  postgresRequirements,
+  preparePostgres,
+  removePostgres,
+  SetupGaveUp,
+} from '../../shared/sync/log/postgres-setup.ts';
 import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 import { connectSource, type SourceConnection } from '../../shared/sync/source/connection.ts';
 import { createSyncRole } from '../support/log-postgres.ts';

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';

@@ -100,7 +100,7 @@ describeSources('the sync', (engine) => {
       `INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES (102, 1, 'Blog', 'blog', ${now}, ${now})`,
     );
     const ms = await servedWithin(
-      async () => (await projectNames()) instanceof Array && ((await projectNames()) as string[]).includes('Blog'),
+      async () => Array.isArray(await projectNames()) && ((await projectNames()) as string[]).includes('Blog'),
     );
     expect(ms).toBeLessThan(10_000);
   });

@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
-import { importDocument, interceptedTable, type TestTable } from '../support/dynamodb.ts';
+import { importDocument, interceptedTable } from '../support/dynamodb.ts';
 import { limitedDynamoDb, throughCommandClients } from '../support/limited-dynamodb.ts';
 import { projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';

@@ -334,7 +334,7 @@ const tokenText = fc.oneof(
         `x${t}`,
         t.toUpperCase(),
         `${t}\x00`,
-        encodeURIComponent(t) + '%20',
+        `${encodeURIComponent(t)}%20`,
       ),
     ),
   },
@@ -351,7 +351,7 @@ const tokenText = fc.oneof(
     arbitrary: fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
   },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
-  { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', 'undefined', '*', 'tra_', 'tra_' + 'A'.repeat(43)) },
+  { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', 'undefined', '*', 'tra_', `tra_${'A'.repeat(43)}`) },
 );
 const authorization = fc.oneof(
   { weight: 8, arbitrary: tokenText.map((t) => `Bearer ${t}`) },

@@ -116,7 +116,7 @@ type WorldSpec = typeof worldSpec extends fc.Arbitrary<infer T> ? T : never;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 /** `at` written in local time at the given offset, with milliseconds; and what the API must show. */
 function timestamps(at: number, offsetMinutes: number, zulu: boolean): { written: string; shown: string } {
-  const shown = new Date(Math.floor(at / 1000) * 1000).toISOString().slice(0, 19) + '+00:00';
+  const shown = `${new Date(Math.floor(at / 1000) * 1000).toISOString().slice(0, 19)}+00:00`;
   const offset = zulu ? 0 : offsetMinutes;
   const local = new Date(at + offset * 60_000);
   const wall = `${pad(local.getUTCFullYear(), 4)}-${pad(local.getUTCMonth() + 1)}-${pad(local.getUTCDate())}T${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}.${pad(local.getUTCMilliseconds(), 3)}`;
@@ -247,7 +247,7 @@ function expectedAnswer(
   route: (typeof ROUTES)[number],
   url: string,
 ): Expected {
-  if (!token || !token.valid) return { status: 401, body: { message: 'Unauthenticated.' } };
+  if (!token?.valid) return { status: 401, body: { message: 'Unauthenticated.' } };
   if (!token.abilities.includes(route.ability) && !token.abilities.includes('*')) {
     return {
       status: 403,

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.ts';
-import { amountForm, amountsSummingNearTheLimit, amountUnits, contractName, writeAmount, writtenAmount } from '../support/contract-arbitraries.ts';
+import {
+  amountForm,
+  amountsSummingNearTheLimit,
+  amountUnits,
+  contractName,
+  writeAmount,
+  writtenAmount,
+} from '../support/contract-arbitraries.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
 import { expectedFinance, financeDifferences, type CostEntry } from '../support/finance-model.ts';
 import { propertyParameters, replayHint, runs, timeLimit } from '../support/fuzz.ts';

@@ -111,7 +111,7 @@ export async function createSourceDatabase(
         `CREATE ROLE "${name}" LOGIN PASSWORD '${password}' NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS ` +
           (options.replication ? 'REPLICATION' : 'NOREPLICATION'),
       );
-      await admin.query(`CREATE DATABASE "${name}"` + (maximum ? ` OWNER "${name}"` : ''));
+      await admin.query(`CREATE DATABASE "${name}"${maximum ? ` OWNER "${name}"` : ''}`);
     });
     if (maximum) {
       // Laravel's migrations run as the application's role, which so owns every table.
@@ -146,7 +146,9 @@ export async function createSourceDatabase(
     await withPgClient(databaseAdminUrl, async (admin) => {
       await admin.query(`CREATE ROLE "${syncUser}" LOGIN PASSWORD '${password}' REPLICATION`);
       await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO "${syncUser}"`);
-      await admin.query(`ALTER DEFAULT PRIVILEGES FOR ROLE "${owner}" IN SCHEMA public GRANT SELECT ON TABLES TO "${syncUser}"`);
+      await admin.query(
+        `ALTER DEFAULT PRIVILEGES FOR ROLE "${owner}" IN SCHEMA public GRANT SELECT ON TABLES TO "${syncUser}"`,
+      );
     });
   } else {
     await withMysqlConnection(adminUrl, async (admin) => {

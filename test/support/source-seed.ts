@@ -60,7 +60,7 @@ export const SEEDED_AT = '2026-01-01 00:00:00';
 export const USER_MODEL = 'App\\Models\\User';
 
 /** A password hash of the shape Laravel's bcrypt writes (the sync never reads it). */
-const PASSWORD = '$2y$12$' + 'x'.repeat(53);
+const PASSWORD = `$2y$12$${'x'.repeat(53)}`;
 
 type Value = string | number | boolean | null;
 

@@ -2,7 +2,13 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { pageWindow } from '../../shared/api/pagination.ts';
 import type { TeamHead } from '../../shared/api/team-reader.ts';
-import { CACHE_CONTROL, conditionalJson, entityTag, listEntityTag, matchesIfNoneMatch } from '../../shared/api/http/entity-tag.ts';
+import {
+  CACHE_CONTROL,
+  conditionalJson,
+  entityTag,
+  listEntityTag,
+  matchesIfNoneMatch,
+} from '../../shared/api/http/entity-tag.ts';
 
 /**
  * ETags derived from what decides a body (shared/api/http/entity-tag.ts): the same inputs give the

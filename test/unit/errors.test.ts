@@ -4,7 +4,15 @@ import { createError } from '@middy/util';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parsePagination } from '../../shared/api/pagination.ts';
-import { missingAbility, notFound, serverError, serviceUnavailable, toContractError, unauthenticated, validationFailed } from '../../shared/api/http/errors.ts';
+import {
+  missingAbility,
+  notFound,
+  serverError,
+  serviceUnavailable,
+  toContractError,
+  unauthenticated,
+  validationFailed,
+} from '../../shared/api/http/errors.ts';
 import type { Logged } from '../../shared/api/http/context.ts';
 import { contractErrors } from '../../shared/api/http/middleware/contract-errors.ts';
 import { createLogger } from '../../shared/api/log.ts';

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { allPlacedItems, baseItemKey, decodeOverlay, encodeOverlay, insertedItemKey, type ListLayout, placedItems } from '../../shared/table/list-layout.ts';
+import {
+  allPlacedItems,
+  baseItemKey,
+  decodeOverlay,
+  encodeOverlay,
+  insertedItemKey,
+  type ListLayout,
+  placedItems,
+} from '../../shared/table/list-layout.ts';
 import { denseLayout, editList, type ListEdit, type StoredItem } from '../../shared/write/list-edits.ts';
 import { propertyParameters, replayHint } from '../support/fuzz.ts';
 

@@ -27,7 +27,7 @@ describe.each(ROUTES.map((r) => [r.name, r] as const))('events/%s.json', (name, 
     { method: 'GET', target: TARGETS[name]!, rawHeaders: Object.entries(headers).flat(), requestId: `sample-${name}` },
     new Date('2026-11-22T10:00:00Z'),
   );
-  if (process.env.UPDATE_EVENTS) writeFileSync(file, JSON.stringify(built.route && built.event, null, 2) + '\n');
+  if (process.env.UPDATE_EVENTS) writeFileSync(file, `${JSON.stringify(built.route && built.event, null, 2)}\n`);
   const event = JSON.parse(readFileSync(file, 'utf8'));
 
   it('is the event the local server builds for the same request', () => {

@@ -372,7 +372,7 @@ describe('pass 1: invalid snapshots', () => {
   });
 
   it('quotes a key it echoes escaped as every command escapes data: controls as \\x1b, invisible characters as \\u200b, quotes as \\"', async () => {
-    expect(await problems({ ['te\u001b[2J\u200bams"']: [] })).toEqual([
+    expect(await problems({ 'te\u001b[2J\u200bams"': [] })).toEqual([
       'unknown collection "te\\x1b[2J\\u200bams\\"" (did you mean "teams"?)',
     ]);
   });
