@@ -1,4 +1,24 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { clearTimeout, setTimeout } from 'node:timers';
+
+/**
+ * A wait that an aborted signal ends at once. Not node:timers/promises: the API's bundles map
+ * node:timers to a module of two names (infra/bundling/node-timers.ts), which keeps the promises
+ * module out of their cold start.
+ */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
 
 /**
  * The one retry policy for work DynamoDB accepts but leaves undone: the `UnprocessedKeys` of a
@@ -55,7 +75,7 @@ export async function untilProcessed<T>(
     if (fruitless >= retries)
       throw new LeftUnprocessed(`${operation} left ${pending.length} unprocessed after every retry`);
     const ceiling = Math.min(maxDelayMs, minDelayMs * 2 ** fruitless);
-    await sleep(Math.min(maxDelayMs, Math.round(ceiling * (1 + Math.random()))), undefined, { signal });
+    await sleep(Math.min(maxDelayMs, Math.round(ceiling * (1 + Math.random()))), signal);
     const left = await send(pending);
     fruitless = left.length < pending.length ? 0 : fruitless + 1;
     pending = left;
