@@ -13,6 +13,7 @@ import type { ChangePart, Mapping } from './mapping.ts';
 import { SyncMeter } from './metrics.ts';
 import { isDynamoDbFailure, sourceRefusal, SyncRefused } from './refused.ts';
 import { RefusalReport } from './refusals.ts';
+import { SchemaWatch } from './schema-watch.ts';
 import type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
 import { connectSource, type SourceConnection } from './source/connection.ts';
 import { sourceFault } from './source/faults.ts';
@@ -39,12 +40,6 @@ const GIVE_UP_AFTER_MS = 30_000;
 const MYSQL_FULL_PASS_EVERY_MS = 5 * 60_000;
 /** How long the run waits on an idle log before it looks at its other duties (a full pass due, a metric). */
 const IDLE_WAIT_MS = 1_000;
-/**
- * How often a schema that lacks what the mapping reads is looked at again, besides each change of a
- * table's shape the log reports: PostgreSQL's log says nothing of a table renamed and renamed back, or
- * of a column given back before any row of its table changes.
- */
-const SCHEMA_RECHECK_MS = 5_000;
 
 /** Checks the source as a run would (credentials, schema, a readable log), then lets it go (npm start checks first). */
 export async function checkSource(settings: SyncSettings, run: Pick<SyncRun, 'once' | 'signal'> = {}): Promise<void> {
@@ -73,16 +68,14 @@ class Sync {
   private served?: string;
   /** Following the source by full passes alone (fullPassesWithoutLog). */
   private withoutLog = false;
-  /** Since when a query of the mapping has failed for the source's schema (a migration took a column). */
-  private schemaBroken?: number;
-  /** The line that says so, being looked up. */
-  private schemaSaid?: Promise<void>;
+  private readonly schema: SchemaWatch;
 
   constructor(settings: SyncSettings, run: SyncRun) {
     this.settings = settings;
     this.run_ = run;
     this.refusals = new RefusalReport(settings.say);
     this.meter = new SyncMeter(settings.metric, settings.clock ?? Date.now);
+    this.schema = new SchemaWatch(settings.source, settings.say, settings.clock ?? Date.now);
   }
 
   /** Connects and checks, then closes: checkSource. */
@@ -130,7 +123,7 @@ class Sync {
       else await this.follow();
       return { refused: this.refusals.lines() };
     } finally {
-      await this.schemaSaid;
+      await this.schema.settled();
       await this.locks?.releaseAll();
       await this.lease?.release().catch(() => {});
       if (this.lease) this.run_.onLease?.(false);
@@ -225,7 +218,7 @@ class Sync {
       writer: this.writer(),
       refusals: this.refusals,
       heldBack: this.heldBack,
-      schemaProblem: (failure) => this.schemaFailed(failure),
+      schemaProblem: (failure) => this.schema.failed(this.mapping!, failure),
       hooks: { onWait: (line) => this.sayOnce(line) },
     };
   }
@@ -337,12 +330,7 @@ class Sync {
     while (!this.stopped) {
       await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
       const { everyTeam, reshaped } = applier.takeWide();
-      if (
-        reshaped.size > 0 ||
-        (this.schemaBroken !== undefined && this.clock() - this.schemaBroken >= SCHEMA_RECHECK_MS)
-      ) {
-        await this.checkSchema(applier);
-      }
+      if (reshaped.size > 0 || this.schema.recheckDue) await this.checkSchema(applier);
       if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
       const idle = !applier.hasWork;
       if (!idle) await applier.applyPending();
@@ -372,25 +360,16 @@ class Sync {
   }
 
   /**
-   * After a table's shape changed (or a few seconds after the schema last lacked what the mapping reads):
-   * whether the source still has everything the mapping reads, said once in one line naming the
-   * table and column while it lacks any (the parts that need it are kept as they are meanwhile);
-   * once it has them again, every part kept meanwhile is read again, so no change made meanwhile is
-   * lost. Then, whether the log still reports every table the sync reads (a table dropped and made
-   * again is no longer in PostgreSQL's publication until setup runs again): said once.
+   * After a table's shape changed (or a few seconds after the schema last lacked what the mapping
+   * reads): whether the source still has it all (schema-watch.ts); once it has it again, every part
+   * kept meanwhile is read again, so no change made meanwhile is lost. Then, whether the log still
+   * reports every table the sync reads (a table dropped and made again is no longer in PostgreSQL's
+   * publication until setup runs again): said once.
    */
   private async checkSchema(applier: Applier): Promise<void> {
-    const missing = await missingSchema(this.source!, this.mapping!);
-    if (missing.length > 0) {
-      this.schemaFailed(undefined, missing);
-      this.schemaBroken = this.clock();
-      return;
-    }
-    if (this.schemaBroken !== undefined) {
-      this.schemaBroken = undefined;
-      this.settings.say(
-        `the source answers every query of the mapping again (${this.settings.source.redacted}): catching up`,
-      );
+    const schema = await this.schema.check(this.source!, this.mapping!);
+    if (schema === 'broken') return;
+    if (schema === 'mended') {
       const again = new Touched();
       for (const [teamId, parts] of this.heldBack)
         for (const part of parts) if (part !== 'user' && part !== 'token') again.team(teamId, part);
@@ -398,50 +377,13 @@ class Sync {
     }
     const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
     const notReady = await reader.notReady(this.source!);
-    if (notReady.length > 0) {
-      // A table renamed or dropped since the look above is the schema's to say, not the log's.
-      const lacks = await missingSchema(this.source!, this.mapping!);
-      if (lacks.length > 0) {
-        this.schemaFailed(undefined, lacks);
-        this.schemaBroken = this.clock();
-        return;
-      }
+    // A table renamed or dropped since the look above is the schema's to say, not the log's.
+    if (notReady.length > 0 && (await this.schema.check(this.source!, this.mapping!)) !== 'broken') {
       this.sayOnce(
         `the source's log no longer reports everything the sync reads (${notReady.join('; ')}): ` +
           'run npm run sync -- setup --source <url> again; the parts it holds are kept as they are meanwhile',
       );
     }
-  }
-
-  /**
-   * A query of the mapping failed for the source's schema, or the schema lacks what it reads (a
-   * migration took a column or a table away): said once while it lasts, naming the table and column
-   * (contract section 9) as the schema check names them. Where a query failed, they are looked up on
-   * a connection of its own: the batch's snapshot holds the statement that failed.
-   */
-  private schemaFailed(failure?: string, lacks?: string[]): void {
-    if (this.schemaBroken !== undefined) return;
-    this.schemaBroken = this.clock();
-    this.schemaSaid = (async () => {
-      if (!lacks) {
-        const connection = await connectSource(this.settings.source).catch(() => undefined);
-        try {
-          if (connection) lacks = await missingSchema(connection, this.mapping!);
-        } catch {
-          // The failure alone is said.
-        } finally {
-          await connection?.close().catch(() => {});
-        }
-      }
-      const why = failure === undefined ? '' : ` (${failure})`;
-      this.settings.say(
-        lacks && lacks.length > 0
-          ? `the source no longer has what the mapping reads: ${lacks.join('; ')}${why}; ` +
-              'the parts that read it are kept as they are until it has it again'
-          : `the source no longer answers a query of the mapping${why}; ` +
-              'the parts that read it are kept as they are until it does',
-      );
-    })();
   }
 
   // ---- Faults ----------------------------------------------------------------------------------------
@@ -471,7 +413,7 @@ class Sync {
         // A migration took away what a query outside a team's parts reads (the teams, the tokens, a
         // touch's team): said once, and the work tried again, from the last position served, until
         // the schema answers it (a team's parts alone are kept apart instead: batch.ts).
-        this.schemaFailed((error as Error).message);
+        this.schema.failed(this.mapping!, (error as Error).message);
         await sleep(2_000, undefined, { signal: this.run_.signal }).catch(() => {});
         return false;
       }
