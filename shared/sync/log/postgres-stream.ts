@@ -1,10 +1,11 @@
 import { Socket } from 'node:net';
 import type { Client, ClientConfig } from 'pg';
-import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
+import { LogicalReplicationService, type Pgoutput } from 'pg-logical-replication';
 import { SyncRefused } from '../refused.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
 import type { ChangeStream, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
+import { shapeOf, type TableShape, TextPgoutput } from './pgoutput-text.ts';
 
 /**
  * The publication gone (dropped, or never made): a person runs setup again, which a command repeats
@@ -20,8 +21,7 @@ export const publicationGone = (publication: string, cause?: unknown) =>
  * binary work a maintained library does better than a copy here. Around it, this file keeps what the sync
  * relies on and the library does not give, or gives wrong in 2.5.0:
  *
- * - Values as pgoutput's text: the library runs node-postgres's global type parsers (local-time Dates,
- *   numbers), so each relation's parsers are replaced by the identity as it is parsed.
+ * - Values as pgoutput's text (pgoutput-text.ts).
  * - Acknowledgement only of what the consumer acknowledged, at exactly that position. The library's
  *   acknowledge(lsn) reports lsn + 1 (physical replication's convention), and PostgreSQL skips, on the next
  *   start, every transaction whose commit record begins before the confirmed position: a transaction
@@ -48,18 +48,6 @@ const QUEUED_PARTS = 4;
 /** 2000-01-01 (PostgreSQL's epoch) minus the library's 946080000000 (1999-12-25), in ms. */
 const KEEPALIVE_CLOCK_FIX_MS = 946_684_800_000 - 946_080_000_000;
 
-/** A table as a relation message describes it: its oid, and its columns' names and types in order. */
-export interface TableShape {
-  oid: number;
-  columns: string;
-}
-
-/** Oids as the library reads them: signed 32-bit (an oid past 2^31 is negative there). */
-export const shapeOf = (oid: number, columns: { name: string; typeOid: number; typeMod: number }[]): TableShape => ({
-  oid: oid | 0,
-  columns: columns.map((c) => `${c.name}:${c.typeOid | 0}:${c.typeMod}`).join(','),
-});
-
 export interface StreamOptions {
   client: ClientConfig;
   slot: string;
@@ -72,45 +60,6 @@ export interface StreamOptions {
   published(): Promise<Map<string, TableShape> | null>;
   /** The slot's confirmed position once this stream holds the slot. */
   confirmed(): Promise<bigint | undefined>;
-}
-
-const asText = (text: string) => text;
-
-/** pgoutput, with values as text and the START_REPLICATION options every supported server takes. */
-class TextPgoutput extends PgoutputPlugin {
-  readonly #publication: string;
-  readonly #received: () => void;
-  readonly #broken: (error: unknown) => void;
-
-  constructor(publication: string, received: () => void, broken: (error: unknown) => void) {
-    super({ protoVersion: 1, publicationNames: [publication] });
-    this.#publication = publication;
-    this.#received = received;
-    this.#broken = broken;
-  }
-
-  override parse(buffer: Buffer): Pgoutput.Message {
-    this.#received();
-    try {
-      const message = super.parse(buffer);
-      // The parser keeps this relation and reads every later row of it with these parsers.
-      if (message.tag === 'relation') for (const column of message.columns) column.parser = asText;
-      return message;
-    } catch (error) {
-      // Thrown here, it would escape from node-postgres's socket handler and end the process.
-      this.#broken(error);
-      return { tag: 'origin', originLsn: null, originName: '' };
-    }
-  }
-
-  /** The library's own adds `messages`, which PostgreSQL 13's pgoutput refuses (it came in 14). */
-  override start(client: Client, slot: string, position: string) {
-    const publication = `"${this.#publication.replaceAll('"', '""')}"`;
-    return client.query(
-      `START_REPLICATION SLOT "${slot}" LOGICAL ${lsnText(lsnValue(position))} ` +
-        `(proto_version '1', publication_names '${publication.replaceAll("'", "''")}')`,
-    );
-  }
 }
 
 export class PgoutputStream implements ChangeStream {

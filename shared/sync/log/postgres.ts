@@ -7,7 +7,8 @@ import { sourceFault } from '../source/faults.ts';
 import { toPostgresParameters } from '../source/postgres.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
-import { PgoutputStream, publicationGone, shapeOf, type TableShape } from './postgres-stream.ts';
+import { shapeOf, type TableShape } from './pgoutput-text.ts';
+import { PgoutputStream, publicationGone } from './postgres-stream.ts';
 
 /**
  * The PostgreSQL log, read through a logical replication slot with pgoutput, PostgreSQL's own output plugin
