@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import type { Client, ClientConfig } from 'pg';
+import type { ClientConfig } from 'pg';
 import { LogicalReplicationService, type Pgoutput } from 'pg-logical-replication';
 import { SyncRefused } from '../refused.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
