@@ -354,7 +354,7 @@ async function writesAt(
       const stats = limiter.stats().tables[tableName];
       return (stats?.writeUnits ?? 0) - (stats?.partitions.SYNC?.writeUnits ?? 0);
     };
-    const sweep = (t: TestTable) => sweepReplaced(t, Date.now() + SWEEP_AFTER_MS + 1_000);
+    const sweep = (table: TestTable) => sweepReplaced(table, Date.now() + SWEEP_AFTER_MS + 1_000);
     const get = (route: string, token = OWNER_TOKEN) => api(ours.table).get(`/api/${slugOf(TEAM)}/${route}`, { token });
     const total = async () => (await get('projects?per_page=1')).body.meta?.total;
     await servedAfter(performance.now(), async () => (await total()) === size, 1_800);

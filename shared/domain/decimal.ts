@@ -47,9 +47,9 @@ function exactValue(text: string): { negative: boolean; coefficient: bigint; exp
  */
 export function jsonNumber(text: string): number | WrittenNumber {
   const value = Number(text);
-  const exactly = (t: string) => {
-    const v = exactValue(t);
-    return v && `${v.negative}${v.coefficient}e${v.exponent}`;
+  const exactly = (written: string) => {
+    const exact = exactValue(written);
+    return exact && `${exact.negative}${exact.coefficient}e${exact.exponent}`;
   };
   return String(value) === text || exactly(String(value)) === exactly(text) ? value : new WrittenNumber(text);
 }

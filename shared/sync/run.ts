@@ -348,7 +348,7 @@ class Sync {
       this.mapping!,
       this.settings.timezone,
       this.settings.table,
-      (t) => applier.applyPending(t),
+      (touched) => applier.applyPending(touched),
       {
         parts,
         stopped: () => this.stopped,

@@ -17,9 +17,9 @@ export interface LogState {
 }
 
 /** The position the last sync of this table left for this source, if any. */
-export async function readLogPosition(t: TableRef, source: string): Promise<string | undefined> {
-  const { Item } = await t.doc.send(
-    new GetCommand({ TableName: t.tableName, Key: syncLeaseKey(), ConsistentRead: true }),
+export async function readLogPosition(table: TableRef, source: string): Promise<string | undefined> {
+  const { Item } = await table.doc.send(
+    new GetCommand({ TableName: table.tableName, Key: syncLeaseKey(), ConsistentRead: true }),
   );
   return Item && Item.log_source === source && typeof Item.log_position === 'string' ? Item.log_position : undefined;
 }

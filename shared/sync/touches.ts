@@ -130,25 +130,26 @@ export function touch(touched: Touched, mapping: Mapping, change: LoggedChange):
   }
 }
 
-function touchRow(touched: Touched, t: Touch, row: LoggedRow): void {
-  if (t.part === 'user' || t.part === 'token') {
-    const id = idOf(row[t.id!]);
-    if (id !== undefined) (t.part === 'user' ? touched.users : touched.tokens).add(id);
+function touchRow(touched: Touched, touch: Touch, row: LoggedRow): void {
+  if (touch.part === 'user' || touch.part === 'token') {
+    const id = idOf(row[touch.id!]);
+    if (id !== undefined) (touch.part === 'user' ? touched.users : touched.tokens).add(id);
     return;
   }
-  if (!IDENTIFIER.test(t.team!)) {
-    touched.unresolved.push({ touch: t, row });
+  if (!IDENTIFIER.test(touch.team!)) {
+    touched.unresolved.push({ touch: touch, row });
     return;
   }
-  const teamId = idOf(row[t.team!]);
+  const teamId = idOf(row[touch.team!]);
   // A row without the column (an old row the log gave only the key of): its team is read again whole.
   if (teamId === undefined) {
-    if (!(t.team! in row)) touched.unresolved.push({ touch: t, row });
+    if (!(touch.team! in row)) touched.unresolved.push({ touch: touch, row });
     return;
   }
-  const itemId = t.item === undefined ? undefined : idOf(row[t.item]);
-  if (itemId !== undefined && (t.part === 'projects' || t.part === 'daemons')) touched.item(teamId, t.part, itemId);
-  else touched.team(teamId, t.part);
+  const itemId = touch.item === undefined ? undefined : idOf(row[touch.item]);
+  if (itemId !== undefined && (touch.part === 'projects' || touch.part === 'daemons'))
+    touched.item(teamId, touch.part, itemId);
+  else touched.team(teamId, touch.part);
 }
 
 /** An id the log gives as text, or undefined for NULL or anything that is no id. */

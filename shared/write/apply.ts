@@ -48,21 +48,21 @@ export class ItemsChanged extends Error {
 }
 
 /** Steps 2 to 5. `items` hands the JSON of the items the plan writes (and may hand more: they are skipped). */
-export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks: ApplyHooks = {}) {
-  await clearDeadWriters(w);
-  await narrowTokens(w, plan.tokens);
-  await writeUserNames(w, plan.users.written);
-  const json = await writeBeside(w, plan, items, hooks);
+export async function applyPlan(writer: Writer, plan: Plan, items: ItemSource, hooks: ApplyHooks = {}) {
+  await clearDeadWriters(writer);
+  await narrowTokens(writer, plan.tokens);
+  await writeUserNames(writer, plan.users.written);
+  const json = await writeBeside(writer, plan, items, hooks);
   for (const team of plan.removedTeams) {
     const id = team.stored.identity.id;
-    await underLocks(w, [id], hooks, async () => {
-      await leaveTeam(w, id, team.stored.membersGeneration, team.leaving);
-      await removeTeamItems(w, team);
+    await underLocks(writer, [id], hooks, async () => {
+      await leaveTeam(writer, id, team.stored.membersGeneration, team.leaving);
+      await removeTeamItems(writer, team);
     });
   }
-  await switchUnits(w, plan, json, items, hooks);
-  await widenTokens(w, plan.tokens, plan.users.removed, plan.startedAt);
-  const swept = sweep(w);
+  await switchUnits(writer, plan, json, items, hooks);
+  await widenTokens(writer, plan.tokens, plan.users.removed, plan.startedAt);
+  const swept = sweep(writer);
   if (hooks.sweep !== 'background') await swept;
   return { itemsWritten: json.written };
 }
@@ -75,8 +75,8 @@ export async function applyPlan(w: Writer, plan: Plan, items: ItemSource, hooks:
 const sweeps = new Map<string, { done: Promise<void>; again: boolean }>();
 
 /** What retention allows removed (ledger.ts); never fails: what is left, the next write removes. */
-function sweep(w: Writer): Promise<void> {
-  const running = sweeps.get(w.tableName);
+function sweep(writer: Writer): Promise<void> {
+  const running = sweeps.get(writer.tableName);
   if (running) {
     running.again = true;
     return running.done;
@@ -86,18 +86,18 @@ function sweep(w: Writer): Promise<void> {
     try {
       while (state.again) {
         state.again = false;
-        await sweepReplaced(w, w.clock());
+        await sweepReplaced(writer, writer.clock());
       }
     } catch (error) {
       // Everything is written by now: what is left to remove, the next write removes.
-      w.log(
+      writer.log(
         `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
       );
     } finally {
-      sweeps.delete(w.tableName);
+      sweeps.delete(writer.tableName);
     }
   })();
-  sweeps.set(w.tableName, state);
+  sweeps.set(writer.tableName, state);
   return state.done;
 }
 
@@ -112,7 +112,12 @@ interface Gathered {
  * the slot of its id's rank; the JSON of items changed by the item is kept for step 4. One pass of
  * the front end's items for the whole write (an import reads its file once).
  */
-async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgress }: ApplyHooks): Promise<Gathered> {
+async function writeBeside(
+  writer: Writer,
+  plan: Plan,
+  items: ItemSource,
+  { onProgress }: ApplyHooks,
+): Promise<Gathered> {
   const gathered: Gathered = { byTeam: new Map(), written: 0 };
   const needs: ItemNeeds = new Map();
   const rebuilds = new Map<
@@ -135,13 +140,15 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
   if (needs.size === 0) return gathered;
   // Reserved first: a writer killed while it writes leaves the ledger to say whose items these are.
   await writeRequests(
-    w,
-    [...rebuilds.values()].map((r) => putRequest(pendingItem(r.teamId, r.generation, r.list, w.owner, plan.startedAt))),
+    writer,
+    [...rebuilds.values()].map((r) =>
+      putRequest(pendingItem(r.teamId, r.generation, r.list, writer.owner, plan.startedAt)),
+    ),
   );
   const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
   let done = 0;
   if (total > 0) await onProgress?.({ phase: 'writing', done, total });
-  const writer = requestWriter(bulkRef(w), undefined, (count) =>
+  const batch = requestWriter(bulkRef(writer), undefined, (count) =>
     onProgress?.({ phase: 'writing', done: (done += count), total }),
   );
   const emit: EmitItem = (teamId, list, id, json) => {
@@ -150,7 +157,7 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
       const slot = rankOf(rebuild.ids, id);
       if (slot === 0) throw new ItemsChanged(`team ${teamId}: ${list} ${id} was not planned`);
       rebuild.seen += 1;
-      return writer.add(putRequest(resourceItem(teamId, rebuild.generation, list, baseItemKey(slot), json)));
+      return batch.add(putRequest(resourceItem(teamId, rebuild.generation, list, baseItemKey(slot), json)));
     }
     const asked = needs.get(teamId)?.get(list);
     if (asked === undefined || (asked !== 'all' && !asked.has(id))) return;
@@ -158,12 +165,12 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
     (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
   };
   await items(needs, emit);
-  await writer.flush();
+  await batch.flush();
   for (const r of rebuilds.values()) {
     if (r.seen !== r.ids.length)
       throw new ItemsChanged(`team ${r.teamId}: ${r.seen} ${r.list} instead of ${r.ids.length}`);
   }
-  gathered.written = writer.written;
+  gathered.written = batch.written;
   return gathered;
 }
 
@@ -186,7 +193,7 @@ function rankOf(sorted: ArrayLike<number>, id: number): number {
  * switch before one she leaves, she leaves that one before any switch: a right taken away is in force
  * no later than one granted (docs/contract.md, section 9).
  */
-async function switchUnits(w: Writer, plan: Plan, gathered: Gathered, items: ItemSource, hooks: ApplyHooks) {
+async function switchUnits(writer: Writer, plan: Plan, gathered: Gathered, items: ItemSource, hooks: ApplyHooks) {
   const { units } = plan;
   const firstJoin = new Map<number, number>();
   units.forEach((unit, at) => {
@@ -201,21 +208,21 @@ async function switchUnits(w: Writer, plan: Plan, gathered: Gathered, items: Ite
   });
   for (const [team, users] of early) {
     const id = team.desired.identity.id;
-    await underLocks(w, [id], hooks, () => leaveTeam(w, id, team.next.membersGeneration, users));
+    await underLocks(writer, [id], hooks, () => leaveTeam(writer, id, team.next.membersGeneration, users));
   }
   let done = 0;
   for (const unit of units) {
     const ids = unit.map((team) => team.desired.identity.id);
-    await underLocks(w, ids, hooks, async (tookOver) => {
-      for (const team of unit) await refreshTeam(w, team, gathered, items, tookOver.has(team.desired.identity.id));
+    await underLocks(writer, ids, hooks, async (tookOver) => {
+      for (const team of unit) await refreshTeam(writer, team, gathered, items, tookOver.has(team.desired.identity.id));
       for (const team of unit) {
         const left = early.get(team) ?? [];
         const leaving = team.leaving.filter((userId) => !left.includes(userId));
-        if (leaving.length > 0) await leaveTeam(w, team.desired.identity.id, team.next.membersGeneration, leaving);
-        await writeEdits(w, team, gathered);
+        if (leaving.length > 0) await leaveTeam(writer, team.desired.identity.id, team.next.membersGeneration, leaving);
+        await writeEdits(writer, team, gathered);
       }
-      await switchUnit(w, unit);
-      for (const team of unit) await membersJoin(w, team);
+      await switchUnit(writer, unit);
+      for (const team of unit) await membersJoin(writer, team);
     });
     done += unit.length;
     await hooks.onProgress?.({ phase: 'switching', done, total: units.flat().length });
@@ -228,10 +235,10 @@ async function switchUnits(w: Writer, plan: Plan, gathered: Gathered, items: Ite
  * need asked of the front end again where step 3 did not keep it. A lock taken over from a writer that
  * died first clears what that writer left in the team's lists.
  */
-async function refreshTeam(w: Writer, team: TeamPlan, gathered: Gathered, items: ItemSource, tookOver: boolean) {
+async function refreshTeam(writer: Writer, team: TeamPlan, gathered: Gathered, items: ItemSource, tookOver: boolean) {
   const id = team.desired.identity.id;
-  const now = (await readTeamStates(w, [id])).get(id);
-  if (tookOver && now) for (const list of LIST_RESOURCES) await clearOrphanVersions(w, id, list, now.lists[list]);
+  const now = (await readTeamStates(writer, [id])).get(id);
+  if (tookOver && now) for (const list of LIST_RESOURCES) await clearOrphanVersions(writer, id, list, now.lists[list]);
   const same =
     now?.revision === team.stored?.revision &&
     LIST_RESOURCES.every((list) => now?.lists[list].layout.revision === team.stored?.lists[list].layout.revision);
@@ -250,7 +257,7 @@ async function refreshTeam(w: Writer, team: TeamPlan, gathered: Gathered, items:
     const planned = team.lists[list];
     // A list written whole beside stays as planned: it is what the front end says the list is.
     if (!given || planned?.mode === 'rebuild') continue;
-    const replanned = await planList(w, id, list, given, now?.lists[list], w.clock());
+    const replanned = await planList(writer, id, list, given, now?.lists[list], writer.clock());
     if (replanned?.mode === 'rebuild') throw new TeamChanged(id, new Error(`its ${list} changed too much meanwhile`));
     if (replanned) team.lists[list] = replanned;
     else delete team.lists[list];
@@ -265,11 +272,11 @@ async function refreshTeam(w: Writer, team: TeamPlan, gathered: Gathered, items:
       (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(itemId, json);
     });
   }
-  await readMembers(w, [team]);
+  await readMembers(writer, [team]);
 }
 
 /** A unit's lists changed by the item: their new items, at the keys the plan gave them, before the switch. */
-async function writeEdits(w: Writer, team: TeamPlan, gathered: Gathered): Promise<void> {
+async function writeEdits(writer: Writer, team: TeamPlan, gathered: Gathered): Promise<void> {
   const id = team.desired.identity.id;
   for (const list of LIST_RESOURCES) {
     const planned = team.lists[list];
@@ -281,22 +288,22 @@ async function writeEdits(w: Writer, team: TeamPlan, gathered: Gathered): Promis
       if (json === undefined) throw new ItemsChanged(`team ${id}: ${list} ${write.id} was not handed over`);
       return putRequest(resourceItem(id, generation, list, write.key, json));
     });
-    await writeRequests(w, requests, id);
+    await writeRequests(writer, requests, id);
   }
 }
 
 /** After its switch: members who join, then the members' fingerprint. */
-async function membersJoin(w: Writer, team: TeamPlan): Promise<void> {
+async function membersJoin(writer: Writer, team: TeamPlan): Promise<void> {
   const { desired, stored, next, changes } = team;
   const id = desired.identity.id;
-  if (team.joining.length > 0) await joinTeam(w, id, next.membersGeneration, team.joining);
+  if (team.joining.length > 0) await joinTeam(writer, id, next.membersGeneration, team.joining);
   if (changes.has('members'))
-    await recordMembers(w, onlyMembers(team) ? stored! : next, membersFingerprint(desired.memberIds!));
+    await recordMembers(writer, onlyMembers(team) ? stored! : next, membersFingerprint(desired.memberIds!));
 }
 
 /** Runs `work` holding the locks of these teams (taken in id order, so two writers never wait on each other). */
 export async function underLocks<T>(
-  w: Writer,
+  writer: Writer,
   teamIds: number[],
   hooks: ApplyHooks,
   work: (tookOver: ReadonlySet<number>) => Promise<T>,
@@ -305,11 +312,11 @@ export async function underLocks<T>(
   const taken: number[] = [];
   try {
     for (const teamId of [...new Set(teamIds)].sort((a, b) => a - b)) {
-      if ((await w.locks.lock(teamId, hooks.onWait)).tookOver) tookOver.add(teamId);
+      if ((await writer.locks.lock(teamId, hooks.onWait)).tookOver) tookOver.add(teamId);
       taken.push(teamId);
     }
     return await work(tookOver);
   } finally {
-    await Promise.all(taken.map((teamId) => w.locks.unlock(teamId).catch(() => {})));
+    await Promise.all(taken.map((teamId) => writer.locks.unlock(teamId).catch(() => {})));
   }
 }

@@ -88,7 +88,7 @@ export async function writeAll(
   requests: WriteRequest[],
   options: WriterOptions = {},
 ): Promise<void> {
-  const writer = batchWriter(doc, tableName, options);
-  for (const request of requests) await writer.add(request);
-  await writer.flush();
+  const batch = batchWriter(doc, tableName, options);
+  for (const request of requests) await batch.add(request);
+  await batch.flush();
 }

@@ -16,14 +16,14 @@ import { bulkRef, putRequest, requestWriter, type Writer, writeRequests } from '
  * meanwhile is written into the new generation too, and the list's heads switch to it. Its cost counts
  * toward the changes that grew the overlay (docs/performance.md).
  */
-export async function compactList(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
+export async function compactList(writer: Writer, teamId: number, list: ListResource): Promise<boolean> {
   // One compaction of a list at a time: the changes that land meanwhile find its overlay still past
   // the budget, and would start another.
-  const running = `${w.tableName}#${teamId}#${list}`;
+  const running = `${writer.tableName}#${teamId}#${list}`;
   if (compacting.has(running)) return false;
   compacting.add(running);
   try {
-    return await compactOnce(w, teamId, list);
+    return await compactOnce(writer, teamId, list);
   } finally {
     compacting.delete(running);
   }
@@ -32,13 +32,13 @@ export async function compactList(w: Writer, teamId: number, list: ListResource)
 /** Lists this process is compacting. */
 const compacting = new Set<string>();
 
-async function compactOnce(w: Writer, teamId: number, list: ListResource): Promise<boolean> {
-  const before = (await readTeamStates(w, [teamId])).get(teamId);
+async function compactOnce(writer: Writer, teamId: number, list: ListResource): Promise<boolean> {
+  const before = (await readTeamStates(writer, [teamId])).get(teamId);
   if (!before || !needsCompaction(before.lists[list].layout)) return false;
-  const snapshot = await readStoredList(w, teamId, list, before.lists[list]);
-  const generation = newGenerationId(w.clock());
-  await writeRequests(w, [putRequest(pendingItem(teamId, generation, list, w.owner, w.clock()))]);
-  const writer = requestWriter(bulkRef(w));
+  const snapshot = await readStoredList(writer, teamId, list, before.lists[list]);
+  const generation = newGenerationId(writer.clock());
+  await writeRequests(writer, [putRequest(pendingItem(teamId, generation, list, writer.owner, writer.clock()))]);
+  const batch = requestWriter(bulkRef(writer));
   const dense: StoredItem[] = snapshot.map((item, i) => ({
     id: item.id,
     json: item.json,
@@ -46,25 +46,25 @@ async function compactOnce(w: Writer, teamId: number, list: ListResource): Promi
     slot: i + 1,
     inserted: false,
   }));
-  for (const item of dense) await writer.add(putRequest(resourceItem(teamId, generation, list, item.key, item.json)));
-  await writer.flush();
-  return underLocks(w, [teamId], {}, async () => {
-    const now = (await readTeamStates(w, [teamId])).get(teamId);
+  for (const item of dense) await batch.add(putRequest(resourceItem(teamId, generation, list, item.key, item.json)));
+  await batch.flush();
+  return underLocks(writer, [teamId], {}, async () => {
+    const now = (await readTeamStates(writer, [teamId])).get(teamId);
     if (!now || now.lists[list].layout.generation !== before.lists[list].layout.generation) return false;
     const current = now.lists[list];
     // What changed while the generation was written beside: written into it too, by the item.
     const edits =
       now.lists[list].layout.revision === before.lists[list].layout.revision
         ? []
-        : changesBetween(snapshot, await readStoredList(w, teamId, list, current));
+        : changesBetween(snapshot, await readStoredList(writer, teamId, list, current));
     const edited = editList(denseLayout(generation, dense.length, current.layout.revision + 1), dense, edits);
     await writeRequests(
-      w,
+      writer,
       edited.writes.map((write) => putRequest(resourceItem(teamId, generation, list, write.key, write.json))),
       teamId,
     );
     const part = { layout: edited.layout, fingerprint: current.fingerprint };
-    await switchUnit(w, [compactionPlan(now, list, part)]);
+    await switchUnit(writer, [compactionPlan(now, list, part)]);
     return true;
   });
 }

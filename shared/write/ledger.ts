@@ -35,55 +35,57 @@ export const SWEEP_AFTER_MS = RETENTION_MS + 60_000;
 type Entry = Key & Record<string, unknown>;
 
 /** Every ledger entry in a sort-key range, over all the ledger's shards. */
-async function entries(t: TableRef, range: { from: string; to: string }): Promise<Entry[]> {
-  const shards = await Promise.all(ledgerPartitions().map((pk) => queryAll(t.doc, t.tableName, pk, { range })));
+async function entries(table: TableRef, range: { from: string; to: string }): Promise<Entry[]> {
+  const shards = await Promise.all(ledgerPartitions().map((pk) => queryAll(table.doc, table.tableName, pk, { range })));
   return shards.flat();
 }
 
 /** Deletes a generation's partition, a page of keys at a time (never all in memory), then its entry. */
-async function deleteGeneration(t: TableRef, entry: Entry): Promise<void> {
-  const writer = requestWriter(bulkRef(t));
+async function deleteGeneration(table: TableRef, entry: Entry): Promise<void> {
+  const batch = requestWriter(bulkRef(table));
   const partition = generationPartition(Number(entry.team_id), String(entry.generation), entry.part as never);
-  for await (const page of queryPages(t.doc, t.tableName, partition, { keysOnly: true })) {
-    for (const key of page) await writer.add(deleteRequest(key));
+  for await (const page of queryPages(table.doc, table.tableName, partition, { keysOnly: true })) {
+    for (const key of page) await batch.add(deleteRequest(key));
   }
-  await writer.flush();
-  await writeRequests(t, [deleteRequest(entry)]);
+  await batch.flush();
+  await writeRequests(table, [deleteRequest(entry)]);
 }
 
 /** Deletes the versions a change replaced, then their entry. */
-async function deleteVersions(t: TableRef, entry: Entry): Promise<void> {
+async function deleteVersions(table: TableRef, entry: Entry): Promise<void> {
   const partition = generationPartition(Number(entry.team_id), String(entry.generation), entry.part as ListResource);
   const keys = (entry.keys as string[] | undefined) ?? [];
-  await writeRequests(t, [...keys.map((sk) => deleteRequest({ pk: partition, sk })), deleteRequest(entry)]);
+  await writeRequests(table, [...keys.map((sk) => deleteRequest({ pk: partition, sk })), deleteRequest(entry)]);
 }
 
 /** The owners of the leases that are held now: the import's and the sync's. */
-async function liveOwners(t: TableRef): Promise<Set<string>> {
+async function liveOwners(table: TableRef): Promise<Set<string>> {
   const owners = new Set<string>();
   for (const key of [importLeaseKey(), syncLeaseKey()]) {
-    const { Item } = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: key, ConsistentRead: true }));
+    const { Item } = await table.doc.send(
+      new GetCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }),
+    );
     if (Item && Number(Item.expires_at) > Date.now()) owners.add(String(Item.lock_owner));
   }
   return owners;
 }
 
 /** Generations pending for writers that no longer run: no reader ever used them. */
-export async function clearDeadWriters(w: Writer): Promise<void> {
-  const pending = await entries(w, pendingRange());
+export async function clearDeadWriters(writer: Writer): Promise<void> {
+  const pending = await entries(writer, pendingRange());
   if (pending.length === 0) return;
-  const live = await liveOwners(w);
-  live.add(w.owner);
-  for (const entry of pending) if (!live.has(String(entry.owner))) await deleteGeneration(w, entry);
+  const live = await liveOwners(writer);
+  live.add(writer.owner);
+  for (const entry of pending) if (!live.has(String(entry.owner))) await deleteGeneration(writer, entry);
 }
 
 /** Deletes what was replaced long enough ago (`now` in wall-clock ms); returns how many entries went. */
-export async function sweepReplaced(t: TableRef, now: number): Promise<number> {
+export async function sweepReplaced(table: TableRef, now: number): Promise<number> {
   const until = now - SWEEP_AFTER_MS;
-  const generations = await entries(t, retiredUntil(until));
-  for (const entry of generations) await deleteGeneration(t, entry);
-  const versions = await entries(t, replacedUntil(until));
-  for (const entry of versions) await deleteVersions(t, entry);
+  const generations = await entries(table, retiredUntil(until));
+  for (const entry of generations) await deleteGeneration(table, entry);
+  const versions = await entries(table, replacedUntil(until));
+  for (const entry of versions) await deleteVersions(table, entry);
   return generations.length + versions.length;
 }
 
@@ -93,18 +95,18 @@ export async function sweepReplaced(t: TableRef, now: number): Promise<number> {
  * was taken over from such a writer; the keys a head replaced in the last minutes stay (their entry
  * sweeps them).
  */
-export async function clearOrphanVersions(w: Writer, teamId: number, list: ListResource, part: ListPart) {
+export async function clearOrphanVersions(writer: Writer, teamId: number, list: ListResource, part: ListPart) {
   const { generation } = part.layout;
   const named = new Set(allPlacedItems(part.layout).map((item) => item.key));
-  for (const entry of await entries(w, replacedUntil(Number.MAX_SAFE_INTEGER))) {
+  for (const entry of await entries(writer, replacedUntil(Number.MAX_SAFE_INTEGER))) {
     if (Number(entry.team_id) === teamId && entry.generation === generation && entry.part === list)
       for (const key of (entry.keys as string[]) ?? []) named.add(key);
   }
-  const writer = requestWriter(w, () => w.locks.assertHeld(teamId));
-  for await (const page of queryPages(w.doc, w.tableName, generationPartition(teamId, generation, list), {
+  const batch = requestWriter(writer, () => writer.locks.assertHeld(teamId));
+  for await (const page of queryPages(writer.doc, writer.tableName, generationPartition(teamId, generation, list), {
     keysOnly: true,
   })) {
-    for (const key of page) if (!named.has(key.sk)) await writer.add(deleteRequest(key));
+    for (const key of page) if (!named.has(key.sk)) await batch.add(deleteRequest(key));
   }
-  await writer.flush();
+  await batch.flush();
 }

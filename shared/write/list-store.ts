@@ -11,7 +11,7 @@ import type { TableRef } from './writer.ts';
  * (list-edits.ts), and what a list given whole is compared with, item by item.
  */
 export async function readStoredList(
-  t: TableRef,
+  table: TableRef,
   teamId: number,
   list: ListResource,
   part: ListPart,
@@ -20,7 +20,7 @@ export async function readStoredList(
   if (layout.count === 0) return [];
   const found = new Map<string, string>();
   const partition = generationPartition(teamId, layout.generation, list);
-  for await (const page of queryPages(t.doc, t.tableName, partition)) {
+  for await (const page of queryPages(table.doc, table.tableName, partition)) {
     for (const item of page) found.set(item.sk, String(item.j));
   }
   return allPlacedItems(layout).map((placed) => {
@@ -48,7 +48,7 @@ export async function readStoredList(
  * id is or would be. Items not read have no id (NaN) and no JSON.
  */
 export async function readStoredAround(
-  t: TableRef,
+  table: TableRef,
   teamId: number,
   list: ListResource,
   part: ListPart,
@@ -69,7 +69,7 @@ export async function readStoredAround(
     const wanted = [...new Set(indexes)].filter((index) => !read.has(index));
     const keys = wanted.map((index) => ({ pk: partition, sk: stored[index]!.key }));
     const found = new Map(
-      (await getItems(t.doc, t.tableName, keys, { consistent: true })).map((item) => [item.sk, String(item.j)]),
+      (await getItems(table.doc, table.tableName, keys, { consistent: true })).map((item) => [item.sk, String(item.j)]),
     );
     for (const index of wanted) {
       const item = stored[index]!;
@@ -84,7 +84,7 @@ export async function readStoredAround(
   const searches = [...new Set(ids)].map((id) => ({ id, low: 0, high: stored.length }));
   const unsettled = (search: { low: number; high: number }) => search.low < search.high;
   for (let open = searches.filter(unsettled); open.length > 0; open = open.filter(unsettled)) {
-    const middle = (s: { low: number; high: number }) => (s.low + s.high) >>> 1;
+    const middle = (search: { low: number; high: number }) => (search.low + search.high) >>> 1;
     await readAt(open.map(middle).filter((index) => Number.isNaN(stored[index]!.id)));
     for (const search of open) {
       const at = middle(search);

@@ -62,11 +62,11 @@ export async function changeMemberships(
 }
 
 /** Adds a team to (ADD) or takes it from (DELETE) the user item's `teams`. */
-function changeUserTeams(w: Writer, userId: number, change: 'ADD' | 'DELETE', teamId: number) {
-  w.locks.assertHeld(teamId);
-  return w.doc.send(
+function changeUserTeams(writer: Writer, userId: number, change: 'ADD' | 'DELETE', teamId: number) {
+  writer.locks.assertHeld(teamId);
+  return writer.doc.send(
     new UpdateCommand({
-      TableName: w.tableName,
+      TableName: writer.tableName,
       Key: userKey(userId),
       UpdateExpression: `${change} teams :team`,
       ExpressionAttributeValues: { ':team': new Set([teamId]) },
@@ -75,27 +75,27 @@ function changeUserTeams(w: Writer, userId: number, change: 'ADD' | 'DELETE', te
 }
 
 /** Users join a team's members: their user items, the team's member index, then every token of each. */
-export async function joinTeam(w: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
+export async function joinTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(w, userId, 'ADD', teamId);
-    await writeRequests(w, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
-    for (const hash of await listUserTokens(w, userId)) {
-      w.locks.assertHeld(teamId);
-      await changeMemberships(w, hash, userId, 'ADD', entry);
+    await changeUserTeams(writer, userId, 'ADD', teamId);
+    await writeRequests(writer, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
+    for (const hash of await listUserTokens(writer, userId)) {
+      writer.locks.assertHeld(teamId);
+      await changeMemberships(writer, hash, userId, 'ADD', entry);
     }
   });
 }
 
 /** Users leave a team's members: their user items, the team's member index, then every token of each. */
-export async function leaveTeam(w: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
+export async function leaveTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(w, userId, 'DELETE', teamId);
-    await writeRequests(w, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
-    for (const hash of await listUserTokens(w, userId)) {
-      w.locks.assertHeld(teamId);
-      await changeMemberships(w, hash, userId, 'DELETE', entry);
+    await changeUserTeams(writer, userId, 'DELETE', teamId);
+    await writeRequests(writer, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
+    for (const hash of await listUserTokens(writer, userId)) {
+      writer.locks.assertHeld(teamId);
+      await changeMemberships(writer, hash, userId, 'DELETE', entry);
     }
   });
 }
@@ -104,17 +104,17 @@ export async function leaveTeam(w: Writer, teamId: number, membersGeneration: st
  * The membership entries a user's tokens should carry: one for each team its user item lists whose
  * member index (in the team's members generation) holds the user.
  */
-export async function userMemberships(t: TableRef, userId: number): Promise<Set<string>> {
-  const { Item: user } = await t.doc.send(
-    new GetCommand({ TableName: t.tableName, Key: userKey(userId), ConsistentRead: true }),
+export async function userMemberships(table: TableRef, userId: number): Promise<Set<string>> {
+  const { Item: user } = await table.doc.send(
+    new GetCommand({ TableName: table.tableName, Key: userKey(userId), ConsistentRead: true }),
   );
   const teamIds = [...((user?.teams as Iterable<number> | undefined) ?? [])];
-  const teams = (await getItems(t.doc, t.tableName, teamIds.map(teamRecordKey), { consistent: true })).map(
+  const teams = (await getItems(table.doc, table.tableName, teamIds.map(teamRecordKey), { consistent: true })).map(
     readTeamRecord,
   );
   const indexKeys = teams.map((team) => memberKey(team.identity.id, team.membersGeneration, userId));
   const indexed = new Set(
-    (await getItems(t.doc, t.tableName, indexKeys, { consistent: true })).map((item) => String(item.pk)),
+    (await getItems(table.doc, table.tableName, indexKeys, { consistent: true })).map((item) => String(item.pk)),
   );
   return new Set(
     teams
@@ -133,21 +133,21 @@ export async function userMemberships(t: TableRef, userId: number): Promise<Set<
  * member who joined is left out.
  */
 export async function settleTokenMemberships(
-  t: TableRef,
+  table: TableRef,
   userId: number,
   hashes: string[],
   entries: ReadonlySet<string>,
 ) {
-  const now = await userMemberships(t, userId);
+  const now = await userMemberships(table, userId);
   const added = [...now].filter((entry) => !entries.has(entry));
   const gone = [...entries].filter((entry) => !now.has(entry));
   await forEachConcurrently(hashes, async (hash) => {
-    await changeMemberships(t, hash, userId, 'ADD', added);
-    await changeMemberships(t, hash, userId, 'DELETE', gone);
+    await changeMemberships(table, hash, userId, 'ADD', added);
+    await changeMemberships(table, hash, userId, 'DELETE', gone);
   });
 }
 
 /** Gives tokens of one user the entries of every team it is a member of (`token create`). */
-export async function tagTokenMemberships(t: TableRef, userId: number, ...hashes: string[]): Promise<void> {
-  await settleTokenMemberships(t, userId, hashes, new Set());
+export async function tagTokenMemberships(table: TableRef, userId: number, ...hashes: string[]): Promise<void> {
+  await settleTokenMemberships(table, userId, hashes, new Set());
 }

@@ -34,11 +34,11 @@ export type TokenProblem = { kind: 'tokenOfAnotherUser'; token: DesiredToken; ow
 export const TEAMS_PER_USER = 1_000;
 
 /** Users to write and remove; the stored users, for the limit on teams a user joins. */
-export async function planUsers(t: TableRef, desired: DesiredState, alsoRead: number[]) {
+export async function planUsers(table: TableRef, desired: DesiredState, alsoRead: number[]) {
   const removed = desired.removedUsers ?? [];
   const ids = new Set([...desired.users.map((user) => user.id), ...alsoRead, ...removed]);
   const stored = new Map(
-    (await getItems(t.doc, t.tableName, [...ids].map(userKey), { consistent: true })).map((item) => [
+    (await getItems(table.doc, table.tableName, [...ids].map(userKey), { consistent: true })).map((item) => [
       Number(String(item.pk).slice('USER#'.length)),
       item,
     ]),
@@ -56,12 +56,12 @@ export async function planUsers(t: TableRef, desired: DesiredState, alsoRead: nu
 
 /** Tokens to create, keep (narrowed and widened) and remove. */
 export async function planTokens(
-  t: TableRef,
+  table: TableRef,
   desired: DesiredState,
   tokenOfAnotherUser: 'refuse' | 'move',
   problems: TokenProblem[],
 ): Promise<TokenPlan> {
-  const get = (keys: { pk: string; sk: string }[]) => getItems(t.doc, t.tableName, keys, { consistent: true });
+  const get = (keys: { pk: string; sk: string }[]) => getItems(table.doc, table.tableName, keys, { consistent: true });
   const byHash = new Map(
     (await get(desired.tokens.map((token) => tokenKey(token.hash)))).map((item) => [String(item.pk), readToken(item)]),
   );

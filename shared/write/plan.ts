@@ -127,10 +127,10 @@ export function isEmpty(plan: Plan): boolean {
 export const plannedTeams = (plan: Plan) => plan.units.flat();
 
 /** Reads the teams' records and list heads (by id): the state of each, or undefined where there is none. */
-export async function readTeamStates(t: TableRef, teamIds: Iterable<number>): Promise<Map<number, TeamState>> {
+export async function readTeamStates(table: TableRef, teamIds: Iterable<number>): Promise<Map<number, TeamState>> {
   const ids = [...new Set(teamIds)];
   const keys = ids.flatMap((id) => [teamRecordKey(id), ...LIST_RESOURCES.map((list) => listHeadKey(id, list))]);
-  const items = await getItems(t.doc, t.tableName, keys, { consistent: true });
+  const items = await getItems(table.doc, table.tableName, keys, { consistent: true });
   const states = new Map<number, TeamState>();
   for (const record of items.filter((item) => item.sk === 'TEAM')) {
     const id = Number(record.team_id);
@@ -147,29 +147,29 @@ export async function readTeamStates(t: TableRef, teamIds: Iterable<number>): Pr
 }
 
 /** Step 1: reads what the plan depends on, and compares. Nothing is written. */
-export async function readPlan(t: TableRef, desired: DesiredState, options: PlanOptions): Promise<Plan> {
+export async function readPlan(table: TableRef, desired: DesiredState, options: PlanOptions): Promise<Plan> {
   const problems: PlanProblem[] = [];
   const removedIds = new Set(desired.removedTeams ?? []);
   const desiredIds = new Set(desired.teams.map((team) => team.identity.id));
-  const states = await readTeamStates(t, [...desiredIds, ...removedIds]);
+  const states = await readTeamStates(table, [...desiredIds, ...removedIds]);
   const slugHolders = await readSlugHolders(
-    t,
+    table,
     desired.teams.flatMap((team) => team.identity.slug ?? []),
   );
 
   const teams: TeamPlan[] = [];
   for (const team of desired.teams) {
-    const plan = await planTeam(t, team, states.get(team.identity.id), options.startedAt);
+    const plan = await planTeam(table, team, states.get(team.identity.id), options.startedAt);
     if (plan.changes.size > 0) teams.push(plan);
   }
-  await readMembers(t, teams);
-  await readKeptFinance(t, teams);
+  await readMembers(table, teams);
+  await readKeptFinance(table, teams);
 
   const removedTeams: RemovedTeamPlan[] = [];
   for (const id of removedIds) {
     const stored = states.get(id);
     if (!stored) continue;
-    const members = await queryAll(t.doc, t.tableName, memberPartition(id, stored.membersGeneration), {
+    const members = await queryAll(table.doc, table.tableName, memberPartition(id, stored.membersGeneration), {
       keysOnly: true,
     });
     removedTeams.push({ stored, leaving: members.map(memberUserIdOf) });
@@ -184,22 +184,22 @@ export async function readPlan(t: TableRef, desired: DesiredState, options: Plan
     count(team.leaving, -1);
   }
   for (const team of removedTeams) count(team.leaving, -1);
-  const { plan: users, teamsOf } = await planUsers(t, desired, [...change.keys()]);
+  const { plan: users, teamsOf } = await planUsers(table, desired, [...change.keys()]);
   for (const [id, by] of change) {
     const after = teamsOf(id).length + by;
     if (by > 0 && after > TEAMS_PER_USER)
       problems.push({ kind: 'tooManyTeams', userId: id, teams: after, limit: TEAMS_PER_USER });
   }
-  const tokens = await planTokens(t, desired, options.tokenOfAnotherUser, problems as TokenProblem[]);
+  const tokens = await planTokens(table, desired, options.tokenOfAnotherUser, problems as TokenProblem[]);
   const units = orderUnits(teams, removedIds, slugHolders, problems, options.slugCycles ?? 'refuse');
   return { startedAt: options.startedAt, units, removedTeams, tokens, users, problems };
 }
 
 /** Which team holds each slug now (by its projects head, which every team has). */
-export async function readSlugHolders(t: TableRef, slugs: string[]): Promise<Map<string, number>> {
+export async function readSlugHolders(table: TableRef, slugs: string[]): Promise<Map<string, number>> {
   const items = await getItems(
-    t.doc,
-    t.tableName,
+    table.doc,
+    table.tableName,
     slugs.map((slug) => listHeadKey(slug, 'projects')),
     {
       consistent: true,
@@ -209,7 +209,7 @@ export async function readSlugHolders(t: TableRef, slugs: string[]): Promise<Map
 }
 
 /** What changes in one team, and the team after its switch. */
-async function planTeam(t: TableRef, desired: DesiredTeam, stored: TeamState | undefined, startedAt: number) {
+async function planTeam(table: TableRef, desired: DesiredTeam, stored: TeamState | undefined, startedAt: number) {
   const changes = new Set<TeamPart>();
   const { identity } = desired;
   if (!stored || stored.identity.slug !== identity.slug || stored.identity.name !== identity.name)
@@ -224,7 +224,7 @@ async function planTeam(t: TableRef, desired: DesiredTeam, stored: TeamState | u
       nextLists[list] = kept;
       continue;
     }
-    const planned = await planList(t, identity.id, list, given, kept, startedAt);
+    const planned = await planList(table, identity.id, list, given, kept, startedAt);
     if (planned) {
       lists[list] = planned;
       changes.add(list);
@@ -256,7 +256,7 @@ async function planTeam(t: TableRef, desired: DesiredTeam, stored: TeamState | u
 
 /** How one list changes, or undefined when it does not. */
 export async function planList(
-  t: TableRef,
+  table: TableRef,
   teamId: number,
   list: ListResource,
   given: DesiredList,
@@ -266,7 +266,7 @@ export async function planList(
   if (isWhole(given)) {
     if (kept && kept.fingerprint === given.fingerprint && kept.layout.count === given.count) return undefined;
     if (kept) {
-      const stored = await readStoredList(t, teamId, list, kept);
+      const stored = await readStoredList(table, teamId, list, kept);
       const edits = differences(stored, given);
       if (edits.length === 0) return undefined;
       if (edits.length <= EDITS_AT_MOST && edits.length * 4 <= Math.max(stored.length, given.count)) {
@@ -289,7 +289,7 @@ export async function planList(
   if (!kept) throw new Error(`team ${teamId} is not in the table, and its ${list} are given by the item`);
   // Only the items around the edits are read: a change costs what it changes, at any list size.
   const ids = given.edits.map((edit) => edit.id);
-  const { stored, located } = await readStoredAround(t, teamId, list, kept, ids);
+  const { stored, located } = await readStoredAround(table, teamId, list, kept, ids);
   const edited = editList(kept.layout, stored, given.edits, located);
   if (edited.writes.length === 0 && edited.replaced.length === 0) return undefined;
   const fingerprint = new ListFingerprint(kept.fingerprint);
@@ -315,15 +315,20 @@ function differences(stored: readonly StoredItem[], given: WholeList) {
 const itemHashOf = (item: StoredItem) => itemHash(item.json);
 
 /** Who joins and who leaves, for the teams whose members change: from the member index, not the user items. */
-export async function readMembers(t: TableRef, teams: TeamPlan[]): Promise<void> {
+export async function readMembers(table: TableRef, teams: TeamPlan[]): Promise<void> {
   for (const team of teams) {
     if (!team.changes.has('members')) continue;
     const wanted = new Set(team.desired.memberIds);
     const stored = team.stored
       ? (
-          await queryAll(t.doc, t.tableName, memberPartition(team.desired.identity.id, team.stored.membersGeneration), {
-            keysOnly: true,
-          })
+          await queryAll(
+            table.doc,
+            table.tableName,
+            memberPartition(team.desired.identity.id, team.stored.membersGeneration),
+            {
+              keysOnly: true,
+            },
+          )
         ).map(memberUserIdOf)
       : [];
     const had = new Set(stored);
@@ -333,11 +338,11 @@ export async function readMembers(t: TableRef, teams: TeamPlan[]): Promise<void>
 }
 
 /** The stored finance fields of teams whose slug moves while the summary itself stays. */
-async function readKeptFinance(t: TableRef, teams: TeamPlan[]): Promise<void> {
+async function readKeptFinance(table: TableRef, teams: TeamPlan[]): Promise<void> {
   const kept = teams.filter((team) => team.changes.has('identity') && !team.desired.finance && team.stored);
   const items = await getItems(
-    t.doc,
-    t.tableName,
+    table.doc,
+    table.tableName,
     kept.map((team) => teamFinanceKey(team.desired.identity.id)),
     {
       consistent: true,

@@ -39,36 +39,36 @@ export class TeamChanged extends Error {
 type Action = { Put?: { Item: Key } & Record<string, unknown>; Delete?: { Key: Key } & Record<string, unknown> };
 
 /** Switches a unit: one team, or teams that swap slugs, in one transaction. */
-export async function switchUnit(w: Writer, unit: TeamPlan[]): Promise<void> {
+export async function switchUnit(writer: Writer, unit: TeamPlan[]): Promise<void> {
   const teams = unit.filter((team) => !onlyMembers(team));
   if (teams.length === 0) return;
   const owners = unit.map((team) => team.desired.identity.id);
   const byKey = new Map<string, Action>();
   for (const team of teams) {
-    for (const action of switchActions(w, team, owners)) {
+    for (const action of switchActions(writer, team, owners)) {
       const { Key, Item } = (action.Put ?? action.Delete) as { Key?: Key; Item?: Key };
       const key = JSON.stringify([(Key ?? Item)!.pk, (Key ?? Item)!.sk]);
       // A slug copy one team gives up and another takes: the put alone (a transaction names an item once).
       if (!byKey.has(key) || action.Put) byKey.set(key, action);
     }
   }
-  await transact(w, owners, [...byKey.values()]);
+  await transact(writer, owners, [...byKey.values()]);
 }
 
 /** Whether only the team's members change: they join and leave, no transaction needed. */
 export const onlyMembers = ({ changes }: TeamPlan) => changes.size === 1 && changes.has('members');
 
 /** The actions that switch one team (`owners`: the teams its slug copies may be held by). */
-function switchActions(w: Writer, team: TeamPlan, owners: number[]): Action[] {
+function switchActions(writer: Writer, team: TeamPlan, owners: number[]): Action[] {
   const { desired, stored, next, changes } = team;
   const { id } = desired.identity;
   const slugMoved = stored !== undefined && stored.identity.slug !== desired.identity.slug;
   const financeJson = desired.finance?.json ?? team.keptFinanceJson;
-  const now = w.clock();
+  const now = writer.clock();
   const own = ownRef(owners);
   // The record changes with the team's identity, finance or members; a list switches on its own revision.
   const recordChanges = !stored || ['identity', 'finance', 'members'].some((part) => changes.has(part as never));
-  const actions: Action[] = recordChanges ? [put(w, teamRecordItem(next), atRevision(stored?.revision))] : [];
+  const actions: Action[] = recordChanges ? [put(writer, teamRecordItem(next), atRevision(stored?.revision))] : [];
   for (const ref of teamRefs(desired.identity)) {
     const byId = ref === id;
     // The id's copies change with their part; a slug's are new copies too when the slug moved.
@@ -76,46 +76,46 @@ function switchActions(w: Writer, team: TeamPlan, owners: number[]): Action[] {
     for (const list of LIST_RESOURCES) {
       if (!fresh && !changes.has(list)) continue;
       const item = listHeadItem(ref, id, next.membersGeneration, list, next.lists[list]);
-      actions.push(put(w, item, byId ? atRevision(stored?.lists[list].layout.revision) : own));
+      actions.push(put(writer, item, byId ? atRevision(stored?.lists[list].layout.revision) : own));
     }
     if ((fresh || changes.has('finance')) && financeJson !== undefined) {
       const item = financeItem(desired.identity, financeJson, next.financeFingerprint, ref, next.membersGeneration);
-      actions.push(put(w, item, byId ? {} : own));
+      actions.push(put(writer, item, byId ? {} : own));
     }
   }
   if (slugMoved && stored.identity.slug !== undefined) {
-    for (const key of teamRefKeys(stored.identity.slug)) actions.push(remove(w, key, own));
+    for (const key of teamRefKeys(stored.identity.slug)) actions.push(remove(writer, key, own));
   }
   for (const list of LIST_RESOURCES) {
     const planned = team.lists[list];
     if (!planned) continue;
     const old = stored?.lists[list].layout;
     if (planned.mode === 'rebuild') {
-      actions.push(remove(w, pendingKey(id, planned.part.layout.generation, list)));
-      if (old) actions.push(put(w, retiredItem(id, old.generation, list, now)));
+      actions.push(remove(writer, pendingKey(id, planned.part.layout.generation, list)));
+      if (old) actions.push(put(writer, retiredItem(id, old.generation, list, now)));
     } else if (planned.edited.replaced.length > 0) {
       const { generation, revision } = planned.part.layout;
-      actions.push(put(w, replacedItem(id, generation, list, revision, planned.edited.replaced, now)));
+      actions.push(put(writer, replacedItem(id, generation, list, revision, planned.edited.replaced, now)));
     }
   }
-  if (!stored) actions.push(put(w, teamListItem(id)));
+  if (!stored) actions.push(put(writer, teamListItem(id)));
   return actions;
 }
 
 /** A removed team: its list heads, finance copies, record and list entry go; its generations retire. */
-export async function removeTeamItems(w: Writer, { stored }: RemovedTeamPlan): Promise<void> {
+export async function removeTeamItems(writer: Writer, { stored }: RemovedTeamPlan): Promise<void> {
   const { id, slug } = stored.identity;
-  const now = w.clock();
+  const now = writer.clock();
   await transact(
-    w,
+    writer,
     [id],
     [
-      remove(w, teamRecordKey(id), atRevision(stored.revision)),
-      ...teamRefKeys(id).map((key) => remove(w, key)),
-      ...(slug === undefined ? [] : teamRefKeys(slug).map((key) => remove(w, key, ownRef([id])))),
-      remove(w, teamListKey(id)),
-      ...LIST_RESOURCES.map((list) => put(w, retiredItem(id, stored.lists[list].layout.generation, list, now))),
-      put(w, retiredItem(id, stored.membersGeneration, 'MEMBER', now)),
+      remove(writer, teamRecordKey(id), atRevision(stored.revision)),
+      ...teamRefKeys(id).map((key) => remove(writer, key)),
+      ...(slug === undefined ? [] : teamRefKeys(slug).map((key) => remove(writer, key, ownRef([id])))),
+      remove(writer, teamListKey(id)),
+      ...LIST_RESOURCES.map((list) => put(writer, retiredItem(id, stored.lists[list].layout.generation, list, now))),
+      put(writer, retiredItem(id, stored.membersGeneration, 'MEMBER', now)),
     ],
   );
 }
@@ -125,13 +125,13 @@ export async function removeTeamItems(w: Writer, { stored }: RemovedTeamPlan): P
  * next write finds nothing to do. Written last, so that a writer killed before it leaves the members
  * still to compare, and the next one completes them.
  */
-export async function recordMembers(w: Writer, team: TeamState, fingerprint: string): Promise<void> {
+export async function recordMembers(writer: Writer, team: TeamState, fingerprint: string): Promise<void> {
   const teamId = team.identity.id;
-  w.locks.assertHeld(teamId);
+  writer.locks.assertHeld(teamId);
   try {
-    await w.doc.send(
+    await writer.doc.send(
       new UpdateCommand({
-        TableName: w.tableName,
+        TableName: writer.tableName,
         Key: teamRecordKey(teamId),
         UpdateExpression: 'SET members_fingerprint = :fingerprint',
         ConditionExpression: 'revision = :revision',
@@ -161,13 +161,13 @@ const BUSY = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'Trans
  * requests, for about a minute (shared/table/retry.ts, WRITER_RETRIES); the lock is checked again
  * before each attempt.
  */
-async function transact(w: Writer, teamIds: number[], actions: Action[]): Promise<void> {
-  const checks = teamIds.map((teamId) => w.locks.conditionCheck(teamId));
+async function transact(writer: Writer, teamIds: number[], actions: Action[]): Promise<void> {
+  const checks = teamIds.map((teamId) => writer.locks.conditionCheck(teamId));
   const { retries, minDelayMs = 50, maxDelayMs = 5_000 } = WRITER_RETRIES;
   for (let attempt = 0; ; attempt++) {
-    for (const teamId of teamIds) w.locks.assertHeld(teamId);
+    for (const teamId of teamIds) writer.locks.assertHeld(teamId);
     try {
-      await w.doc.send(new TransactWriteCommand({ TransactItems: [...checks, ...actions] as never }));
+      await writer.doc.send(new TransactWriteCommand({ TransactItems: [...checks, ...actions] as never }));
       return;
     } catch (error) {
       if ((error as Error).name !== 'TransactionCanceledException') throw error;
@@ -199,7 +199,9 @@ const ownRef = (teamIds: number[]) => ({
   ExpressionAttributeValues: Object.fromEntries(teamIds.map((id, i) => [`:id${i}`, id])),
 });
 
-const put = (w: Writer, Item: Key, condition = {}): Action => ({ Put: { TableName: w.tableName, Item, ...condition } });
-const remove = (w: Writer, Key: Key, condition = {}): Action => ({
-  Delete: { TableName: w.tableName, Key, ...condition },
+const put = (writer: Writer, Item: Key, condition = {}): Action => ({
+  Put: { TableName: writer.tableName, Item, ...condition },
+});
+const remove = (writer: Writer, Key: Key, condition = {}): Action => ({
+  Delete: { TableName: writer.tableName, Key, ...condition },
 });

@@ -15,16 +15,16 @@ import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } 
  */
 
 /** Before any switch: tokens that go are deleted, tokens that lose abilities or expire earlier are narrowed. */
-export async function narrowTokens(w: TableRef, tokens: TokenPlan): Promise<void> {
+export async function narrowTokens(table: TableRef, tokens: TokenPlan): Promise<void> {
   const { removed, kept, indexed } = tokens;
   const reindexed = new Set(indexed.map((token) => token.sanctumId));
   // The tokens first, which is what revokes them (thousands, in a mass delete), then their indexes.
   await writeRequests(
-    w,
+    table,
     removed.map((token) => deleteRequest(tokenKey(token.hash))),
   );
   await writeRequests(
-    w,
+    table,
     removed.flatMap((token) => [
       deleteRequest(userTokenKey(token.userId, token.hash)),
       // Its Sanctum id's item goes with it, unless a token of this write takes the id over.
@@ -37,28 +37,28 @@ export async function narrowTokens(w: TableRef, tokens: TokenPlan): Promise<void
     const { abilities, expiresAt } = narrowedToken(token);
     const { stored, desired } = token;
     if (String(abilities) !== String(stored.abilities) || expiresAt !== stored.expiresAt) {
-      await updateToken(w, desired.hash, desired.userId, { abilities, expires_at: expiresAt });
+      await updateToken(table, desired.hash, desired.userId, { abilities, expires_at: expiresAt });
     }
   });
 }
 
 /** Users new or renamed: their names (a user item grants nothing by itself). */
-export async function writeUserNames(w: TableRef, users: DesiredUser[]): Promise<void> {
-  await forEachConcurrently(users, ({ id, name }) => setUser(w, id, { name }));
+export async function writeUserNames(table: TableRef, users: DesiredUser[]): Promise<void> {
+  await forEachConcurrently(users, ({ id, name }) => setUser(table, id, { name }));
 }
 
 /**
  * After the last switch: new tokens written whole and valid, kept tokens widened, Sanctum ids
  * indexed, users that are gone removed.
  */
-export async function widenTokens(w: Writer, tokens: TokenPlan, removedUsers: number[], startedAt: number) {
+export async function widenTokens(writer: Writer, tokens: TokenPlan, removedUsers: number[], startedAt: number) {
   await writeRequests(
-    w,
+    writer,
     removedUsers.map((id) => deleteRequest(userKey(id))),
   );
   const created = new Set(tokens.created);
   // The indexes first: a membership change that lists the user's tokens finds the new ones.
-  await writeRequests(w, [
+  await writeRequests(writer, [
     ...tokens.created.map((token) => putRequest(userTokenItem(token.userId, token.hash))),
     ...tokens.indexed.map((token) =>
       putRequest(sanctumIndexItem(token.sanctumId!, token.hash, token.userId, tokenFingerprint(token))),
@@ -67,13 +67,13 @@ export async function widenTokens(w: Writer, tokens: TokenPlan, removedUsers: nu
   const byUser = Map.groupBy(tokens.created, (token) => token.userId);
   await forEachConcurrently([...byUser], async ([userId, mine]) => {
     // The user's memberships read once for all of its tokens (a first load gives a user thousands).
-    const memberships = await userMemberships(w, userId);
+    const memberships = await userMemberships(writer, userId);
     await writeRequests(
-      w,
+      writer,
       mine.map((token) => putRequest(tokenItem({ ...fieldsOf(token, startedAt), memberships }))),
     );
     await settleTokenMemberships(
-      w,
+      writer,
       userId,
       mine.map((token) => token.hash),
       memberships,
@@ -82,7 +82,7 @@ export async function widenTokens(w: Writer, tokens: TokenPlan, removedUsers: nu
   await forEachConcurrently(
     tokens.kept.filter((kept) => widensToken(kept) && !created.has(kept.desired)),
     ({ desired }) =>
-      updateToken(w, desired.hash, desired.userId, {
+      updateToken(writer, desired.hash, desired.userId, {
         abilities: desired.abilities,
         expires_at: desired.expiresAt,
         name: desired.name,
@@ -103,16 +103,16 @@ const fieldsOf = (token: DesiredToken, startedAt: number) => ({
 });
 
 /** Sets the attributes given, removes those given as undefined: on condition that the token is still its user's. */
-async function updateToken(w: TableRef, hash: string, userId: number, attributes: Record<string, unknown>) {
+async function updateToken(table: TableRef, hash: string, userId: number, attributes: Record<string, unknown>) {
   const names = Object.keys(attributes);
   const set = names.filter((name) => attributes[name] !== undefined);
   const removed = names.filter((name) => attributes[name] === undefined);
   const setClause = `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`;
   const removeClause = removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : '';
   try {
-    await w.doc.send(
+    await table.doc.send(
       new UpdateCommand({
-        TableName: w.tableName,
+        TableName: table.tableName,
         Key: tokenKey(hash),
         UpdateExpression: setClause + removeClause,
         ConditionExpression: 'user_id = :user',
@@ -130,16 +130,16 @@ async function updateToken(w: TableRef, hash: string, userId: number, attributes
 }
 
 /** A user item's attributes, set (the rest of the item stays). */
-async function setUser(w: TableRef, userId: number, attributes: Record<string, unknown>): Promise<void> {
+async function setUser(table: TableRef, userId: number, attributes: Record<string, unknown>): Promise<void> {
   const names = Object.keys(attributes).filter((name) => attributes[name] !== undefined);
   const removed = Object.keys(attributes).filter((name) => attributes[name] === undefined);
   const clauses = [
     ...(names.length > 0 ? [`SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
     ...(removed.length > 0 ? [`REMOVE ${removed.map((name) => `#${name}`).join(', ')}`] : []),
   ];
-  await w.doc.send(
+  await table.doc.send(
     new UpdateCommand({
-      TableName: w.tableName,
+      TableName: table.tableName,
       Key: userKey(userId),
       UpdateExpression: clauses.join(' '),
       ExpressionAttributeNames: Object.fromEntries(Object.keys(attributes).map((name) => [`#${name}`, name])),

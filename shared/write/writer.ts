@@ -17,7 +17,7 @@ export interface TableRef {
 }
 
 /** The table through the client for long streams of writes to one partition key. */
-export const bulkRef = (t: TableRef): TableRef => ({ doc: t.bulk ?? t.doc, tableName: t.tableName });
+export const bulkRef = (table: TableRef): TableRef => ({ doc: table.bulk ?? table.doc, tableName: table.tableName });
 
 /**
  * What a write goes through (apply.ts): the table, who is writing (the owner of its import's or
@@ -37,14 +37,18 @@ export interface Writer extends TableRef {
  * Writes every request (in batches of 25, several in flight); for a team's items, each batch after
  * the check that its lock is still held.
  */
-export function writeRequests(w: TableRef & Partial<Writer>, requests: WriteRequest[], teamId?: number) {
-  const beforeSend = teamId === undefined ? undefined : () => w.locks!.assertHeld(teamId);
-  return writeAll(w.doc, w.tableName, requests, { beforeSend });
+export function writeRequests(table: TableRef & Partial<Writer>, requests: WriteRequest[], teamId?: number) {
+  const beforeSend = teamId === undefined ? undefined : () => table.locks!.assertHeld(teamId);
+  return writeAll(table.doc, table.tableName, requests, { beforeSend });
 }
 
 /** A writer of streamed requests, each batch after `check` (a lock's or a lease's). */
-export function requestWriter(w: TableRef, check?: () => void, onWritten?: (count: number) => void | Promise<void>) {
-  return batchWriter(w.doc, w.tableName, { beforeSend: check, onWritten });
+export function requestWriter(
+  table: TableRef,
+  check?: () => void,
+  onWritten?: (count: number) => void | Promise<void>,
+) {
+  return batchWriter(table.doc, table.tableName, { beforeSend: check, onWritten });
 }
 
 export const putRequest = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });
