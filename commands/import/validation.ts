@@ -357,7 +357,10 @@ const REFERRED: Record<Kept, string> = {
 
 function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
-  if (value === undefined) map.set(key, (value = create()));
+  if (value === undefined) {
+    value = create();
+    map.set(key, value);
+  }
   return value;
 }
 

@@ -315,6 +315,9 @@ function mergeUnprocessed(operation: string, answer: Body, request: Body, refuse
   // A BatchGetItem answers every table it was asked about, with no items where none were read.
   if (field === 'UnprocessedKeys') {
     const read = answer as BatchGetAnswer;
-    for (const table of Object.keys((request as BatchGetRequest).RequestItems!)) (read.Responses ??= {})[table] ??= [];
+    for (const table of Object.keys((request as BatchGetRequest).RequestItems!)) {
+      read.Responses ??= {};
+      read.Responses[table] ??= [];
+    }
   }
 }

@@ -231,7 +231,9 @@ function entries<T>(requestItems: Record<string, T[]>): { table: string; entry: 
 function grouped<T>(list: { table: string; entry: T }[], keep: boolean[]): Record<string, T[]> {
   const byTable: Record<string, T[]> = {};
   list.forEach(({ table, entry }, i) => {
-    if (keep[i]) (byTable[table] ??= []).push(entry);
+    if (!keep[i]) return;
+    byTable[table] ??= [];
+    byTable[table].push(entry);
   });
   return byTable;
 }

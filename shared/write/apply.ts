@@ -141,9 +141,10 @@ async function writeBeside(w: Writer, plan: Plan, items: ItemSource, { onProgres
   const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
   let done = 0;
   if (total > 0) await onProgress?.({ phase: 'writing', done, total });
-  const writer = requestWriter(bulkRef(w), undefined, (count) =>
-    onProgress?.({ phase: 'writing', done: (done += count), total }),
-  );
+  const writer = requestWriter(bulkRef(w), undefined, (count) => {
+    done += count;
+    return onProgress?.({ phase: 'writing', done, total });
+  });
   const emit: EmitItem = (teamId, list, id, json) => {
     const rebuild = rebuilds.get(`${teamId}#${list}`);
     if (rebuild) {
