@@ -174,12 +174,16 @@ function snapshotIndex(problems: Problems) {
     const { record } = checked;
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !has(kind, referred))) broken = true;
-    const duplicate = () => problems.add(say.duplicateId(where));
-    if (collection in kept && kept[collection as Kept].has(id)) return duplicate();
+    if (collection in kept && kept[collection as Kept].has(id)) {
+      problems.add(say.duplicateId(where));
+      return;
+    }
     switch (collection) {
       case 'teams':
-        if (record.slug !== undefined && slugs.has(record.slug))
-          return problems.add(say.duplicateSlug(where, record.slug));
+        if (record.slug !== undefined && slugs.has(record.slug)) {
+          problems.add(say.duplicateSlug(where, record.slug));
+          return;
+        }
         kept.teams.set(id, { index, id, slug: record.slug, name: record.name! });
         if (record.slug !== undefined) slugs.add(record.slug);
         return;
@@ -189,8 +193,14 @@ function snapshotIndex(problems: Problems) {
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
-        if (hashes.has(hash)) return problems.add(say.duplicateSecret(where));
-        if (record.id !== undefined && sanctumIds.has(id)) return duplicate();
+        if (hashes.has(hash)) {
+          problems.add(say.duplicateSecret(where));
+          return;
+        }
+        if (record.id !== undefined && sanctumIds.has(id)) {
+          problems.add(say.duplicateId(where));
+          return;
+        }
         hashes.add(hash);
         if (record.id !== undefined) sanctumIds.add(id);
         tokens.push({
