@@ -344,7 +344,8 @@ function snapshotIndex(problems: Problems) {
  */
 function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
-  if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'users')
+    for (const [i, teamId] of record.teams!.entries()) references.push([`teams[${i}]`, 'teams', teamId]);
   if (collection === 'tokens') references.push(['user_id', 'users', record.user_id!]);
   if ('team_id' in record) references.push(['team_id', 'teams', record.team_id!]);
   if (collection === 'projects' && record.client_id !== null)

@@ -214,7 +214,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
     try {
       upstream = await send(headers, path, Buffer.from(JSON.stringify(request)));
     } catch (error) {
-      demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, 0));
+      for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, 0);
       throw error;
     }
     const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString('utf8')) : undefined;
@@ -222,11 +222,12 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
       // DynamoDB charges a write whose condition failed, as DynamoDB Local does not say; any other
       // error (a request it refused as invalid) consumed nothing.
       const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString('utf8'));
-      demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, charged ? demand.units : 0));
+      for (const [i, demand] of demands.entries())
+        if (admitted[i]) ledger.settle(kind, demand, charged ? demand.units : 0);
       return upstream;
     }
     const costs = plan.costs(answer, admitted);
-    demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, costs[i]!));
+    for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, costs[i]!);
     if (shape === 'batch') mergeUnprocessed(operation, answer, parsed, plan.unprocessed(refused));
     if (!wantsCapacity) delete answer.ConsumedCapacity;
     return json(200, answer, upstream.headers);

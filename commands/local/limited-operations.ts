@@ -278,7 +278,7 @@ function costsByTable(
       members.map((i) => known[i]!),
       least,
     );
-    members.forEach((i, n) => (costs[i] = shares[n]!));
+    for (const [n, i] of members.entries()) costs[i] = shares[n]!;
   }
   return costs;
 }
