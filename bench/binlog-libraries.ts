@@ -64,8 +64,17 @@ const LIBRARIES: Record<string, { driver: string; start: Start; metadata?: 'FULL
   },
 };
 
-// The three libraries share zongji's shape; untyped here, as two of them have no types for it.
-async function startZongji(ZongJi: any, connection: object, options: object): Promise<Reader> {
+/** What the probe uses of a zongji reader: the three libraries share its shape, and two have no types for it. */
+interface ZongJiReader {
+  on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'binlog', listener: (event: Record<string, unknown> & { getEventName(): string }) => void): void;
+  once(event: 'ready', listener: () => void): void;
+  start(options: object): void;
+  stop(): void;
+}
+
+async function startZongji(library: unknown, connection: object, options: object): Promise<Reader> {
+  const ZongJi = library as new (connection: object) => ZongJiReader;
   const reader = new ZongJi(connection);
   const events: Seen[] = [];
   const errors: string[] = [];

@@ -58,7 +58,9 @@ function editing(data: SourceSnapshot) {
     return index < 0 ? projects.length : index;
   };
   return {
-    rename: (id: number, name: string) => void (projects[at(id)]!.name = name),
+    rename: (id: number, name: string) => {
+      projects[at(id)]!.name = name;
+    },
     add: (id: number, name: string) =>
       void projects.splice(at(id), 0, { id, team_id: TEAM, name, slug: name, created_at: '2026-01-02T03:04:05Z' }),
     remove: (id: number) => void projects.splice(at(id), 1),
@@ -430,7 +432,9 @@ async function writesAt(
         [
           [
             ['UPDATE costs SET amount = 6 WHERE team_id = $1', [TEAM]],
-            () => void (data.costs![0]!.amount = '6.00'),
+            () => {
+              data.costs![0]!.amount = '6.00';
+            },
             async () => (await get('finances')).body.data[0].amount === 6,
           ],
         ],

@@ -27,7 +27,11 @@ for (const name of env.BENCH_TWIN_FIRST === 'true' ? (['twin', 'fn'] as const) :
       await setImmediate();
       if (statusCode !== 200) throw new Error(`${name} answered ${statusCode}`);
     },
-    { beforeEach: () => void (event = structuredClone(events[name])) },
+    {
+      beforeEach: () => {
+        event = structuredClone(events[name]);
+      },
+    },
   );
 }
 await bench.run();

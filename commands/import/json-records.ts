@@ -93,7 +93,7 @@ export async function readSnapshotRecords(
         previous = chunk.subarray(-3);
       }
       blank &&= !/\S/.test(text);
-      let tokens;
+      let tokens: ReturnType<typeof parse>;
       try {
         tokens = parse(chunk ? text : none);
       } catch {

@@ -174,12 +174,16 @@ function snapshotIndex(problems: Problems) {
     const { record } = checked;
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !has(kind, referred))) broken = true;
-    const duplicate = () => problems.add(say.duplicateId(where));
-    if (collection in kept && kept[collection as Kept].has(id)) return duplicate();
+    if (collection in kept && kept[collection as Kept].has(id)) {
+      problems.add(say.duplicateId(where));
+      return;
+    }
     switch (collection) {
       case 'teams':
-        if (record.slug !== undefined && slugs.has(record.slug))
-          return problems.add(say.duplicateSlug(where, record.slug));
+        if (record.slug !== undefined && slugs.has(record.slug)) {
+          problems.add(say.duplicateSlug(where, record.slug));
+          return;
+        }
         kept.teams.set(id, { index, id, slug: record.slug, name: record.name! });
         if (record.slug !== undefined) slugs.add(record.slug);
         return;
@@ -189,8 +193,14 @@ function snapshotIndex(problems: Problems) {
       case 'tokens': {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
-        if (hashes.has(hash)) return problems.add(say.duplicateSecret(where));
-        if (record.id !== undefined && sanctumIds.has(id)) return duplicate();
+        if (hashes.has(hash)) {
+          problems.add(say.duplicateSecret(where));
+          return;
+        }
+        if (record.id !== undefined && sanctumIds.has(id)) {
+          problems.add(say.duplicateId(where));
+          return;
+        }
         hashes.add(hash);
         if (record.id !== undefined) sanctumIds.add(id);
         tokens.push({
@@ -334,7 +344,8 @@ function snapshotIndex(problems: Problems) {
  */
 function referencesOf(collection: Collection, record: AnyRecord): [field: string, kind: Kept, id: number][] {
   const references: [string, Kept, number][] = [];
-  if (collection === 'users') record.teams!.forEach((teamId, i) => references.push([`teams[${i}]`, 'teams', teamId]));
+  if (collection === 'users')
+    for (const [i, teamId] of record.teams!.entries()) references.push([`teams[${i}]`, 'teams', teamId]);
   if (collection === 'tokens') references.push(['user_id', 'users', record.user_id!]);
   if ('team_id' in record) references.push(['team_id', 'teams', record.team_id!]);
   if (collection === 'projects' && record.client_id !== null)
@@ -357,7 +368,10 @@ const REFERRED: Record<Kept, string> = {
 
 function mapped<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
-  if (value === undefined) map.set(key, (value = create()));
+  if (value === undefined) {
+    value = create();
+    map.set(key, value);
+  }
   return value;
 }
 

@@ -166,7 +166,10 @@ export class CapacityLedger {
     const bucket = (scope: string, rate: number) => {
       const key = `${kind}\u0000${table}\u0000${scope}`;
       let found = this.buckets.get(key);
-      if (!found) this.buckets.set(key, (found = new TokenBucket(rate, now)));
+      if (!found) {
+        found = new TokenBucket(rate, now);
+        this.buckets.set(key, found);
+      }
       return found;
     };
     const write = kind === 'write';
@@ -179,14 +182,20 @@ export class CapacityLedger {
 
   private tableStats(table: string): TableStats {
     let stats = this.tables.get(table);
-    if (!stats) this.tables.set(table, (stats = { ...emptyUsage(), throttledRequests: 0, partitions: {} }));
+    if (!stats) {
+      stats = { ...emptyUsage(), throttledRequests: 0, partitions: {} };
+      this.tables.set(table, stats);
+    }
     return stats;
   }
 
   private count(kind: Kind, { table, partition }: Demand, units: number, throttled: number): void {
     const tableStats = this.tableStats(table);
     const usages: Usage[] = [tableStats];
-    if (partition !== undefined) usages.push((tableStats.partitions[partition] ??= emptyUsage()));
+    if (partition !== undefined) {
+      tableStats.partitions[partition] ??= emptyUsage();
+      usages.push(tableStats.partitions[partition]);
+    }
     for (const usage of usages) {
       if (kind === 'write') usage.writeUnits += units;
       else usage.readUnits += units;

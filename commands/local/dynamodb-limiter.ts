@@ -2,7 +2,20 @@ import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders }
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { CapacityLedger, type LimiterStats } from './capacity-ledger.ts';
-import { LIMITED, planFor, tableName, tablesOf, type Plan, type TableInfo } from './limited-operations.ts';
+import {
+  LIMITED,
+  planFor,
+  tableName,
+  tablesOf,
+  type BatchGetAnswer,
+  type BatchGetRequest,
+  type Body,
+  type KeysAndAttributes,
+  type Plan,
+  type TableInfo,
+  type Unprocessed,
+  type WriteRequest,
+} from './limited-operations.ts';
 import { throttled, transactionThrottled, type ThrottlingException } from './throttling-answers.ts';
 
 export type { LimiterStats } from './capacity-ledger.ts';
@@ -52,7 +65,7 @@ const AMZ_JSON = 'application/x-amz-json-1.0';
 /** A request the limiter limits, read and planned. */
 interface Planned {
   operation: string;
-  parsed: Record<string, any>;
+  parsed: Body;
   tables: Map<string, TableInfo>;
   plan: Plan;
 }
@@ -156,7 +169,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
   /** Plans a request, or undefined when it is to pass through unlimited (not one it can read). */
   async function plan(operation: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Planned | undefined> {
     if (!LIMITED.has(operation)) return undefined;
-    let parsed: Record<string, any>;
+    let parsed: Body;
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
@@ -201,19 +214,20 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
     try {
       upstream = await send(headers, path, Buffer.from(JSON.stringify(request)));
     } catch (error) {
-      demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, 0));
+      for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, 0);
       throw error;
     }
-    const answer = upstream.status === 200 ? JSON.parse(upstream.body.toString('utf8')) : undefined;
+    const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString('utf8')) : undefined;
     if (!answer) {
       // DynamoDB charges a write whose condition failed, as DynamoDB Local does not say; any other
       // error (a request it refused as invalid) consumed nothing.
       const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString('utf8'));
-      demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, charged ? demand.units : 0));
+      for (const [i, demand] of demands.entries())
+        if (admitted[i]) ledger.settle(kind, demand, charged ? demand.units : 0);
       return upstream;
     }
     const costs = plan.costs(answer, admitted);
-    demands.forEach((demand, i) => admitted[i] && ledger.settle(kind, demand, costs[i]!));
+    for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, costs[i]!);
     if (shape === 'batch') mergeUnprocessed(operation, answer, parsed, plan.unprocessed(refused));
     if (!wantsCapacity) delete answer.ConsumedCapacity;
     return json(200, answer, upstream.headers);
@@ -288,22 +302,23 @@ function passedHeaders(headers: IncomingHttpHeaders, body: Buffer): IncomingHttp
 }
 
 /** A batch's answer with the refused items added to what the target left unprocessed. */
-function mergeUnprocessed(
-  operation: string,
-  answer: Record<string, any>,
-  request: Record<string, any>,
-  refused: Record<string, any>,
-) {
+function mergeUnprocessed(operation: string, answer: Body, request: Body, refused: Unprocessed) {
   const field = operation === 'BatchGetItem' ? 'UnprocessedKeys' : 'UnprocessedItems';
-  const merged: Record<string, any> = answer[field] ?? {};
+  // Of the same operation as `refused`: per table, a list of items where it has one, else keys.
+  const merged = (answer[field] ?? {}) as Unprocessed;
   for (const [table, left] of Object.entries(refused)) {
     const before = merged[table];
     merged[table] = Array.isArray(left)
-      ? [...(before ?? []), ...left]
-      : { ...left, Keys: [...(before?.Keys ?? []), ...left.Keys] };
+      ? [...((before ?? []) as WriteRequest[]), ...left]
+      : { ...left, Keys: [...((before as KeysAndAttributes | undefined)?.Keys ?? []), ...left.Keys] };
   }
   answer[field] = merged;
   // A BatchGetItem answers every table it was asked about, with no items where none were read.
-  if (field === 'UnprocessedKeys')
-    for (const table of Object.keys(request.RequestItems)) (answer.Responses ??= {})[table] ??= [];
+  if (field === 'UnprocessedKeys') {
+    const read = answer as BatchGetAnswer;
+    for (const table of Object.keys((request as BatchGetRequest).RequestItems!)) {
+      read.Responses ??= {};
+      read.Responses[table] ??= [];
+    }
+  }
 }

@@ -76,7 +76,12 @@ async function startOnce(port: number): Promise<DynamoDbLocal> {
   keeper.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   keeper.stdin.on('error', () => {}); // the keeper may be gone before the pipe is closed
   let closed = false;
-  const exited = new Promise<void>((resolve) => keeper.once('close', () => resolve(void (closed = true))));
+  const exited = new Promise<void>((resolve) =>
+    keeper.once('close', () => {
+      closed = true;
+      resolve();
+    }),
+  );
   let stopping = false;
   // Closing the pipe stops the keeper, which stops Java.
   const stop = async () => {

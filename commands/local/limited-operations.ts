@@ -35,7 +35,44 @@ export interface TableInfo {
   onDemand: boolean;
 }
 
-type Body = Record<string, any>;
+/**
+ * A request or an answer of DynamoDB's JSON protocol, parsed and not checked. Its fields are read
+ * through the shapes below, DynamoDB's for the operation that names them ("Amazon DynamoDB API
+ * Reference"), with only the fields read here. A request DynamoDB will refuse can be anything: one
+ * whose plan throws is passed through unplanned (dynamodb-limiter.ts).
+ */
+export type Body = Record<string, unknown>;
+
+/** GetItem, Query, Scan, PutItem, UpdateItem and DeleteItem. */
+type SingleRequest = { TableName: string; Key?: WireItem; Item?: WireItem; ConsistentRead?: boolean };
+type QueryRequest = {
+  KeyConditionExpression?: string;
+  KeyConditions?: Record<string, { ComparisonOperator?: string; AttributeValueList?: AttributeValue[] }>;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, AttributeValue>;
+};
+/** One item of a BatchWriteItem (its RequestItems and UnprocessedItems, per table). */
+export type WriteRequest = { PutRequest?: { Item: WireItem }; DeleteRequest?: { Key: WireItem } };
+/** A BatchGetItem's keys of one table and how to read them (its RequestItems and UnprocessedKeys). */
+export type KeysAndAttributes = { Keys: WireItem[]; ConsistentRead?: boolean };
+type BatchWriteRequest = { RequestItems?: Record<string, WriteRequest[]> };
+type BatchWriteAnswer = { UnprocessedItems?: Record<string, WriteRequest[]> };
+export type BatchGetRequest = { RequestItems?: Record<string, KeysAndAttributes> };
+export type BatchGetAnswer = {
+  Responses?: Record<string, WireItem[]>;
+  UnprocessedKeys?: Record<string, KeysAndAttributes>;
+};
+/** An item of a TransactWriteItems or TransactGetItems: its one action, `{Put: {…}}`. */
+type TransactItem = Record<string, TransactAction>;
+type TransactAction = { TableName: string; Key?: WireItem; Item?: WireItem };
+type TransactRequest = { TransactItems?: TransactItem[] };
+type TransactGetAnswer = { Responses?: { Item?: WireItem }[] };
+type ConsumedCapacity = { TableName?: string; CapacityUnits?: number };
+type CapacityAnswer = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+
+/** A batch's refused items, per table: a BatchWriteItem's UnprocessedItems or a BatchGetItem's UnprocessedKeys. */
+export type Unprocessed = Record<string, WriteRequest[] | KeysAndAttributes>;
+
 export type Shape = 'single' | 'batch' | 'transaction';
 
 export interface Plan {
@@ -46,7 +83,7 @@ export interface Plan {
   /** The request with only the admitted demands (a batch); the request itself otherwise. */
   forward(admitted: boolean[]): Body;
   /** A batch's refused items, in the form of its UnprocessedItems or UnprocessedKeys. */
-  unprocessed(refused: boolean[]): Body;
+  unprocessed(refused: boolean[]): Unprocessed;
   /** Per demand, what it cost (0 where it was not admitted or not done), from a successful answer. */
   costs(answer: Body, admitted: boolean[]): number[];
 }
@@ -78,32 +115,35 @@ export function partitionLabel(value: AttributeValue | undefined): string | unde
 /** The tables a request names, to be described before it is planned. */
 export function tablesOf(operation: string, body: Body): string[] {
   if (operation === 'BatchGetItem' || operation === 'BatchWriteItem')
-    return Object.keys(body.RequestItems ?? {}).map(tableName);
+    return Object.keys((body as BatchWriteRequest | BatchGetRequest).RequestItems ?? {}).map(tableName);
   if (operation === 'TransactGetItems' || operation === 'TransactWriteItems')
-    return [...new Set<string>((body.TransactItems ?? []).map((item: Body) => tableName(actionOf(item).TableName)))];
+    return [
+      ...new Set(((body as TransactRequest).TransactItems ?? []).map((item) => tableName(actionOf(item).TableName))),
+    ];
   return typeof body.TableName === 'string' ? [tableName(body.TableName)] : [];
 }
 
-/** The one action of a transaction's item: `{Put: {…}}` is its Put. */
-const actionOf = (item: Body): Body => Object.values(item)[0] ?? {};
-const modeOf = (body: Body): ReadMode => (body.ConsistentRead === true ? 'strong' : 'eventual');
+/** The one action of a transaction's item: `{Put: {…}}` is its Put (an item with none, one DynamoDB refuses: `{}`). */
+const actionOf = (item: TransactItem): TransactAction => Object.values(item)[0] ?? ({} as TransactAction);
+const modeOf = (body: { ConsistentRead?: boolean }): ReadMode => (body.ConsistentRead === true ? 'strong' : 'eventual');
 
 /** The partition key value a Query's key condition fixes (`pk = :v`, either way round, or KeyConditions). */
 export function queryPartition(body: Body, partitionKey: string): AttributeValue | undefined {
-  const names: Record<string, string> = body.ExpressionAttributeNames ?? {};
-  const values: Record<string, AttributeValue> = body.ExpressionAttributeValues ?? {};
+  const query = body as QueryRequest;
+  const names = query.ExpressionAttributeNames ?? {};
+  const values = query.ExpressionAttributeValues ?? {};
   const equality = /([#\w.]+)\s*=\s*(:\w+)|(:\w+)\s*=\s*([#\w.]+)/g;
-  for (const match of String(body.KeyConditionExpression ?? '').matchAll(equality)) {
+  for (const match of String(query.KeyConditionExpression ?? '').matchAll(equality)) {
     const name = match[1] ?? match[4]!;
     if ((name.startsWith('#') ? names[name] : name) === partitionKey) return values[match[2] ?? match[3]!];
   }
-  const legacy = body.KeyConditions?.[partitionKey];
+  const legacy = query.KeyConditions?.[partitionKey];
   return legacy?.ComparisonOperator === 'EQ' ? legacy.AttributeValueList?.[0] : undefined;
 }
 
 /** DynamoDB Local's figure for a table in an answer (one object, or one per table). */
 function consumed(answer: Body, table: string): number | undefined {
-  const all = [answer.ConsumedCapacity ?? []].flat() as Body[];
+  const all = [(answer as CapacityAnswer).ConsumedCapacity ?? []].flat();
   const found = all.find((entry) => tableName(String(entry.TableName)) === table);
   return typeof found?.CapacityUnits === 'number' ? found.CapacityUnits : undefined;
 }
@@ -144,24 +184,26 @@ export function planFor(operation: string, body: Body, tables: Map<string, Table
     case 'GetItem':
     case 'Query':
     case 'Scan': {
-      const least = leastReadUnits(modeOf(body));
-      const { partitionKey } = info(body.TableName);
+      const request = body as SingleRequest;
+      const least = leastReadUnits(modeOf(request));
+      const { partitionKey } = info(request.TableName);
       // A Query reads one partition; a Scan reads them all, so it is limited by its table alone.
       const key: WireItem | undefined =
         operation === 'GetItem'
-          ? body.Key
+          ? request.Key
           : operation === 'Query'
             ? { [partitionKey]: queryPartition(body, partitionKey) ?? {} }
             : undefined;
-      const single = demand(body.TableName, key, least);
+      const single = demand(request.TableName, key, least);
       const cost = (answer: Body) => [Math.max(least, consumed(answer, single.table) ?? least)];
       return { kind: 'read', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
     }
     case 'PutItem':
     case 'UpdateItem':
     case 'DeleteItem': {
-      const units = operation === 'PutItem' ? writeUnits(itemSize(body.Item ?? {})) : 1;
-      const single = demand(body.TableName, operation === 'PutItem' ? body.Item : body.Key, units);
+      const request = body as SingleRequest;
+      const units = operation === 'PutItem' ? writeUnits(itemSize(request.Item ?? {})) : 1;
+      const single = demand(request.TableName, operation === 'PutItem' ? request.Item : request.Key, units);
       const cost = (answer: Body) => [Math.max(1, consumed(answer, single.table) ?? units)];
       return { kind: 'write', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
     }
@@ -189,17 +231,19 @@ function entries<T>(requestItems: Record<string, T[]>): { table: string; entry: 
 function grouped<T>(list: { table: string; entry: T }[], keep: boolean[]): Record<string, T[]> {
   const byTable: Record<string, T[]> = {};
   list.forEach(({ table, entry }, i) => {
-    if (keep[i]) (byTable[table] ??= []).push(entry);
+    if (!keep[i]) return;
+    byTable[table] ??= [];
+    byTable[table].push(entry);
   });
   return byTable;
 }
 
 function batchWrite(body: Body, demand: MakeDemand): Plan {
-  const list = entries<Body>(body.RequestItems ?? {});
+  const list = entries((body as BatchWriteRequest).RequestItems ?? {});
   const puts = list.map(({ entry }) => entry.PutRequest !== undefined);
   const demands = list.map(({ table, entry }, i) =>
     puts[i]
-      ? demand(table, entry.PutRequest.Item, writeUnits(itemSize(entry.PutRequest.Item)))
+      ? demand(table, entry.PutRequest!.Item, writeUnits(itemSize(entry.PutRequest!.Item)))
       : demand(table, entry.DeleteRequest?.Key, 1),
   );
   return {
@@ -209,7 +253,8 @@ function batchWrite(body: Body, demand: MakeDemand): Plan {
     forward: (admitted) => ({ ...body, RequestItems: grouped(list, admitted) }),
     unprocessed: (refused) => grouped(list, refused),
     costs(answer, admitted) {
-      const left = new Set(entries<Body>(answer.UnprocessedItems ?? {}).map(({ entry }) => JSON.stringify(entry)));
+      const unprocessed = (answer as BatchWriteAnswer).UnprocessedItems ?? {};
+      const left = new Set(entries(unprocessed).map(({ entry }) => JSON.stringify(entry)));
       const done = list.map(({ entry }, i) => admitted[i]! && !left.has(JSON.stringify(entry)));
       return costsByTable(demands, done, (table) => consumed(answer, table), puts, 1);
     },
@@ -233,13 +278,13 @@ function costsByTable(
       members.map((i) => known[i]!),
       least,
     );
-    members.forEach((i, n) => (costs[i] = shares[n]!));
+    for (const [n, i] of members.entries()) costs[i] = shares[n]!;
   }
   return costs;
 }
 
 function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDemand): Plan {
-  const requests: Record<string, Body> = body.RequestItems ?? {};
+  const requests = (body as BatchGetRequest).RequestItems ?? {};
   const list = entries<WireItem>(Object.fromEntries(Object.entries(requests).map(([t, r]) => [t, r.Keys ?? []])));
   const modes = list.map(({ table }) => modeOf(requests[table]!));
   const demands = list.map(({ table, entry }, i) => demand(table, entry, leastReadUnits(modes[i]!)));
@@ -253,7 +298,8 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
     demands,
     forward: (admitted) => ({ ...body, RequestItems: keep(admitted) }),
     unprocessed: keep,
-    costs(answer, admitted) {
+    costs(reply, admitted) {
+      const answer = reply as BatchGetAnswer;
       // An item's key, to match what came back with what was asked (the answer is in no order).
       const identity = (table: string, item: WireItem) => {
         const { partitionKey, sortKey } = info(table);
@@ -263,12 +309,12 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
       };
       const left = new Set(
         entries<WireItem>(
-          Object.fromEntries(Object.entries(answer.UnprocessedKeys ?? {}).map(([t, r]) => [t, (r as Body).Keys])),
+          Object.fromEntries(Object.entries(answer.UnprocessedKeys ?? {}).map(([t, r]) => [t, r.Keys])),
         ).map(({ table, entry }) => identity(table, entry)),
       );
       const found = new Map<string | undefined, WireItem>();
       let unmatched = false;
-      for (const { table, entry } of entries<WireItem>(answer.Responses ?? {})) {
+      for (const { table, entry } of entries(answer.Responses ?? {})) {
         const id = identity(table, entry);
         if (id === undefined) unmatched = true;
         found.set(id, entry);
@@ -284,7 +330,7 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
       // table's total (read from the items themselves) is shared among its keys.
       const total = (table: string) =>
         (answer.Responses?.[table] ?? []).reduce(
-          (sum: number, item: WireItem) => sum + readUnits(itemSize(item), modeOf(requests[table]!)),
+          (sum, item) => sum + readUnits(itemSize(item), modeOf(requests[table]!)),
           0,
         );
       return costsByTable(
@@ -299,7 +345,7 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
 }
 
 function transactWrite(body: Body, demand: MakeDemand): Plan {
-  const items: Body[] = body.TransactItems ?? [];
+  const items = (body as TransactRequest).TransactItems ?? [];
   const puts = items.map((item) => item.Put !== undefined);
   const demands = items.map((item, i) => {
     const action = actionOf(item);
@@ -321,7 +367,7 @@ function transactWrite(body: Body, demand: MakeDemand): Plan {
 }
 
 function transactGet(body: Body, demand: MakeDemand): Plan {
-  const items: Body[] = body.TransactItems ?? [];
+  const items = (body as TransactRequest).TransactItems ?? [];
   const demands = items.map((item) => demand(actionOf(item).TableName, actionOf(item).Key, 2));
   return {
     kind: 'read',
@@ -331,7 +377,7 @@ function transactGet(body: Body, demand: MakeDemand): Plan {
     unprocessed: () => ({}),
     costs: (answer, admitted) =>
       demands.map((_, i) => {
-        const item = answer.Responses?.[i]?.Item as WireItem | undefined;
+        const item = (answer as TransactGetAnswer).Responses?.[i]?.Item;
         return !admitted[i] ? 0 : item ? readUnits(itemSize(item), 'transactional') : leastReadUnits('transactional');
       }),
   };

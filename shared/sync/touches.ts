@@ -53,7 +53,8 @@ export class Touched {
   /** One item of a team's list. */
   item(teamId: number, list: ListResource, id: number): void {
     const touches = this.teamTouches(teamId);
-    (touches.items[list] ??= new Set()).add(id);
+    touches.items[list] ??= new Set();
+    touches.items[list].add(id);
   }
 
   /** What a team's touches ask to read: a list touched whole needs none of its items apart. */
@@ -93,7 +94,10 @@ export class Touched {
 
   private teamTouches(teamId: number): TeamTouches {
     let touches = this.teams.get(teamId);
-    if (!touches) this.teams.set(teamId, (touches = { parts: new Set(), items: {} }));
+    if (!touches) {
+      touches = { parts: new Set(), items: {} };
+      this.teams.set(teamId, touches);
+    }
     return touches;
   }
 }

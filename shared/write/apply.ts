@@ -148,9 +148,10 @@ async function writeBeside(
   const total = [...rebuilds.values()].reduce((n, r) => n + r.ids.length, 0);
   let done = 0;
   if (total > 0) await onProgress?.({ phase: 'writing', done, total });
-  const batch = requestWriter(bulkRef(writer), undefined, (count) =>
-    onProgress?.({ phase: 'writing', done: (done += count), total }),
-  );
+  const batch = requestWriter(bulkRef(writer), undefined, (count) => {
+    done += count;
+    return onProgress?.({ phase: 'writing', done, total });
+  });
   const emit: EmitItem = (teamId, list, id, json) => {
     const rebuild = rebuilds.get(`${teamId}#${list}`);
     if (rebuild) {

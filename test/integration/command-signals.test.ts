@@ -162,8 +162,11 @@ describe('npm start says in one line that DynamoDB Local stopped, and stops', ()
       env,
     });
     await command.waitFor('starting DynamoDB Local');
-    let java: ProcessInfo | undefined;
-    while (!(java = javaOf(processTree(command.child.pid!)))) await new Promise((resolve) => setTimeout(resolve, 50));
+    let java: ProcessInfo | undefined = javaOf(processTree(command.child.pid!));
+    while (!java) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      java = javaOf(processTree(command.child.pid!));
+    }
     running = { command, tree: processTree(command.child.pid!) };
     expect(signalIfStillRunning(java, 'SIGKILL')).toBe(true);
     expect((await command.exited).code).toBe(1);

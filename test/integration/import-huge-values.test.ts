@@ -23,6 +23,7 @@ afterAll(() => {
 
 const MB = 1 << 20;
 const PEAK = `data:text/javascript,${encodeURIComponent(
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is the child's module source; its template literal is the child's to evaluate
   "process.on('exit', () => process.stderr.write(`PEAK ${process.resourceUsage().maxRSS}\\n`));",
 )}`;
 

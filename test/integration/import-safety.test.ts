@@ -41,7 +41,7 @@ async function importFile(document: unknown, options: { raw?: boolean } = {}) {
   return runImportCli(table, await snapshotFile(document, options)).exited;
 }
 
-const before = () =>
+const startingSnapshot = () =>
   snapshot({
     teams: [team(1, 'acme'), team(2, 'globex')],
     users: [user(10, [1, 2]), user(11, [1])],
@@ -51,7 +51,7 @@ const before = () =>
 
 describe('a typo is never read as "no projects" or "no members"', () => {
   it('rejects "Projects" for "projects", with the hint, and writes nothing', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const image = await tableImage();
     const result = await importFile({ teams: [team(1, 'acme')], users: [user(10, [1])], Projects: projects(1, 5) });
     expect(result.code).toBe(1);
@@ -61,7 +61,7 @@ describe('a typo is never read as "no projects" or "no members"', () => {
   });
 
   it('rejects a user with "team" for "teams", naming the record, and keeps every member', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const image = await tableImage();
     const result = await importFile({ teams: [team(1, 'acme')], users: [{ id: 10, name: 'Ada', team: [1] }] });
     expect(result.code).toBe(1);
@@ -85,7 +85,7 @@ describe('a typo is never read as "no projects" or "no members"', () => {
 
 describe('nothing is imported in part because a later team is too large', () => {
   it('rejects, before the first write, a later team whose finance item exceeds 400 KB in bytes, naming it', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const image = await tableImage();
     // 3-byte characters: each label is within 255 characters, the team's item is not within 400 KB.
     const label = (i: number) => `${String(i).padStart(4, '0')}${'€'.repeat(251)}`;
@@ -159,7 +159,7 @@ describe('team slugs are path segments that need no escaping', () => {
 
 describe('a failed import activates nothing', () => {
   it('leaves every team whole with its own members and no new token valid; a rerun completes', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const next = snapshot({
       teams: [team(1, 'acme'), team(2, 'globex')],
       users: [user(10, [1]), user(12, [1, 2])],
@@ -199,7 +199,7 @@ describe('a failed import activates nothing', () => {
 
 describe('members are exactly as the snapshot says', () => {
   it('takes a replaced team away from a user who no longer lists it, and from a user absent from the snapshot', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     await importDocument(
       table,
       snapshot({ teams: [team(1, 'acme')], users: [user(12, [1])], tokens: [token(12, 'carol-secret')] }),
@@ -212,7 +212,7 @@ describe('members are exactly as the snapshot says', () => {
 
   it('gives a token created with `token create` the memberships of its user', async () => {
     const { createToken } = await import('../../commands/tokens/tokens.ts');
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const secret = await createToken(table.doc, table.tableName, {
       userId: 11,
       abilities: ['*'],
@@ -294,7 +294,7 @@ describe('a short, safe report of what is wrong', () => {
 
 describe('tokens', () => {
   it('refuses a snapshot token that belongs to another user in the table, before writing', async () => {
-    await importDocument(table, before());
+    await importDocument(table, startingSnapshot());
     const image = await tableImage();
     const result = await importFile({ users: [user(12, [])], tokens: [token(12, 'ada-secret')] });
     expect(result.code).toBe(1);

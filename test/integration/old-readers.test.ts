@@ -116,7 +116,7 @@ describe('a reader holding an old head', () => {
     const oldState = stateNow();
     // Half the list renamed: written whole, as a new generation beside.
     const rebuiltAt = T0 + 20 * MINUTE;
-    model.ids.forEach((id, i) => i % 2 === 0 && model.set(id, `rewritten ${i}`));
+    for (const [i, id] of model.ids.entries()) if (i % 2 === 0) model.set(id, `rewritten ${i}`);
     await importAt(rebuiltAt);
     const newHead = await headNow();
     expect(newHead.list.generation).not.toBe(oldHead.list.generation);

@@ -306,7 +306,10 @@ describe('servers a test starts with other settings', () => {
             );
           let last: unknown;
           await servedWithin(
-            async () => String((last = await names())) === 'Renamed',
+            async () => {
+              last = await names();
+              return String(last) === 'Renamed';
+            },
             10_000,
             () => `last ${JSON.stringify(last)}; the sync said ${JSON.stringify(sync.lines)}`,
           );

@@ -26,7 +26,7 @@ let table: TestTable;
 let api: TestApi;
 let files: Awaited<ReturnType<typeof snapshotFiles>>;
 
-const before = snapshot({
+const oldSnapshot = snapshot({
   teams: [team(1, 'big'), team(2, 'bystander')],
   users: [user(10, [1, 2]), user(11, [1])],
   tokens: [token(10, SECRET)],
@@ -36,7 +36,7 @@ const before = snapshot({
   daemons: [...daemons(5, 7, 5), ...daemons(6, 8, 2)],
 });
 /** Team 1 again, much larger, with other names and a new member. */
-const after = (projectCount: number) =>
+const newSnapshot = (projectCount: number) =>
   snapshot({
     teams: [team(1, 'big')],
     users: [user(10, [1]), user(13, [1])],
@@ -49,7 +49,7 @@ const after = (projectCount: number) =>
 
 beforeAll(async () => {
   table = await freshTable();
-  await importDocument(table, before);
+  await importDocument(table, oldSnapshot);
   api = await startApi(table);
   files = await snapshotFiles();
 });
@@ -171,7 +171,7 @@ describe('an invalid snapshot', () => {
 describe('an import killed part-way', () => {
   it('killed while it validates, has written nothing', async () => {
     // Over 5 MB: the progress display speaks of validating.
-    const file = await files.write(after(20_000));
+    const file = await files.write(newSnapshot(20_000));
     const image = await tableImage();
     const { exited, lines } = await importWhileReading(file, (line) => line.startsWith('validating '));
     expect(exited.signal).toBe('SIGKILL');
@@ -180,7 +180,7 @@ describe('an import killed part-way', () => {
   });
 
   it('killed while it writes, leaves readers on the old team and no new token valid; rerun, it completes at once', async () => {
-    const file = await files.write(after(BIG));
+    const file = await files.write(newSnapshot(BIG));
     const oldProjects = await generationOf(1, 'projects');
     const oldDaemons = await generationOf(1, 'daemons');
     const bystanderBefore = (await tableImage()).filter(

@@ -145,15 +145,14 @@ function buildWorld(spec: WorldSpec) {
     const team = teams[i]!;
     for (let e = 0; e < t.environments; e++)
       environments.push({ id: base + 10 * i + e + 1, team_id: team.id, name: `env-${e}` });
-    t.servers.forEach((s, k) =>
+    for (const [k, s] of t.servers.entries())
       servers.push({
         id: base + 10 * i + k + 1,
         team_id: team.id,
         name: `srv-${k}`,
         monthly_cost: s.cost.text,
         currency: s.currency,
-      }),
-    );
+      });
     const teamClients = Array.from({ length: t.clients }, (_, c) => base + 10 * i + c + 1);
     for (const id of teamClients) clients.push({ id, team_id: team.id, name: `client-${id}` });
     const own = t.projects.map((p) => {
@@ -176,7 +175,8 @@ function buildWorld(spec: WorldSpec) {
       })),
     );
     projects.push(...(t.reversed ? [...own].reverse() : own).map((p) => p.record));
-    t.costs.forEach((c) => costs.push({ team_id: team.id, label: c.label, amount: c.cost.text, currency: c.currency }));
+    for (const c of t.costs)
+      costs.push({ team_id: team.id, label: c.label, amount: c.cost.text, currency: c.currency });
     model.costs.set(team.id, [
       ...t.servers.map((s) => ({ label: 'Servers', currency: s.currency, units: s.cost.units })),
       ...t.costs.map((c) => ({ label: c.label, currency: c.currency, units: c.cost.units })),

@@ -43,7 +43,10 @@ const spec = fc.record({
 function ids(count: number, first: number, gaps: number[]): number[] {
   const list: number[] = [];
   let id = first;
-  for (let i = 0; i < count; i++) list.push((id += gaps[i % gaps.length]!));
+  for (let i = 0; i < count; i++) {
+    id += gaps[i % gaps.length]!;
+    list.push(id);
+  }
   return list;
 }
 

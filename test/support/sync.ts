@@ -93,7 +93,9 @@ export function startSync(
       lease,
       changesFirst,
       signal: stop.signal,
-      onPass: () => void (batches += 1),
+      onPass: () => {
+        batches += 1;
+      },
       // A full pass tells its progress as it begins (nothing done yet), and after each of its batches.
       onProgress: ({ teams, tokens }) => {
         if (teams.done !== 0 || tokens.done !== 0) return;

@@ -154,7 +154,7 @@ describe('the ledger: token buckets per partition key value and per table', () =
     const ledger = new CapacityLedger(RATES, manualClock().now);
     const demands = [write('a', 600), write('a', 600), write('b', 1)];
     const refusals = ledger.admit('write', demands);
-    demands.forEach((demand, i) => refusals[i] || ledger.settle('write', demand, demand.units));
+    for (const [i, demand] of demands.entries()) if (!refusals[i]) ledger.settle('write', demand, demand.units);
     ledger.throttledRequest('t');
     expect(ledger.stats()).toEqual({
       tables: {

@@ -88,13 +88,17 @@ function listFunction() {
   return {
     request,
     sent,
-    moveTo: (generation: string) => void (head = headAt(generation)),
+    moveTo: (generation: string) => {
+      head = headAt(generation);
+    },
     /** An item changed by the item: the same generation, a new version of `slot` at the next revision. */
     changeSlot: (slot: number) => {
       const revision = head.list.revision + 1;
       head = headAt(head.list.generation, [{ slot, kind: 'changed', revision }], revision);
     },
-    answerQueriesWith: (query: typeof pageQuery) => void (pageQuery = query),
+    answerQueriesWith: (query: typeof pageQuery) => {
+      pageQuery = query;
+    },
   };
 }
 
