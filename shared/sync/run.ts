@@ -342,7 +342,6 @@ class Sync {
   }
 
   /** A full pass through the applier, so that the log's changes committed meanwhile ride with its batches. */
-  // biome-ignore lint/correctness/noUnusedFunctionParameters: `session` is meant to end the pass with its stream (477ab5b, followStream), but is not passed on to fullPass's `stopped` yet; wiring it changes what the sync does, so it is kept for that change rather than removed.
   private async fullPass(applier: Applier, parts?: ChangePart[], session?: AbortSignal): Promise<void> {
     const refused = await fullPass(
       this.source!,
@@ -352,12 +351,13 @@ class Sync {
       (touched) => applier.applyPending(touched),
       {
         parts,
-        stopped: () => this.stopped,
+        // A pass left behind by its stream's failure stops between batches (followStream).
+        stopped: () => this.stopped || session?.aborted === true,
         onProgress: this.run_.onProgress,
       },
     );
     this.refusals.report(refused, (r) => r.part === 'token');
-    if (!parts) this.lastFullPass = this.clock();
+    if (!parts && session?.aborted !== true) this.lastFullPass = this.clock();
   }
 
   /**
