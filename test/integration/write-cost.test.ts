@@ -9,6 +9,7 @@ import { countedTable, type WriteCount } from '../support/writes.ts';
  * source database"), counted: the items each kind of change writes, at the importing client's own
  * middleware stack (test/support/writes.ts), for a team of 2,000 projects and 300 daemons. The lease
  * an import takes and the locks of the teams it writes hold no data and are not counted as data.
+ * That ETags follow their part is etags-follow-their-part.test.ts's.
  */
 const PROJECTS = 2_000;
 const DAEMONS_PER_ENVIRONMENT = 100;
@@ -135,26 +136,5 @@ describe('an import writes only what changed (a team of 2,000 projects and 300 d
     const writes = await importing({ serverCost: '31.00', projectName: 'again', members: [10, 12] });
     expect(writes.of('project')).toBe(1);
     expect(writes.keys.filter((key) => /^(TEAMREF#(2|bystander)|TEAM#2#|TEAMS 0*2$)/.test(key))).toEqual([]);
-  }, 60_000);
-});
-
-describe('ETags follow their part', () => {
-  it('keeps a project page answering 304 after a change of finances only', async () => {
-    const first = await api.get('/api/big/projects?per_page=20&page=3', { token: 'secret-of-10' });
-    expect(first.status).toBe(200);
-    const etag = first.headers.get('etag')!;
-    const finances = await api.get('/api/big/finances', { token: 'secret-of-10' });
-    await importing({ serverCost: '99.00', projectName: 'again', members: [10, 12] });
-    const revalidated = await api.get('/api/big/projects?per_page=20&page=3', {
-      token: 'secret-of-10',
-      headers: { 'if-none-match': etag },
-    });
-    expect(revalidated.status).toBe(304);
-    const financesAfter = await api.get('/api/big/finances', {
-      token: 'secret-of-10',
-      headers: { 'if-none-match': finances.headers.get('etag')! },
-    });
-    expect(financesAfter.status).toBe(200);
-    expect(financesAfter.headers.get('etag')).not.toBe(finances.headers.get('etag'));
   }, 60_000);
 });
