@@ -1,11 +1,12 @@
 import { stat } from 'node:fs/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type ApplyHooks, applyPlan, ItemsChanged } from '../../shared/write/apply.ts';
-import type { DesiredState, EmitItem, ItemNeeds } from '../../shared/write/desired.ts';
+import type { EmitItem, ItemNeeds } from '../../shared/write/desired.ts';
 import { acquireImportLease, type LeaseOptions } from '../../shared/write/lease.ts';
 import { type PlanProblem, plannedTeams, readPlan } from '../../shared/write/plan.ts';
 import { TeamLocks } from '../../shared/write/team-locks.ts';
 import type { Writer } from '../../shared/write/writer.ts';
+import { desiredState } from './desired-state.ts';
 import { ordinalOf } from './id-list.ts';
 import { readSnapshotRecords } from './json-records.ts';
 import { locate, Problems, say } from './problems.ts';
@@ -105,32 +106,6 @@ export async function importSnapshot(
     await lease.release().catch(() => {});
     throw error;
   }
-}
-
-/** The snapshot as the state its teams, users and tokens should have. */
-function desiredState(snapshot: ValidSnapshot): DesiredState {
-  return {
-    teams: snapshot.teams.map((team) => ({
-      identity: { id: team.id, slug: team.slug, name: team.name },
-      where: locate('teams', team.index, team.id),
-      projects: {
-        count: team.projectIds.length,
-        fingerprint: team.projectsFingerprint,
-        ids: team.projectIds,
-        hashes: team.projectHashes,
-      },
-      daemons: {
-        count: team.daemonIds.length,
-        fingerprint: team.daemonsFingerprint,
-        ids: team.daemonIds,
-        hashes: team.daemonHashes,
-      },
-      finance: { json: team.financeJson, fingerprint: team.financeFingerprint },
-      memberIds: team.memberIds,
-    })),
-    users: snapshot.users.map((user) => ({ id: user.id, name: user.name })),
-    tokens: snapshot.tokens.map((token) => ({ ...token, where: locate('tokens', token.index) })),
-  };
 }
 
 /** The plan's problems in the import's words, each naming the record of the snapshot it is about. */

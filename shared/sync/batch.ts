@@ -2,13 +2,14 @@ import { LIST_RESOURCES, teamRecordKey } from '../table/keys.ts';
 import { type ApplyHooks, applyPlan } from '../write/apply.ts';
 import { compactList } from '../write/compaction.ts';
 import { needsCompaction } from '../write/list-edits.ts';
-import type { DesiredState, ItemSource } from '../write/desired.ts';
+import type { ItemSource } from '../write/desired.ts';
 import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type TeamPlan } from '../write/plan.ts';
 import { getItems } from '../write/reads.ts';
 import type { Writer } from '../write/writer.ts';
+import { desiredOf, type ReadBatch } from './desired-of.ts';
 import type { ChangePart, Mapping } from './mapping.ts';
 import { readTeam, type SourceTeam, type TeamAsk } from './read/team.ts';
-import { readTokens, type SourceTokens } from './read/tokens.ts';
+import { readTokens } from './read/tokens.ts';
 import type { Refusal, RefusalReport } from './refusals.ts';
 import type { SourceConnection } from './source/connection.ts';
 import { sourceFault } from './source/faults.ts';
@@ -53,16 +54,6 @@ export interface BatchOutcome {
 const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 /** Items of lists written whole past which a team is written apart from its batch. */
 export const WRITTEN_APART_FROM = 1_000;
-
-interface ReadBatch {
-  teams: Map<number, { team: SourceTeam; ask: TeamAsk }>;
-  /** The tokens the batch asked for, by Sanctum id. */
-  asked: number[];
-  held: Set<number>;
-  tokens: SourceTokens;
-  users: DesiredState['users'];
-  removedUsers: number[];
-}
 
 export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
   const read = await ctx.source.readConsistently(() => readBatch(ctx, touched));
@@ -207,33 +198,6 @@ async function resolveTouches(ctx: BatchContext, touched: Touched): Promise<void
       else touched.team(teamId, touch.part as never);
     }
   }
-}
-
-/** What the teams read ask of the table: those left out (refused, or a problem of the plan) are not named. */
-function desiredOf(read: ReadBatch, leftOut: ReadonlyMap<number, Refusal[]>): DesiredState {
-  const desired: DesiredState = {
-    teams: [],
-    users: [...read.users],
-    tokens: read.tokens.tokens,
-    removedTeams: [],
-    removedUsers: read.removedUsers,
-    removedTokens: read.tokens.gone,
-  };
-  for (const [teamId, { team }] of read.teams) {
-    if (leftOut.has(teamId) || team.state === 'refused') continue;
-    if (team.state === 'absent') {
-      desired.removedTeams!.push(teamId);
-      continue;
-    }
-    // A team the table does not hold yet is written whole or not at all.
-    const whole = LIST_RESOURCES.every((list) => team.desired![list]) && team.desired!.finance;
-    if (!read.held.has(teamId) && !whole) continue;
-    desired.teams.push(team.desired!);
-    desired.users.push(...team.users);
-  }
-  // A user who is a member of several of these teams is named once.
-  desired.users = [...new Map(desired.users.map((user) => [user.id, user])).values()];
-  return desired;
 }
 
 /** Step 2: the plan for every team that keeps the rules, with the problems that left the others out. */
