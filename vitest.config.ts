@@ -8,11 +8,23 @@ import SlowFoldersFirst from './test/support/sequencer.ts';
 process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('node_modules/.cache/node-compile-cache', import.meta.url));
 
 /**
- * Three projects (docs/testing.md): `unit` and `infra` need no Java and no database, and run alone
+ * Four projects (docs/testing.md): `unit` and `infra` need no Java and no database, and run alone
  * with `npm run test:unit` (`npm run test:infra`); `integration` (test/integration and
  * test/robustness) runs against one DynamoDB Local, one PostgreSQL and one MariaDB that its global
- * setup starts for the whole run. `npm test` runs all three.
+ * setup starts for the whole run. `npm test` runs these three. `at-size` holds the lists of 100,000
+ * items written through the limiter at DynamoDB's real pace (minutes each, and timed against the
+ * contract's 10 s): `npm run test:at-size` runs its files one at a time, and CI runs it after.
  */
+const AT_SIZE = [
+  'test/integration/sync-at-size.test.ts',
+  'test/integration/import-at-size.test.ts',
+  'test/integration/compaction.test.ts',
+];
+const integration = {
+  // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
+  // its own table and databases in them.
+  globalSetup: ['test/support/global-setup.ts'],
+};
 export default defineConfig({
   test: {
     // Every fast-check run draws from the suite's seed (FUZZ_SEED; test/support/fuzz.ts).
@@ -37,11 +49,11 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/robustness/**/*.test.ts'],
-          // One DynamoDB Local and one server of each source engine for the whole run; each test
-          // file makes its own table and databases in them.
-          globalSetup: ['test/support/global-setup.ts'],
+          exclude: AT_SIZE,
+          ...integration,
         },
       },
+      { extends: true, test: { name: 'at-size', include: AT_SIZE, ...integration } },
     ],
   },
 });
