@@ -22,7 +22,8 @@ export const npmStart = command(
     about: `
 Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,
 serves the API on http://127.0.0.1:<port>, and prints a demo token, a curl line and an export line
-for the other commands. Until the API is ready, requests are answered 503 with Retry-After.
+for the other commands. Until the API is ready, requests wait (a snapshot) or are answered 503 with
+Retry-After (a source's first pass).
 With --source, the table is kept in step with that PostgreSQL or MySQL/MariaDB database instead of
 a snapshot (prepare it once with npm run sync -- setup), and the demo token is its user's.
 Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
@@ -88,14 +89,17 @@ Ctrl-C, SIGTERM or SIGHUP stops the API, and DynamoDB Local if it started it.`,
       }
     }
 
-    // The port first: one in use is said at once; until the API is ready, requests get 503 and Retry-After.
-    const server = await startLocalServer({ port }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE')
-        fail(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port`);
-      if (error.code === 'EACCES')
-        fail(`port ${port} needs privileges this user does not have: choose one above 1023 with --port`);
-      throw error;
-    });
+    // The port first: one in use is said at once. Until the API is ready, requests wait for a snapshot,
+    // or get 503 and Retry-After during a sync's first pass.
+    const server = await startLocalServer({ port, untilServed: synced ? 'refuse' : 'hold' }).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE')
+          fail(`port ${port} is already in use on 127.0.0.1: stop what uses it, or choose another with --port`);
+        if (error.code === 'EACCES')
+          fail(`port ${port} needs privileges this user does not have: choose one above 1023 with --port`);
+        throw error;
+      },
+    );
     onExit(() => server.close());
 
     // The SDK and the import library load only now: --help and usage errors answer at once.

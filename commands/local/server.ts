@@ -79,14 +79,19 @@ const NOT_READY: APIGatewayProxyStructuredResultV2 = {
  * What API Gateway does in front of the functions, on 127.0.0.1: routes by the shared route table
  * (anything else is API Gateway's own 404), builds the payload 2.0 event, calls the function and
  * writes its result. Started without functions (npm start listens first, so that a port in use is
- * said at once, then loads its data: a sync's first full pass may take minutes), it answers each
- * request at once with the contract's 503 and Retry-After until `serve` gives them: a client is told
- * to come back, never left hanging. No CORS: no web page may read it.
+ * said at once, then loads its data), it holds each request until `serve` gives them, as a snapshot
+ * loads in seconds; or, with `untilServed: 'refuse'` (a sync's first full pass, which may take
+ * minutes), answers it at once with the contract's 503 and Retry-After: a client is told to come
+ * back, never left hanging. No CORS: no web page may read it.
  */
 export async function startLocalServer(
-  options: { functions?: Functions; port?: number; functionTimeoutMs?: number } = {},
+  options: { functions?: Functions; port?: number; functionTimeoutMs?: number; untilServed?: 'hold' | 'refuse' } = {},
 ) {
   let functions = options.functions;
+  let served!: () => void;
+  const serving = new Promise<void>((resolve) => {
+    served = resolve;
+  });
   const timeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   // Without Host, HTTP/1.1 is malformed: answered below with a JSON body, not Node's empty one.
   const server = createServer({ requireHostHeader: false }, async (req, res) => {
@@ -103,6 +108,7 @@ export async function startLocalServer(
       headers: JSON_TYPE,
       body: '{"message":"Not Found"}',
     };
+    if (routed.route && !functions && options.untilServed !== 'refuse') await serving;
     if (routed.route && !functions) result = NOT_READY;
     else if (routed.route) {
       const { route, event } = routed;
@@ -147,6 +153,7 @@ export async function startLocalServer(
     port,
     serve: (given: Functions) => {
       functions = given;
+      served();
     },
     close: () =>
       new Promise<void>((resolve) => {
