@@ -255,15 +255,19 @@ class Sync {
       let ready = false;
       while (!this.stopped) {
         await this.withRecovery(async () => {
-          if (this.served === undefined) this.served = await log.currentPosition();
-          const stream = await log.open(this.served).catch(async (error) => {
+          // The log lost what the sync needs, at its opening or midway (a MySQL row it cannot name).
+          const lost = async (error: unknown) => {
             if (!(error instanceof LogPositionLost)) throw error;
             this.settings.say(
               `${error.message}: reading the log from its end, after a full pass that reconciles the table`,
             );
             this.served = await log.currentPosition();
             needFullPass = true;
-            return log.open(this.served);
+          };
+          if (this.served === undefined) this.served = await log.currentPosition();
+          const stream = await log.open(this.served).catch(async (error) => {
+            await lost(error);
+            return log.open(this.served!);
           });
           try {
             await this.followStream(log, stream, needFullPass, () => {
@@ -271,6 +275,9 @@ class Sync {
               if (!ready) this.run_.onReady?.();
               ready = true;
             });
+          } catch (error) {
+            await lost(error);
+            return false;
           } finally {
             await stream.close();
           }
@@ -435,8 +442,6 @@ class Sync {
     if (!this.notes.has(line)) this.settings.say(line);
     this.notes.add(line);
   }
-
-  // ---- Metrics -----------------------------------------------------------------------------------------
 
   private batchDone(batch: BatchDone): void {
     this.meter.batch(batch);
