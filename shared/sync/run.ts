@@ -14,6 +14,7 @@ import { SyncMeter } from './metrics.ts';
 import { isDynamoDbFailure, sourceRefusal, SyncRefused } from './refused.ts';
 import { RefusalReport } from './refusals.ts';
 import { SchemaWatch } from './schema-watch.ts';
+import { GIVE_UP_AFTER_MS, IDLE_WAIT_MS, MYSQL_FULL_PASS_EVERY_MS } from './settings.ts';
 import type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
 import { connectSource, type SourceConnection } from './source/connection.ts';
 import { sourceFault } from './source/faults.ts';
@@ -22,24 +23,18 @@ import { Touched } from './touches.ts';
 
 /**
  * The sync (docs/contract.md, section 9; docs/sync.md): keeps the table in step with the source. It
- * reads the changes from the source's own log (log/), turns them into what they touch (touches.ts),
- * and applies them a batch at a time (applier.ts, batch.ts) through the writers' one path. A full pass
- * (full-pass.ts) reconciles what the log could not give: at the first start, when the log no longer
- * holds the position the sync needs, and, on MySQL, every few minutes for the foreign-key cascades
- * its binary log does not record.
+ * reads the source's own log (log/), turns its rows into what they touch (touches.ts) and applies them
+ * a batch at a time (applier.ts, batch.ts) through the writers' one path. A full pass (full-pass.ts)
+ * reconciles what the log cannot give: at the first start, when the log lost the position the sync
+ * needs, and, on MySQL, every few minutes for the foreign-key cascades its binlog does not record.
  *
- * The run goes through plain states: connecting (the source, patiently), a first full pass (with the
- * log already open, so nothing committed meanwhile waits), then following the log until stopped. A
- * source that stops answering is said once and waited for with backoff (p-retry); the log is then
- * read again from the last position served, so nothing is lost and nothing needs applying twice.
+ * Its states: connecting (patiently, with p-retry's backoff), a first full pass (the log already
+ * open, so nothing committed meanwhile waits), then following the log until stopped. A source that
+ * stops answering is said once and waited for; the log is then read again from the last position
+ * served, so nothing is lost and nothing needs applying twice.
  */
 export type { SyncOutcome, SyncRun, SyncSettings } from './settings.ts';
 export { SyncRefused, sourceRefusal } from './refused.ts';
-
-const GIVE_UP_AFTER_MS = 30_000;
-const MYSQL_FULL_PASS_EVERY_MS = 5 * 60_000;
-/** How long the run waits on an idle log before it looks at its other duties (a full pass due, a metric). */
-const IDLE_WAIT_MS = 1_000;
 
 /** Checks the source as a run would (credentials, schema, a readable log), then lets it go (npm start checks first). */
 export async function checkSource(settings: SyncSettings, run: Pick<SyncRun, 'once' | 'signal'> = {}): Promise<void> {
@@ -66,16 +61,20 @@ class Sync {
   private lastFullPass = 0;
   /** The position up to which everything is served: carried on the lease (state.ts). */
   private served?: string;
+  /** The table needs a full pass before the log's position may be carried. */
+  private fullPassOwed = false;
   /** Following the source by full passes alone (fullPassesWithoutLog). */
   private withoutLog = false;
   private readonly schema: SchemaWatch;
+  private readonly clock: () => number;
 
   constructor(settings: SyncSettings, run: SyncRun) {
     this.settings = settings;
     this.run_ = run;
+    this.clock = settings.clock ?? Date.now;
     this.refusals = new RefusalReport(settings.say);
-    this.meter = new SyncMeter(settings.metric, settings.clock ?? Date.now);
-    this.schema = new SchemaWatch(settings.source, settings.say, settings.clock ?? Date.now);
+    this.meter = new SyncMeter(settings.metric, this.clock);
+    this.schema = new SchemaWatch(settings.source, settings.say, this.clock);
   }
 
   /** Connects and checks, then closes: checkSource. */
@@ -89,10 +88,6 @@ class Sync {
 
   private get stopped(): boolean {
     return this.run_.signal?.aborted === true || this.run_.until?.() === true;
-  }
-
-  private get clock() {
-    return this.settings.clock ?? Date.now;
   }
 
   async run(): Promise<SyncOutcome> {
@@ -109,8 +104,11 @@ class Sync {
         this.served = await readLogPosition(this.settings.table, this.settings.source.redacted);
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
         ...this.run_.lease,
+        // Not while a full pass is owed: a run that ends midway through one leaves its successor one.
         carry: () =>
-          this.served === undefined ? {} : { log_source: this.settings.source.redacted, log_position: this.served },
+          this.served === undefined || this.fullPassOwed
+            ? {}
+            : { log_source: this.settings.source.redacted, log_position: this.served },
       }).catch((error) => {
         throw error instanceof LeaseHeld
           ? new SyncRefused(`${error.message}: two syncs never run at once`, { cause: error })
@@ -251,7 +249,7 @@ class Sync {
     const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
     const log = await reader.changeSource();
     try {
-      let needFullPass = !(this.run_.changesFirst && this.served !== undefined);
+      this.fullPassOwed = !(this.run_.changesFirst && this.served !== undefined);
       let ready = false;
       while (!this.stopped) {
         await this.withRecovery(async () => {
@@ -262,7 +260,7 @@ class Sync {
               `${error.message}: reading the log from its end, after a full pass that reconciles the table`,
             );
             this.served = await log.currentPosition();
-            needFullPass = true;
+            this.fullPassOwed = true;
           };
           if (this.served === undefined) this.served = await log.currentPosition();
           const stream = await log.open(this.served).catch(async (error) => {
@@ -270,8 +268,8 @@ class Sync {
             return log.open(this.served!);
           });
           try {
-            await this.followStream(log, stream, needFullPass, () => {
-              needFullPass = false;
+            await this.followStream(log, stream, this.fullPassOwed, () => {
+              this.fullPassOwed = false;
               if (!ready) this.run_.onReady?.();
               ready = true;
             });
@@ -332,7 +330,8 @@ class Sync {
       this.settings.fullPassEveryMs ?? (this.settings.source.engine === 'mysql' ? MYSQL_FULL_PASS_EVERY_MS : 0);
     if (fullPassFirst) {
       await Promise.race([this.fullPass(applier, undefined, session), failed]);
-      passed();
+      // A pass stopped midway (the run's end, a deployed invocation's deadline) is still owed.
+      if (!this.stopped && !session.aborted) passed();
     }
     while (!this.stopped) {
       await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);

@@ -7,6 +7,13 @@ import type { Mapping, SourceShape } from './mapping.ts';
 import type { SyncMetricValues } from './metrics.ts';
 import type { SourceUrl } from './source/url.ts';
 
+/** How long a source may not answer before a run that gives up says so and ends (giveUpAfterMs). */
+export const GIVE_UP_AFTER_MS = 30_000;
+/** The full pass MySQL needs for the foreign-key cascades its binlog does not record (fullPassEveryMs). */
+export const MYSQL_FULL_PASS_EVERY_MS = 5 * 60_000;
+/** How long the run waits on an idle log before it looks at its other duties (a full pass due, a metric). */
+export const IDLE_WAIT_MS = 1_000;
+
 /** What a sync is given (run.ts): the source, how to read it, the table, and where its words go. */
 export interface SyncSettings {
   source: SourceUrl;

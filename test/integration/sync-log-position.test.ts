@@ -187,6 +187,20 @@ describeSources('the log position, kept and lost', (engine) => {
     expect(sync.lines).toEqual([]);
   });
 
+  it('ended midway through its first full pass (a deployed invocation at its deadline): carries no position, so the next run passes again', async () => {
+    const fresh = await freshTable();
+    const cut = startSync(db, fresh, { endInFirstPass: true });
+    await cut.done;
+    expect(cut.fullPasses).toBe(1);
+    expect(cut.ready).toBe(false);
+    expect(await readLogPosition(fresh, parseSourceUrl(db.syncUrl).redacted)).toBeUndefined();
+    // The next run, taking over as the deployed sync does, finds no position: it passes first.
+    const next = startSync(db, fresh, { changesFirst: true });
+    await next.readyNow;
+    expect(next.fullPasses).toBe(1);
+    await next.stop();
+  });
+
   it.runIf(engine === 'postgres')(
     'its replication slot dropped while it was stopped: one line, a new position, a full pass, nothing lost',
     async () => {

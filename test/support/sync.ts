@@ -56,6 +56,8 @@ export function startSync(
     lease?: SyncRun['lease'];
     /** The log from the position the table's lease carries, with no first full pass (as a deployed sync takes over). */
     changesFirst?: boolean;
+    /** Ends the run as its first full pass begins, as a deployed invocation's deadline can. */
+    endInFirstPass?: boolean;
   } = {},
 ): RunningSync {
   const source = parseSourceUrl(db.syncUrl);
@@ -69,7 +71,7 @@ export function startSync(
   const waiting = new Set<{ which: (metric: SyncMetricValues) => boolean; resolve: () => void }>();
   let readied: () => void = () => {};
   const readyNow = new Promise<void>((resolve) => (readied = resolve));
-  const { once, mapping, lease, changesFirst, ...rest } = settings;
+  const { once, mapping, lease, changesFirst, endInFirstPass, ...rest } = settings;
   const done = runSync(
     {
       source,
@@ -93,6 +95,7 @@ export function startSync(
       lease,
       changesFirst,
       signal: stop.signal,
+      until: endInFirstPass ? () => fullPasses > 0 : undefined,
       onPass: () => {
         batches += 1;
       },
