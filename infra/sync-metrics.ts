@@ -68,8 +68,8 @@ export function syncAlarms(sync: TableSync): Alarm[] {
         'The sync could not use the source in 3 of 5 minutes: see the ERROR lines of the sync log group ' +
         '(credentials refused, source not answering, not prepared, secret unreadable).',
     }),
-    // Reported once a minute while the sync idles (shared/sync/run.ts): missing data is a busy sync
-    // or none, which the other alarms watch.
+    // Reported once a minute, busy or idle (shared/sync/metrics.ts): missing data is no sync running,
+    // which the other alarms watch.
     alarm('LogRetainedAlarm', {
       metric: syncMetric(sync, 'SyncLogRetainedBytes', Stats.MAXIMUM, Duration.minutes(5)),
       threshold: LOG_RETAINED_ALARM_BYTES,

@@ -186,6 +186,10 @@ export class TableSync extends Construct {
         // Without the API functions' cold-start aliases (infra/bundling/): the sync starts once a
         // quarter hour, and its code imports what they leave out (node:timers/promises).
         esbuildArgs: {},
+        // Minified, but with the names of functions and classes kept: @vlasky/zongji names each binlog
+        // event by its class (`this.constructor.name`, lib/binlog_event.js), and its connection config
+        // by the driver's; renamed, no event ever arrived and the sync never read MySQL's log.
+        keepNames: true,
         // The database drivers are CommonJS and require() Node's built-ins, which an ES module
         // bundle can only do through a require of its own (https://github.com/evanw/esbuild/issues/1921).
         banner:
