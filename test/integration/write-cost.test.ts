@@ -1,16 +1,18 @@
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   byId,
   changed,
   changesForm,
   type StateWrite,
+  type TeamModel,
+  type TokenModel,
   type Touched,
   teamOf,
   type WorldModel,
   wholeForm,
 } from '../support/desired-states.ts';
 import { desiredWriter, type Form } from '../support/desired-writes.ts';
-import { freshTable } from '../support/dynamodb.ts';
+import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { ListModel, spacedProjects, teamOfKey } from '../support/list-changes.ts';
 import { daemons } from '../support/snapshots.ts';
 import { tableApi } from '../support/table-api.ts';
@@ -24,14 +26,17 @@ import type { WrittenKind } from '../support/writes.ts';
  * pinned; that each front end gives the right one is pinned apart, without a table
  * (test/unit/import-desired-state.test.ts, test/unit/sync-desired-of.test.ts).
  *
- * Each row writes `before` to a fresh table, then `after`, through the writers' one path under the
- * lease and the locks (test/support/desired-writes.ts), in the form of the front end in its "form"
- * column: `whole`, the import's (every team whole, its lists as `WholeList`); `changes`, the sync's
- * (only the parts a change touched, its lists as `ListChanges`; removals are the sync's alone). The
- * items' JSON goes through the ItemSource. Counted at the writer's client: the team's lock, its items,
- * the ledger, and the sweep of what the change replaced once retention is over; the command's lease
- * is not (it is taken once a run). A team of 2,000 projects and 300 daemons beside a bystander team,
- * of which no row may write anything; and after it, the API serves `after`.
+ * Each form has a table of its own, written through the writers' one path under the lease and the
+ * locks (test/support/desired-writes.ts): `whole`, the import's form (every team whole, its lists as
+ * `WholeList`); `changes`, the sync's (only the parts a change touched, its lists as `ListChanges`;
+ * removals are the sync's alone). Its rows run on it one after another: the first writes its `before`
+ * and loads the big team, counted; each row after it starts from the `before` of the row before it
+ * (the big team as loaded), that row's writes undone item by item, uncounted, so the table is as it
+ * was to the byte, with nothing left for a sweep. Then `after` is written, counted at the writer's
+ * client: the team's lock, its items, the ledger, and the sweep of what the change replaced once
+ * retention is over; the command's lease is not (it is taken once a run). The items' JSON goes
+ * through the ItemSource. A team of 2,000 projects and 300 daemons beside a bystander team, of which
+ * no row may write anything; and after it, the API serves `after`.
  */
 const BIG = { id: 1, slug: 'big' };
 const BYSTANDER = { id: 2, slug: 'bystander' };
@@ -231,14 +236,6 @@ const CHANGES: Change[] = [
     never: NO_TEAM,
   },
   {
-    kind: 'a team removed (its 2,300 items swept)',
-    forms: ['changes'],
-    to: (world) => [changed(world, (next) => (next.teams = next.teams.filter((team) => team.id !== BIG.id)))],
-    atMost: 2_400,
-    // Each item once, swept; and its three members' tokens, which lose it.
-    writes: { project: PROJECTS, daemon: 300, token: 3 },
-  },
-  {
     kind: 'a user removed (its member, its token)',
     forms: ['changes'],
     to: onBig((team, world) => {
@@ -249,95 +246,122 @@ const CHANGES: Change[] = [
     atMost: 10,
     never: NO_RESOURCE,
   },
+  // Last: no row starts from a table without the big team.
+  {
+    kind: 'a team removed (its 2,300 items swept)',
+    forms: ['changes'],
+    to: (world) => [changed(world, (next) => (next.teams = next.teams.filter((team) => team.id !== BIG.id)))],
+    atMost: 2_400,
+    // Each item once, swept; and its three members' tokens, which lose it.
+    writes: { project: PROJECTS, daemon: 300, token: 3 },
+  },
 ];
 
 interface Row extends Change {
   form: Form;
-  before: StateWrite;
-  after: StateWrite[];
-  /** The worlds before and after, for what the API must serve. */
+  /** The worlds before and after, for what the API must serve; and those it goes through. */
   was: WorldModel;
+  worlds: WorldModel[];
   is: WorldModel;
 }
 
-const ROWS: Row[] = CHANGES.flatMap((change) =>
-  change.forms.map((form) => {
+/** The rows of a form, in the table's order: the first loads the big team; the sync's last removes it. */
+const rowsOf = (form: Form): Row[] =>
+  CHANGES.filter((change) => change.forms.includes(form)).map((change) => {
     const was = change.from ?? BASE;
     const worlds = change.to(was);
-    const steps = worlds.map((world, i) =>
-      form === 'whole' ? wholeForm(world) : changesForm(i === 0 ? was : worlds[i - 1]!, world, change.touched),
-    );
-    const empty: WorldModel = { teams: [], users: [], tokens: [] };
-    const before = form === 'whole' ? wholeForm(was) : changesForm(empty, was);
-    return { ...change, form, before, after: steps, was, is: worlds.at(-1)! };
-  }),
-);
+    return { ...change, form, was, worlds, is: worlds.at(-1)! };
+  });
 
+/** The row's writes, each in its form. */
+const stepsOf = (row: Row): StateWrite[] =>
+  row.worlds.map((world, i) =>
+    row.form === 'whole' ? wholeForm(world) : changesForm(i === 0 ? row.was : row.worlds[i - 1]!, world, row.touched),
+  );
+
+const EMPTY: WorldModel = { teams: [], users: [], tokens: [] };
 const figures: string[] = [];
 afterAll(() => console.info(`items written per change (lock, ledger and sweep included):\n${figures.join('\n')}`));
 
-it.each(ROWS)(
-  '$kind, in the $form form: at most $atMost items',
-  async (row) => {
+// Each form on a table of its own, its rows one after another; the two forms side by side.
+describe.concurrent.each(BOTH)('in the %s form', (form) => {
+  let table: TestTable;
+  let writer: Awaited<ReturnType<typeof desiredWriter>>;
+  /** The world the table holds, and the one `writer.undo()` takes it back to; none at first, or after a write failed. */
+  let holds: { world: WorldModel; undo?: WorldModel } | undefined;
+  afterAll(() => writer?.stop());
+
+  it.each(rowsOf(form))('$kind: at most $atMost items', { timeout: 120_000, concurrent: false }, async (row) => {
     process.env.LOG_LEVEL = 'SILENT';
-    const table = await freshTable();
-    const writer = await desiredWriter(table, row.form);
-    try {
-      await writer.write(row.before);
-      const count = await writer.count(async () => {
-        for (const step of row.after) await writer.write(step);
-      });
-      // Every key where a list is short enough to read, the kinds' counts where it is not.
-      const keys = count.keys.length <= 100 ? count.keys.join('\n') : JSON.stringify(count.toJSON());
-      figures.push(`${row.kind} (${row.form}): ${count.keys.length} ${JSON.stringify(count.toJSON())}`);
-      expect(count.keys.length, keys).toBeLessThanOrEqual(row.atMost);
-      for (const [kind, times] of Object.entries(row.writes ?? {}))
-        expect(count.of(kind as WrittenKind), keys).toBe(times);
-      expect(count.of(...(row.never ?? [])), keys).toBe(0);
-      expect(count.keys.filter((key) => teamOfKey(key, SLUGS) === BYSTANDER.id)).toEqual([]);
-      await expectServed(tableApi(table), row.was, row.is);
-    } finally {
-      await writer.stop();
+    if (!holds) {
+      await writer?.stop();
+      table = await freshTable();
+      writer = await desiredWriter(table, form);
     }
-  },
-  120_000,
-);
+    const { world, undo } = holds ?? { world: EMPTY };
+    holds = undefined;
+    // To the row's `before`, uncounted: the row before undone, or (the first row's) written.
+    if (world !== row.was) await (undo === row.was ? writer.undo() : writer.write(changesForm(world, row.was)));
+    const count = await writer.count(async () => {
+      for (const step of stepsOf(row)) await writer.write(step);
+    });
+    holds = { world: row.is, undo: row.was };
+    // Every key where a list is short enough to read, the kinds' counts where it is not.
+    const keys = count.keys.length <= 100 ? count.keys.join('\n') : JSON.stringify(count.toJSON());
+    figures.push(`${row.kind} (${row.form}): ${count.keys.length} ${JSON.stringify(count.toJSON())}`);
+    expect(count.keys.length, keys).toBeLessThanOrEqual(row.atMost);
+    for (const [kind, times] of Object.entries(row.writes ?? {}))
+      expect(count.of(kind as WrittenKind), keys).toBe(times);
+    expect(count.of(...(row.never ?? [])), keys).toBe(0);
+    expect(count.keys.filter((key) => teamOfKey(key, SLUGS) === BYSTANDER.id)).toEqual([]);
+    await expectServed(tableApi(table), row.was, row.is);
+  });
+});
 
 /**
  * The API serves `is`: each token answers as its abilities and its user's teams say (a token gone:
  * 401), each team's totals and finances are its own, and the page where the first project changed is
- * (or was) holds what the world does.
+ * (or was) holds what the world does. The requests go together: a row waits on one at a time enough.
  */
 async function expectServed(api: ReturnType<typeof tableApi>, was: WorldModel, is: WorldModel) {
-  for (const t of was.tokens.filter((w) => !is.tokens.some((i) => i.sanctumId === w.sanctumId))) {
-    expect((await api.get(`/api/${BIG.slug}/projects`, { token: t.secret })).status).toBe(401);
-  }
-  for (const t of is.tokens) {
+  const gone = was.tokens.filter((w) => !is.tokens.some((i) => i.sanctumId === w.sanctumId));
+  const status = async (target: string, token: TokenModel) => (await api.get(target, { token: token.secret })).status;
+  const answers = await Promise.all([
+    ...gone.map(async (t) => [t.sanctumId, await status(`/api/${BIG.slug}/projects`, t)]),
+    ...is.tokens.map(async (t) => [t.sanctumId, await status(`/api/${BIG.slug}/projects?per_page=1`, t)]),
+  ]);
+  const expected = is.tokens.map((t) => {
     const member = is.teams.some((team) => team.id === BIG.id && team.members.includes(t.userId));
     const reads = t.abilities.some((ability) => ability === '*' || ability === 'projects:read');
-    const status = (await api.get(`/api/${BIG.slug}/projects?per_page=1`, { token: t.secret })).status;
-    expect(status, `token ${t.sanctumId}`).toBe(reads ? (member ? 200 : 404) : 403);
-  }
-  for (const team of is.teams) {
-    const secret = secretOf(60 + team.members[0]!);
-    const projects = await api.get(`/api/${team.slug}/projects?per_page=50`, { token: secret });
-    const daemons = await api.get(`/api/${team.slug}/daemons?per_page=1`, { token: secret });
-    const finances = await api.get(`/api/${team.slug}/finances`, { token: secret });
-    expect([projects.body.meta.total, daemons.body.meta.total]).toEqual([team.projects.size, team.daemons.size]);
-    const cents = [...team.servers.map((s) => s.monthly_cost), ...team.costs.map((c) => c.amount)].map((amount) =>
-      Math.round(Number(amount) * 100),
-    );
-    expect(finances.body.totals.EUR).toBe(cents.reduce((n, c) => n + c, 0) / 100);
-    const before = was.teams.find((t) => t.id === team.id);
-    const first = [...new Set([...team.projects.keys(), ...(before?.projects.keys() ?? [])])]
-      .sort((a, b) => a - b)
-      .find((id) => JSON.stringify(team.projects.get(id)) !== JSON.stringify(before?.projects.get(id)));
-    if (first === undefined) continue;
-    const model = new ListModel([...team.projects.values()] as { id: number; name: string }[]);
-    const page = model.pageOf(first, 50);
-    const answer = await api.get(`/api/${team.slug}/projects?per_page=50&page=${page}`, { token: secret });
-    expect(answer.body.data.map((p: { id: number; name: string }) => ({ id: p.id, name: p.name }))).toEqual(
-      model.page(page, 50),
-    );
-  }
+    return [t.sanctumId, reads ? (member ? 200 : 404) : 403];
+  });
+  expect(answers, 'the tokens').toEqual([...gone.map((t) => [t.sanctumId, 401]), ...expected]);
+  await Promise.all(is.teams.map((team) => expectTeamServed(api, was, team)));
+}
+
+async function expectTeamServed(api: ReturnType<typeof tableApi>, was: WorldModel, team: TeamModel) {
+  const secret = secretOf(60 + team.members[0]!);
+  const before = was.teams.find((t) => t.id === team.id);
+  const first = [...new Set([...team.projects.keys(), ...(before?.projects.keys() ?? [])])]
+    .sort((a, b) => a - b)
+    .find((id) => JSON.stringify(team.projects.get(id)) !== JSON.stringify(before?.projects.get(id)));
+  const model = new ListModel([...team.projects.values()] as { id: number; name: string }[]);
+  const page = first === undefined ? undefined : model.pageOf(first, 50);
+  const [projects, daemons, finances, answer] = await Promise.all(
+    [
+      'projects?per_page=50',
+      'daemons?per_page=1',
+      'finances',
+      ...(page === undefined ? [] : [`projects?per_page=50&page=${page}`]),
+    ].map((target) => api.get(`/api/${team.slug}/${target}`, { token: secret })),
+  );
+  expect([projects!.body.meta.total, daemons!.body.meta.total]).toEqual([team.projects.size, team.daemons.size]);
+  const cents = [...team.servers.map((s) => s.monthly_cost), ...team.costs.map((c) => c.amount)].map((amount) =>
+    Math.round(Number(amount) * 100),
+  );
+  expect(finances!.body.totals.EUR).toBe(cents.reduce((n, c) => n + c, 0) / 100);
+  if (page === undefined) return;
+  expect(answer!.body.data.map((p: { id: number; name: string }) => ({ id: p.id, name: p.name }))).toEqual(
+    model.page(page, 50),
+  );
 }
