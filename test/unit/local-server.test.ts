@@ -24,8 +24,23 @@ const ok: LambdaHandler = async () => ({
 });
 
 describe('the local server', () => {
-  it('answers 503 with Retry-After at once before the functions are given (never a hang), then serves', async () => {
+  it('holds a request that comes before the functions are given, and answers it once they are', async () => {
     server = await startLocalServer();
+    let answered = false;
+    const early = fetch(`${server.url}/api/acme/projects`).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    // A path no route takes is answered at once (API Gateway's own 404): by then the early one is still held.
+    expect((await fetch(`${server.url}/nowhere`)).status).toBe(404);
+    expect(answered).toBe(false);
+    server.serve(handlersOf(ok));
+    const answer = await early;
+    expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { ok: true } });
+  });
+
+  it("answers 503 with Retry-After at once before the functions are given, when told to (a sync's first pass), then serves", async () => {
+    server = await startLocalServer({ untilServed: 'refuse' });
     const early = await fetch(`${server.url}/api/acme/projects`);
     expect(early.status).toBe(503);
     expect(early.headers.get('retry-after')).toBe('5');
