@@ -11,14 +11,15 @@ process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('node_modules/.cache/no
  * Four projects (docs/testing.md): `unit` and `infra` need no Java and no database, and run alone
  * with `npm run test:unit` (`npm run test:infra`); `integration` (test/integration and
  * test/robustness) runs against one DynamoDB Local, one PostgreSQL and one MariaDB that its global
- * setup starts for the whole run. `npm test` runs these three. `at-size` holds the lists of 100,000
- * items written through the limiter at DynamoDB's real pace (minutes each, and timed against the
- * contract's 10 s): `npm run test:at-size` runs its files one at a time, and CI runs it after.
+ * setup starts for the whole run. `npm test` runs these three. `at-size` holds the writes through the
+ * limiter at DynamoDB's real pace, lists of 100,000 items and throttled keys (minutes each, and timed
+ * against the contract's 10 s): `npm run test:at-size` runs its files one at a time, and CI after.
  */
 const AT_SIZE = [
   'test/integration/sync-at-size.test.ts',
   'test/integration/import-at-size.test.ts',
   'test/integration/compaction.test.ts',
+  'test/integration/throttled-writers.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
