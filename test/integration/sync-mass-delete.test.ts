@@ -7,7 +7,7 @@ import { tableApi } from '../support/table-api.ts';
 
 /**
  * A mass delete of tokens in the source (docs/contract.md, section 9: "a mass delete" within 10 s),
- * found slow by a second attack on the sync (sync-attacked-again.test.ts): every token 401 within
+ * once found slow beside large transactions (sync-transactions-at-scale.test.ts): every token 401 within
  * 10 s of the commit.
  */
 const ADA = 'mass-ada-token-0000001';

@@ -86,7 +86,7 @@ function data(): SourceSnapshot {
   };
 }
 
-describeSources('the sync, where it was attacked', (engine) => {
+describeSources('a transaction served whole', (engine) => {
   let db: SourceDatabase;
   let table: TestTable;
   let api: ReturnType<typeof tableApi>;
@@ -362,7 +362,7 @@ describeSources('the sync, with a full pass every 2 s', (engine) => {
   }, 30_000);
 });
 
-describeSources('the sync command, where it was attacked', (engine) => {
+describeSources('the sync command and the URL it is given', (engine) => {
   let db: SourceDatabase;
   let table: TestTable;
   beforeAll(async () => {

@@ -89,7 +89,7 @@ function data(): SourceSnapshot {
   };
 }
 
-describeSources('the sync, attacked again', (engine) => {
+describeSources('a transaction served whole, while the sync reads and at scale', (engine) => {
   let db: SourceDatabase;
   let table: TestTable;
   let api: ReturnType<typeof tableApi>;
