@@ -93,6 +93,42 @@ export async function seededDatabase(
   return db;
 }
 
+/** A server of that engine, and a database of its own seeded with the snapshot, while `run` runs. */
+export async function withDatabase<T>(
+  engine: SourceEngine,
+  snapshot: SourceSnapshot,
+  run: (db: SourceDatabase, version: string) => Promise<T>,
+): Promise<T> {
+  const server = await startServer(engine);
+  try {
+    const db = await seededDatabase(server, snapshot);
+    try {
+      return await run(db, server.version);
+    } finally {
+      await db.drop();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+type SyncProcess = Awaited<ReturnType<typeof syncProcess>>;
+
+/** `npm run sync` over the database and the table while `run` runs, once idle after its first full pass. */
+export async function withSync<T>(
+  db: SourceDatabase,
+  table: { endpoint: string; tableName: string },
+  run: (sync: SyncProcess) => Promise<T>,
+): Promise<T> {
+  const sync = await syncProcess(db, table);
+  try {
+    await sync.idle();
+    return await run(sync);
+  } finally {
+    await sync.stop();
+  }
+}
+
 /** Polls `served` every 20 ms; the seconds from `since` (performance.now()) to the first time it holds. */
 export async function servedAfter(since: number, served: () => Promise<boolean>, limitS = 120): Promise<number> {
   for (;;) {
