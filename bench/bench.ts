@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
-import { npmRunBench } from '../commands/bench.ts';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { measureKeepsUp, measureThroughput } from './capture.ts';
@@ -22,6 +21,7 @@ import {
   type Pair,
   type Results,
 } from './report.ts';
+import { BENCH_OPTIONS } from './options.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 import {
   captureSection,
@@ -43,7 +43,7 @@ import { loadAverage, measuredLine, type PartContext } from './sources.ts';
  */
 const PARTS = Object.keys(PART_HEADINGS) as (keyof typeof PART_HEADINGS)[];
 // Read and checked by commands/bench.ts (its usage errors said there) before this module is imported.
-const args = parseArgs({ options: npmRunBench.options }).values as Record<string, string | boolean | undefined>;
+const args = parseArgs({ options: BENCH_OPTIONS }).values as Record<string, string | boolean | undefined>;
 const QUICK = args.quick === true;
 const COLD_ONLY = args.cold === true;
 const ONLY = PARTS.filter((part) => args[part] === true);
