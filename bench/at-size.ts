@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLimiter } from '../commands/local/dynamodb-limiter.ts';
 import { freshTable, type TestTable } from '../test/support/dynamodb.ts';
-import { setUp } from '../test/support/sync.ts';
 import type { LatencyRow } from './commit-to-answer.ts';
 import { importSnapshot } from './data.ts';
 import { ADD_PROJECT, editing, TEAM, teamApi } from './one-team.ts';
@@ -28,15 +27,14 @@ export async function measureAtSize(ctx: PartContext): Promise<{ rows: LatencyRo
   const since = (started: number) => `${((performance.now() - started) / 1000).toFixed(0)} s`;
   try {
     await withDatabase('postgres', data, async (db, version) => {
-      const [synced, imported] = [await freshTable(limiter.endpoint), await freshTable(limiter.endpoint)];
-      await setUp(db);
       let started = performance.now();
       ctx.say(`the sync's first full pass of a team of ${label} projects, through the limiter...`);
-      await withSync(db, synced, async () => {
+      await withSync(db, limiter.endpoint, async (_, synced) => {
         await servedAfter(started, async () => (await teamApi(synced).total()) === size, 1_800);
         firstLoads.push(`the sync's first full pass ${since(started)}`);
         ctx.say('the import of the same team, through the limiter...');
         writeFileSync(file, JSON.stringify(data));
+        const imported = await freshTable(limiter.endpoint);
         started = performance.now();
         await importSnapshot(file, imported);
         firstLoads.push(`the import ${since(started)}`);

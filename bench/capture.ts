@@ -270,11 +270,9 @@ export async function measureKeepsUp(ctx: PartContext): Promise<KeepsUpRow[]> {
   for (const engine of ENGINES) {
     await withDatabase(engine, benchTeams({ teams: writers, projects }), async (db, version) => {
       const sessions = await Promise.all(Array.from({ length: writers }, () => connectSource(engine, db.url)));
-      const table = await freshTable(ctx.endpoint);
-      await setUp(db);
       ctx.say(`${version}: the sync's first full pass...`);
       try {
-        await withSync(db, table, async (sync) => {
+        await withSync(db, ctx.endpoint, async (sync, table) => {
           ctx.say(`${version}: ${writers} writers for ${seconds} s...`);
           const api = tableApi(table);
           const last = sessions.map(() => ({ position: 0, name: '', added: 0 }));

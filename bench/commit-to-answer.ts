@@ -1,6 +1,4 @@
-import { freshTable } from '../test/support/dynamodb.ts';
 import type { SourceDatabase } from '../test/support/source-databases.ts';
-import { setUp } from '../test/support/sync.ts';
 import { ADD_MEMBER, ADD_PROJECT, outsider, outsiderToken, TEAM, teamApi, withOutsiders } from './one-team.ts';
 import {
   benchTeams,
@@ -52,9 +50,7 @@ export async function measureLatencies(ctx: PartContext): Promise<{ rows: Latenc
   for (const engine of ENGINES) {
     const data = withOutsiders(benchTeams({ teams: 1, projects, daemons: 300, tokens: rounds + 1 }), rounds);
     await withDatabase(engine, data, async (db, version) => {
-      const table = await freshTable(ctx.endpoint);
-      await setUp(db);
-      await withSync(db, table, async () => {
+      await withSync(db, ctx.endpoint, async (_, table) => {
         const { get, total, nameAt } = teamApi(table);
         await servedAfter(performance.now(), async () => (await total()) === projects);
         const statusOf = async (token: string) => (await get('projects?per_page=1', token)).status;

@@ -5,9 +5,11 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SyncMetricValues } from '../shared/sync/metrics.ts';
+import { freshTable, type TestTable } from '../test/support/dynamodb.ts';
 import { createSourceDatabase, type SourceDatabase } from '../test/support/source-databases.ts';
 import { type SourceSnapshot, seedSource } from '../test/support/source-seed.ts';
 import { type SourceEngine, startMariaDb, startPostgres } from '../test/support/source-servers.ts';
+import { setUp } from '../test/support/sync.ts';
 
 /**
  * What the parts of the benchmark that need a source database share: its servers (started by the
@@ -114,16 +116,21 @@ export async function withDatabase<T>(
 
 type SyncProcess = Awaited<ReturnType<typeof syncProcess>>;
 
-/** `npm run sync` over the database and the table while `run` runs, once idle after its first full pass. */
+/**
+ * `npm run sync` set up on the database and run over a fresh table of that DynamoDB endpoint while
+ * `run` runs, once idle after its first full pass.
+ */
 export async function withSync<T>(
   db: SourceDatabase,
-  table: { endpoint: string; tableName: string },
-  run: (sync: SyncProcess) => Promise<T>,
+  endpoint: string,
+  run: (sync: SyncProcess, table: TestTable) => Promise<T>,
 ): Promise<T> {
+  const table = await freshTable(endpoint);
+  await setUp(db);
   const sync = await syncProcess(db, table);
   try {
     await sync.idle();
-    return await run(sync);
+    return await run(sync, table);
   } finally {
     await sync.stop();
   }
