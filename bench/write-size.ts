@@ -187,6 +187,7 @@ async function writesAt(
     ];
     const rows: WriteRow[] = [];
     for (const [change, goal, statement, edited, served, times = 1] of kinds) {
+      ctx.say(`${size.toLocaleString('en')} projects: ${change}...`);
       const ours_ = ours.restart();
       const oursFrom = units(ours.table);
       for (let j = 0; j < times; j++) {
