@@ -193,7 +193,14 @@ async function writesAt(
       for (let j = 0; j < times; j++) {
         const batches = sync.batches;
         await db.query(...statement(j));
-        if (served) await servedAfter(performance.now(), async () => sync.batches > batches && (await served(j)));
+        if (served)
+          await servedAfter(performance.now(), async () => sync.batches > batches && (await served(j))).catch(
+            (error) => {
+              throw new Error(
+                `${change}: ${(error as Error).message}; the sync said: ${sync.lines.slice(-5).join(' / ')}`,
+              );
+            },
+          );
         await quiet(ours_);
         edited(j);
       }
