@@ -6,11 +6,14 @@ import { Bench } from 'tinybench';
 import { startDynamoDbLocal } from '../commands/local/dynamodb-local.ts';
 import { coldStart, lambdaEnvironment, synthBundles, warmRun } from './bundles.ts';
 import { measureKeepsUp, measureThroughput } from './capture.ts';
-import { measureAtSize, measureLatencies, measureWrites } from './changes.ts';
+import { measureAtSize } from './at-size.ts';
+import { measureLatencies } from './commit-to-answer.ts';
+import { measureWrites } from './write-size.ts';
 import { benchTeam, importSnapshot, teamSizeFor, writeSnapshot, type BenchTeam } from './data.ts';
 import { measureFirstLoad } from './first-load.ts';
 import {
-  coldStartTable,
+  COLD_HEADING,
+  coldStartSection,
   commit,
   depthChart,
   renderResults,
@@ -18,6 +21,7 @@ import {
   type Pair,
   type Results,
 } from './report.ts';
+import { BENCH_OPTIONS } from './options.ts';
 import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
 import {
   captureSection,
@@ -31,38 +35,19 @@ import {
 import { loadAverage, measuredLine, type PartContext } from './sources.ts';
 
 /**
- * npm run bench [-- --quick] [-- --import-gb N] [-- --cold] [-- --capture] [-- --keeps-up] [-- --changes]
- * [-- --size] [-- --first-load]: what a request costs and how long it takes, on this machine against
- * DynamoDB Local, and what a change costs the app, the sync and DynamoDB, written to bench/RESULTS.md and
- * bench/depth.svg (docs/performance.md explains each part). --quick is a smoke run that writes nothing;
- * --cold runs only the cold starts against the bare twin and prints their table, writing nothing; each
- * part's flag runs that part alone (several may be given) and rewrites its section of RESULTS.md.
+ * npm run bench (its options: commands/bench.ts): what a request costs and how long it takes, on this
+ * machine against DynamoDB Local, and what a change costs the app, the sync and DynamoDB, written to
+ * bench/RESULTS.md and bench/depth.svg (docs/performance.md explains each part). --quick is a smoke run
+ * that writes nothing; --cold, or a part's flag (several may be given), runs that part alone and
+ * rewrites its section of RESULTS.md.
  */
 const PARTS = Object.keys(PART_HEADINGS) as (keyof typeof PART_HEADINGS)[];
-const USAGE = `usage: npm run bench -- [--quick] [--import-gb <GB, 0 to skip>] [--cold] ${PARTS.map((p) => `[--${p}]`).join(' ')}`;
-const usageError = (problem: string) => {
-  process.stderr.write(`${problem}\n${USAGE}\n`);
-  process.exit(2);
-};
-let args: Record<string, string | boolean | undefined> = {};
-try {
-  args = parseArgs({
-    options: {
-      quick: { type: 'boolean' },
-      'import-gb': { type: 'string' },
-      cold: { type: 'boolean' },
-      ...Object.fromEntries(PARTS.map((part) => [part, { type: 'boolean' as const }])),
-    },
-  }).values;
-} catch (error) {
-  usageError((error as Error).message);
-}
+// Read and checked by commands/bench.ts (its usage errors said there) before this module is imported.
+const args = parseArgs({ options: BENCH_OPTIONS }).values as Record<string, string | boolean | undefined>;
 const QUICK = args.quick === true;
 const COLD_ONLY = args.cold === true;
 const ONLY = PARTS.filter((part) => args[part] === true);
-if (COLD_ONLY && ONLY.length > 0) usageError('--cold runs the cold starts alone: give it without the parts');
 const IMPORT_GB = Number(args['import-gb'] ?? (QUICK ? 0.02 : 1));
-if (!(IMPORT_GB >= 0)) usageError(`--import-gb takes a size in GB, not "${args['import-gb']}"`);
 
 const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
 const PER_PAGE = 50;
@@ -74,7 +59,7 @@ const WARM_RUNS = QUICK ? 2 : 8;
 const WARM_MS = QUICK ? 500 : 3_000;
 const TABLE = 'bench';
 
-const started = performance.now();
+const [started, coldLoad] = [performance.now(), loadAverage()];
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const step = (what: string) => print(`\n[${((performance.now() - started) / 1000).toFixed(0)} s] ${what}`);
 const work = mkdtempSync(join(tmpdir(), 'bench-'));
@@ -267,7 +252,9 @@ try {
 }
 
 if (!results) {
-  print(`\n${coldStartTable(cold)}`);
+  const section = coldStartSection(cold, measuredLine(commit(), coldLoad, (performance.now() - started) / 1000));
+  print(`\n${section}`);
+  if (!QUICK) writeFileSync(file, withSections(readFileSync(file, 'utf8'), new Map([[COLD_HEADING, section]])));
   process.exit(0);
 }
 const report = renderResults(results, performance.now() - started);

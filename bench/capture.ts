@@ -2,11 +2,11 @@ import { defaultMapping } from '../shared/sync/mapping.ts';
 import { removeSetup } from '../shared/sync/setup.ts';
 import { parseSourceUrl } from '../shared/sync/source/url.ts';
 import { freshTable } from '../test/support/dynamodb.ts';
-import { legacySetupStatements } from '../test/support/legacy-capture.ts';
 import { connectSource, type SourceDatabase, type SourceSession } from '../test/support/source-databases.ts';
 import type { SourceEngine } from '../test/support/source-servers.ts';
 import { setUp } from '../test/support/sync.ts';
 import { tableApi } from '../test/support/table-api.ts';
+import { ADD_PROJECT } from './one-team.ts';
 import {
   benchTeams,
   type Use,
@@ -23,6 +23,8 @@ import {
   syncProcess,
   tokenId,
   userId,
+  withDatabase,
+  withSync,
 } from './sources.ts';
 
 /**
@@ -30,13 +32,12 @@ import {
  * the app's own statements, timed in interleaved rounds of the capture's states, on PostgreSQL and
  * MariaDB; and whether the sync keeps up with 16 writers committing as fast as they can.
  */
-type State = 'none' | 'running' | 'stopped' | 'triggers' | 'off';
-const ORDER: State[] = ['none', 'running', 'stopped', 'triggers', 'off'];
+type State = 'none' | 'running' | 'stopped' | 'off';
+const ORDER: State[] = ['none', 'running', 'stopped', 'off'];
 export const STATE_NAMES: Record<State, string> = {
   none: 'not installed',
   running: 'installed, sync running',
   stopped: 'installed, sync stopped',
-  triggers: 'previous triggers',
   off: 'server setting off',
 };
 const WRITERS = [1, 16];
@@ -184,10 +185,6 @@ async function throughputOn(
         await sync?.stop();
         sync = undefined;
       },
-      triggers: async () => {
-        await remove();
-        for (const statement of legacySetupStatements(engine)) await db.query(statement);
-      },
       off: async () => {},
     };
     const result: EngineThroughput = {
@@ -271,73 +268,66 @@ export async function measureKeepsUp(ctx: PartContext): Promise<KeepsUpRow[]> {
   const [writers, projects] = [16, 1_000];
   const rows: KeepsUpRow[] = [];
   for (const engine of ENGINES) {
-    const server = await startServer(engine);
-    let sync: Awaited<ReturnType<typeof syncProcess>> | undefined;
-    const db = await seededDatabase(server, benchTeams({ teams: writers, projects }));
-    const sessions = await Promise.all(Array.from({ length: writers }, () => connectSource(engine, db.url)));
-    try {
-      const table = await freshTable(ctx.endpoint);
-      await setUp(db);
-      ctx.say(`${server.version}: the sync's first full pass...`);
-      sync = await syncProcess(db, table);
-      await sync.idle();
-      ctx.say(`${server.version}: ${writers} writers for ${seconds} s...`);
-      const last = sessions.map(() => ({ position: 0, name: '', added: 0 }));
-      const errors = new Map<string, number>();
-      const [before, metricsBefore] = [usageByName(), { ...sync.metrics }];
-      let changes = 0;
-      await writeFor(
-        sessions,
-        seconds,
-        async (session, w, k) => {
-          if (k % 2) {
-            await session.query(
-              'INSERT INTO projects (team_id, name, slug, created_at, updated_at) ' +
-                "VALUES ($1, 'Added', 'added', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)",
-              [w + 1],
+    await withDatabase(engine, benchTeams({ teams: writers, projects }), async (db, version) => {
+      const sessions = await Promise.all(Array.from({ length: writers }, () => connectSource(engine, db.url)));
+      ctx.say(`${version}: the sync's first full pass...`);
+      try {
+        await withSync(db, ctx.endpoint, async (sync, table) => {
+          ctx.say(`${version}: ${writers} writers for ${seconds} s...`);
+          const api = tableApi(table);
+          const last = sessions.map(() => ({ position: 0, name: '', added: 0 }));
+          const errors = new Map<string, number>();
+          const [before, metricsBefore] = [usageByName(), { ...sync.metrics }];
+          let changes = 0;
+          await writeFor(
+            sessions,
+            seconds,
+            async (session, w, k) => {
+              if (k % 2) {
+                await session.query(ADD_PROJECT, [projectId(w + 1, projects + last[w]!.added), w + 1, 'Added']);
+                last[w]!.added += 1;
+              } else {
+                const [position, name] = [1 + ((k * 7_919) % projects), `Writer ${w} change ${k}`];
+                await session.query('UPDATE projects SET name = $1 WHERE id = $2', [
+                  name,
+                  projectId(w + 1, position - 1),
+                ]);
+                last[w] = { ...last[w]!, position, name };
+              }
+              changes += 1;
+              return 1;
+            },
+            errors,
+          );
+          const stopped = performance.now();
+          const servedEach = last.map(() => false);
+          const served = async () => {
+            await Promise.all(
+              last.map(async ({ position, name, added }, w) => {
+                if (servedEach[w]) return;
+                const target = `/api/${slugOf(w + 1)}/projects?per_page=1&page=${position}`;
+                const { status, body } = await api.get(target, { token: secretOf(tokenId(userId(w + 1, 0))) });
+                servedEach[w] = status === 200 && body.data[0].name === name && body.meta.total === projects + added;
+              }),
             );
-            last[w]!.added += 1;
-          } else {
-            const [position, name] = [1 + ((k * 7_919) % projects), `Writer ${w} change ${k}`];
-            await session.query('UPDATE projects SET name = $1 WHERE id = $2', [name, projectId(w + 1, position - 1)]);
-            last[w] = { ...last[w]!, position, name };
-          }
-          changes += 1;
-          return 1;
-        },
-        errors,
-      );
-      const stopped = performance.now();
-      const api = tableApi(table);
-      const servedEach = last.map(() => false);
-      const served = async () => {
-        await Promise.all(
-          last.map(async ({ position, name, added }, w) => {
-            if (servedEach[w]) return;
-            const target = `/api/${slugOf(w + 1)}/projects?per_page=1&page=${position}`;
-            const { status, body } = await api.get(target, { token: secretOf(tokenId(userId(w + 1, 0))) });
-            servedEach[w] = status === 200 && body.data[0].name === name && body.meta.total === projects + added;
-          }),
-        );
-        return servedEach.every(Boolean);
-      };
-      rows.push({
-        engine: server.version,
-        writers,
-        seconds,
-        changes,
-        errors: [...errors.values()].reduce((n, e) => n + e, 0),
-        servedAfter: await servedAfter(stopped, served, 600),
-        batches: sync.metrics.batches - metricsBefore.batches,
-        lagSeconds: sync.metrics.lagSeconds,
-        use: usageBetween(before, usageByName(), 1),
-      });
-    } finally {
-      await sync?.stop();
-      await Promise.all(sessions.map((s) => s.close().catch(() => {})));
-      await db.drop();
-      await server.stop();
-    }
+            return servedEach.every(Boolean);
+          };
+          rows.push({
+            engine: version,
+            writers,
+            seconds,
+            changes,
+            errors: [...errors.values()].reduce((n, e) => n + e, 0),
+            servedAfter: await servedAfter(stopped, served, 600),
+            batches: sync.metrics.batches - metricsBefore.batches,
+            lagSeconds: sync.metrics.lagSeconds,
+            use: usageBetween(before, usageByName(), 1),
+          });
+        });
+      } finally {
+        await Promise.all(sessions.map((s) => s.close().catch(() => {})));
+      }
+    });
   }
   return rows;
 }

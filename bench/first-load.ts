@@ -11,7 +11,7 @@ import { runSync } from '../shared/sync/run.ts';
 import { parseSourceUrl } from '../shared/sync/source/url.ts';
 import { freshTable } from '../test/support/dynamodb.ts';
 import { countedTable, type WriteCount } from '../test/support/writes.ts';
-import { benchTeams, ENGINES, type PartContext, seededDatabase, startServer } from './sources.ts';
+import { benchTeams, ENGINES, type PartContext, withDatabase } from './sources.ts';
 
 /**
  * A first load through the limiter (DynamoDB's limits): 1,000 teams of 100 projects and 100,000
@@ -58,10 +58,8 @@ export async function measureFirstLoad(ctx: PartContext): Promise<FirstLoadRow[]
       progress.stop();
     });
     for (const engine of ENGINES) {
-      const server = await startServer(engine);
-      const db = await seededDatabase(server, data);
-      try {
-        await load(`the sync's first full pass (${server.version})`, async (table) => {
+      await withDatabase(engine, data, (db, version) =>
+        load(`the sync's first full pass (${version})`, async (table) => {
           const progress = progressDisplay();
           await runSync(
             {
@@ -75,11 +73,8 @@ export async function measureFirstLoad(ctx: PartContext): Promise<FirstLoadRow[]
             { once: true, onProgress: progress.passing },
           );
           progress.stop();
-        });
-      } finally {
-        await db.drop();
-        await server.stop();
-      }
+        }),
+      );
     }
     return rows;
   } finally {

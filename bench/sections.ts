@@ -1,6 +1,7 @@
 import type { EngineThroughput, KeepsUpRow } from './capture.ts';
 import { STATE_NAMES } from './capture.ts';
-import type { LatencyRow, Usage, WriteCosts } from './changes.ts';
+import type { LatencyRow, Usage } from './commit-to-answer.ts';
+import type { WriteCosts } from './write-size.ts';
 import type { FirstLoadRow } from './first-load.ts';
 import { int, median, table } from './report.ts';
 import type { WriteCount } from '../test/support/writes.ts';
@@ -18,12 +19,15 @@ export const PART_HEADINGS = {
   'first-load': '## First load',
 } as const;
 
-/** The file with these sections in place of its own: the others as they were, the parts' in their order. */
+/**
+ * The file with these sections in place of its own (the cold starts' where it was), the others as they
+ * were, the parts' last in their order.
+ */
 export function withSections(text: string, sections: Map<string, string>): string {
   const parts = text.trimEnd().split(/\n(?=## )/);
   const headings = Object.values(PART_HEADINGS) as string[];
   const first = (part: string) => part.slice(0, part.indexOf('\n'));
-  const kept = parts.filter((part) => !headings.includes(first(part)));
+  const kept = parts.filter((part) => !headings.includes(first(part))).map((part) => sections.get(first(part)) ?? part);
   const before = new Map(parts.map((part) => [first(part), part]));
   const ordered = headings.flatMap((h) => sections.get(h) ?? before.get(h) ?? []);
   return `${[...kept, ...ordered].map((part) => part.trimEnd()).join('\n\n')}\n`;
@@ -91,10 +95,9 @@ export function captureSection(engines: EngineThroughput[]): string {
       `The states follow one another in each of ${rounds} rounds, every statement running ${seconds} s in each: ` +
       'the capture not installed; installed (`sync setup`: on PostgreSQL the publication and REPLICA IDENTITY ' +
       'FULL where the sync needs it; on MariaDB nothing) with `npm run sync` running against DynamoDB Local ' +
-      '(once idle after its first full pass); installed with the sync stopped (PostgreSQL keeps its slot); the ' +
-      "previous version's triggers (test/support/legacy-capture.ts), the old baseline; and a second server " +
-      'started without the setting the capture needs (wal_level=replica; no binary log). A figure is the ' +
-      "median of the rounds; a ratio, the median of each round's ratio to 'not installed' in the same round, " +
+      '(once idle after its first full pass); installed with the sync stopped (PostgreSQL keeps its slot); ' +
+      'and a second server started without the setting the capture needs (wal_level=replica; no binary log). ' +
+      "A figure is the median of the rounds; a ratio, the median of each round's ratio to 'not installed' in the same round, " +
       '(min–max). The goal: at least 0.95 with the capture installed, running or stopped.',
     '',
     byState((row) => row.rounds, int, true),

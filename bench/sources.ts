@@ -5,9 +5,11 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SyncMetricValues } from '../shared/sync/metrics.ts';
+import { freshTable, type TestTable } from '../test/support/dynamodb.ts';
 import { createSourceDatabase, type SourceDatabase } from '../test/support/source-databases.ts';
 import { type SourceSnapshot, seedSource } from '../test/support/source-seed.ts';
 import { type SourceEngine, startMariaDb, startPostgres } from '../test/support/source-servers.ts';
+import { setUp } from '../test/support/sync.ts';
 
 /**
  * What the parts of the benchmark that need a source database share: its servers (started by the
@@ -91,6 +93,47 @@ export async function seededDatabase(
   const db = await createSourceDatabase(server.engine, { server });
   await seedSource(db, snapshot);
   return db;
+}
+
+/** A server of that engine, and a database of its own seeded with the snapshot, while `run` runs. */
+export async function withDatabase<T>(
+  engine: SourceEngine,
+  snapshot: SourceSnapshot,
+  run: (db: SourceDatabase, version: string) => Promise<T>,
+): Promise<T> {
+  const server = await startServer(engine);
+  try {
+    const db = await seededDatabase(server, snapshot);
+    try {
+      return await run(db, server.version);
+    } finally {
+      await db.drop();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+type SyncProcess = Awaited<ReturnType<typeof syncProcess>>;
+
+/**
+ * `npm run sync` set up on the database and run over a fresh table of that DynamoDB endpoint while
+ * `run` runs, once idle after its first full pass.
+ */
+export async function withSync<T>(
+  db: SourceDatabase,
+  endpoint: string,
+  run: (sync: SyncProcess, table: TestTable) => Promise<T>,
+): Promise<T> {
+  const table = await freshTable(endpoint);
+  await setUp(db);
+  const sync = await syncProcess(db, table);
+  try {
+    await sync.idle();
+    return await run(sync, table);
+  } finally {
+    await sync.stop();
+  }
 }
 
 /** Polls `served` every 20 ms; the seconds from `since` (performance.now()) to the first time it holds. */

@@ -1,9 +1,11 @@
+import { BENCH_OPTIONS } from '../bench/options.ts';
+import { UsageError } from './cli/errors.ts';
 import { command, execute } from './cli/run.ts';
 
 /**
  * npm run bench: its command line read and `--help` answered as every command's are (cli/run.ts),
- * then the benchmark itself, bench/bench.ts, which reads the same arguments and stops what it
- * started on its own signals (so this shell installs no handlers of its own).
+ * then the benchmark itself, bench/bench.ts, which reads the same arguments (bench/options.ts) and
+ * stops what it started on its own signals (so this shell installs no handlers of its own).
  */
 export const npmRunBench = command(
   {
@@ -17,22 +19,18 @@ cost by page depth and team size, cold and warm time against a bare twin, a larg
 change costs: the app's writes with the capture beside it and whether the sync keeps up (PostgreSQL
 and MariaDB, started here), the seconds from a commit to its answer, the items and write units a change
 writes, and a first load under DynamoDB's limits. Writes bench/RESULTS.md and bench/depth.svg
-(docs/performance.md explains each part); a part's flag runs that part alone and rewrites its section.`,
-    options: {
-      quick: { type: 'boolean', help: 'a smoke run: small teams, few samples, a 20 MB import; writes nothing' },
-      'import-gb': { type: 'string', value: '<GB>', help: 'the size of the import measured; default 1, 0 skips it' },
-      cold: { type: 'boolean', help: 'only the cold starts against the bare twin, printed; writes nothing' },
-      capture: { type: 'boolean', help: "only the app's write throughput beside the capture, in interleaved rounds" },
-      'keeps-up': { type: 'boolean', help: 'only whether the sync keeps up with 16 writers for 60 s' },
-      changes: { type: 'boolean', help: 'only the seconds from a commit to its answer, and at 100,000 projects' },
-      size: { type: 'boolean', help: 'only the items and write units a change writes, at 2,000 to 100,000 projects' },
-      'first-load': {
-        type: 'boolean',
-        help: 'only a first load of 1,000 teams and 100,000 tokens, through the limiter',
-      },
-    },
+(docs/performance.md explains each part); --cold or a part's flag runs that part alone and rewrites its
+section.`,
+    options: BENCH_OPTIONS,
   },
-  async () => void (await import('../bench/bench.ts')),
+  async ({ values }) => {
+    const parts = Object.keys(values).filter((option) => !['quick', 'import-gb', 'cold'].includes(option));
+    if (values.cold && parts.length > 0)
+      throw new UsageError('--cold runs the cold starts alone: give it without the parts');
+    if (!(Number(values['import-gb'] ?? 1) >= 0))
+      throw new UsageError(`--import-gb takes a size in GB, not "${values['import-gb']}"`);
+    await import('../bench/bench.ts');
+  },
 );
 
 if (import.meta.main) {
