@@ -195,10 +195,17 @@ async function writesAt(
         await db.query(...statement(j));
         if (served)
           await servedAfter(performance.now(), async () => sync.batches > batches && (await served(j))).catch(
-            (error) => {
-              throw new Error(
-                `${change}: ${(error as Error).message}; the sync said: ${sync.lines.slice(-5).join(' / ')}`,
-              );
+            async (error) => {
+              const run = await Promise.race([
+                sync.done.then(
+                  () => 'its run ended',
+                  (failure: unknown) => `its run failed: ${(failure as Error).message}`,
+                ),
+                new Promise((resolve) => setTimeout(() => resolve('its run goes on'), 100)),
+              ]);
+              const said = sync.lines.slice(-5).join(' / ');
+              const since = `${sync.batches - batches} batches since the commit`;
+              throw new Error(`${change}: ${(error as Error).message}; ${since}; ${run}; the sync said: ${said}`);
             },
           );
         await quiet(ours_);
