@@ -96,7 +96,8 @@ const runParts = async (parts: typeof PARTS) => {
     step(`${PART_HEADINGS[part].slice(3)}...`);
     const [from, load] = [performance.now(), loadAverage()];
     const body = await RUN_PART[part]();
-    const section = `${PART_HEADINGS[part]}\n\n${measuredLine(commit(), load, (performance.now() - from) / 1000)}\n\n${body}`;
+    const measured = measuredLine(commit(), load, (performance.now() - from) / 1000);
+    const section = `${PART_HEADINGS[part]}\n\n${measured}\n\n${body}`;
     sections.set(PART_HEADINGS[part], section);
     print(`\n${section}`);
   }

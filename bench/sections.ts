@@ -97,7 +97,8 @@ export function captureSection(engines: EngineThroughput[]): string {
       'FULL where the sync needs it; on MariaDB nothing) with `npm run sync` running against DynamoDB Local ' +
       '(once idle after its first full pass); installed with the sync stopped (PostgreSQL keeps its slot); ' +
       'and a second server started without the setting the capture needs (wal_level=replica; no binary log). ' +
-      "A figure is the median of the rounds; a ratio, the median of each round's ratio to 'not installed' in the same round, " +
+      "A figure is the median of the rounds; a ratio, the median of each round's ratio to 'not installed' " +
+      'in the same round, ' +
       '(min–max). The goal: at least 0.95 with the capture installed, running or stopped.',
     '',
     byState((row) => row.rounds, int, true),

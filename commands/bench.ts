@@ -11,7 +11,8 @@ export const npmRunBench = command(
   {
     name: 'npm run bench',
     usage: [
-      'npm run bench -- [--quick] [--import-gb <GB>] [--cold] [--capture] [--keeps-up] [--changes] [--size] [--first-load]',
+      'npm run bench -- [--quick] [--import-gb <GB>] [--cold] [--capture] [--keeps-up] [--changes] ' +
+        '[--size] [--first-load]',
     ],
     about: `
 Measures, on this machine against DynamoDB Local, what a request costs and how long it takes: read

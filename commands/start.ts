@@ -17,7 +17,8 @@ export const npmStart = command(
     name: 'npm start',
     usage: [
       'npm start -- [--port <port>] [--data <snapshot.json>] [--user <id>] [--bundled]',
-      'npm start -- --source <url> [--user <id>] [--port <port>] [--mapping <mapping.json>] [--timezone <zone>] [--bundled]',
+      'npm start -- --source <url> [--user <id>] [--port <port>] [--mapping <mapping.json>] ' +
+        '[--timezone <zone>] [--bundled]',
     ],
     about: `
 Starts DynamoDB Local in memory (or uses DYNAMODB_ENDPOINT), creates the table, imports the snapshot,

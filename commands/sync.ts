@@ -161,7 +161,8 @@ export const npmRunSync = command(SYNC, async ({ values, positionals: [subcomman
   if (outcome.refused.length > 0) {
     fail(
       [
-        `the table ${escapeText(tableName)} holds what the source holds but for ${counted(outcome.refused.length, 'row')} the rules refuse, kept at their last good state:`,
+        `the table ${escapeText(tableName)} holds what the source holds but for ` +
+          `${counted(outcome.refused.length, 'row')} the rules refuse, kept at their last good state:`,
         ...outcome.refused.map((line) => `  ${escapeText(line)}`),
       ].join('\n'),
     );

@@ -23,7 +23,8 @@ export function stackNameFromContext(node: Node): string {
   const name = String(given).trim();
   if (!STACK_NAME.test(name))
     throw new UsageError(
-      `context value stackName must be a CloudFormation stack name (a letter, then letters, digits and "-"), not "${name}"`,
+      'context value stackName must be a CloudFormation stack name (a letter, then letters, digits and "-"), ' +
+        `not "${name}"`,
     );
   return name;
 }
@@ -122,7 +123,10 @@ export const SYNC_CONTEXT_KEYS = ['syncSourceSecretArn', 'syncVpcId', 'syncSubne
 /** The sync's optional context keys, each only with the four. */
 export const SYNC_OPTIONAL_KEYS = ['syncSecretKeyArn', 'syncTimezone', 'syncMapping'] as const;
 
-/** The sync's settings from context values, when all four keys are given; some of them only is an error naming the rest. */
+/**
+ * The sync's settings from context values, when all four keys are given; some of them only is an
+ * error naming the rest.
+ */
 function syncContext(text: (key: string) => string | undefined): SyncProps | undefined {
   const given = SYNC_CONTEXT_KEYS.filter((key) => text(key) !== undefined);
   const optional = SYNC_OPTIONAL_KEYS.filter((key) => text(key) !== undefined);

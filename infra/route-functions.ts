@@ -22,7 +22,10 @@ export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 
 export interface RouteFunctionsProps {
   api: HttpApi;
   table: ITable;
-  /** What every function reads from its environment besides TABLE_NAME (data routes only): STACK_NAME, PUBLIC_BASE_URL, LOG_LEVEL. */
+  /**
+   * What every function reads from its environment besides TABLE_NAME (data routes only):
+   * STACK_NAME, PUBLIC_BASE_URL, LOG_LEVEL.
+   */
   environment: Record<string, string>;
   tracing?: boolean;
 }

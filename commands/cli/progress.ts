@@ -36,7 +36,10 @@ export function progressDisplay() {
   const stream = process.stderr;
   let writingStarted = 0;
   let passStarted = 0;
-  /** When the last line of a pass was written to a log: none yet, so the first is due once the pass is past its quiet time. */
+  /**
+   * When the last line of a pass was written to a log: none yet, so the first is due once the pass
+   * is past its quiet time.
+   */
   let lastPassLine = Number.NEGATIVE_INFINITY;
   const passQuietMs = msSetting('SYNC_PROGRESS_AFTER_MS', PASS_QUIET_MS);
   const passLineEveryMs = msSetting('SYNC_PROGRESS_EVERY_MS', PASS_LINE_EVERY_MS);
@@ -109,7 +112,8 @@ export function progressDisplay() {
       const now = performance.now();
       passStarted ||= now;
       if (now - passStarted < passQuietMs) return;
-      const text = `teams ${count(p.teams.done)}/${count(p.teams.total)}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
+      const teams = `${count(p.teams.done)}/${count(p.teams.total)}`;
+      const text = `teams ${teams}, tokens ${count(p.tokens.done)}/${count(p.tokens.total)}`;
       const done = p.teams.done + p.tokens.done;
       const total = p.teams.total + p.tokens.total;
       if (stream.isTTY) return show('first full pass', done, total, text, false);

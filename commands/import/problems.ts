@@ -65,11 +65,14 @@ export const say = {
     problemOf.missing(where, field, id, what, 'snapshot'),
   clientOfOtherTeam: problemOf.clientOfOtherTeam,
   tooManyTeams: (where: string, teams: number, limit: number) =>
-    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, more than the ${count(limit)} a user may be in`,
+    `${where}: teams would list ${counted(teams, 'team')} with those it is in outside this snapshot, ` +
+    `more than the ${count(limit)} a user may be in`,
   // Rejections that need the table (after validation, before the first write).
   slugTaken: (where: string, slug: string, holder: number) => escapeText(problemOf.slugTaken(where, slug, holder)),
   slugCycle: (where: string, slug: string, holder: string, holderSlug: string) =>
-    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; rename in two imports`,
+    `${where}: slug ${quote(slug)} is held by ${holder}, which takes slug ${quote(holderSlug)} in turn; ` +
+    'rename in two imports',
   tokenOfAnotherUser: (where: string, owner: number) =>
-    `${where}: this token already exists for user ${owner}; a token cannot move to another user (revoke it and issue a new one)`,
+    `${where}: this token already exists for user ${owner}; ` +
+    'a token cannot move to another user (revoke it and issue a new one)',
 } as const;

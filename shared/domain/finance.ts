@@ -51,8 +51,13 @@ export function summarizeCosts(costs: Iterable<Cost>) {
 export function financeFieldsJson(summary: FinanceSummary): string {
   const data = summary.lineItems.map(
     (line) =>
-      `{"label":${JSON.stringify(line.label)},"amount":${formatAmount(line.units)},"currency":${JSON.stringify(line.currency)}}`,
+      `{"label":${JSON.stringify(line.label)},"amount":${formatAmount(line.units)},` +
+      `"currency":${JSON.stringify(line.currency)}}`,
   );
   const totals = summary.totals.map((t) => `${JSON.stringify(t.currency)}:${formatAmount(t.units)}`);
-  return `"data":[${data.join(',')}],"totals":{${totals.join(',')}},"grand_total":${formatAmount(summary.grandTotal)},"results":${data.length}`;
+  const grandTotal = formatAmount(summary.grandTotal);
+  return (
+    `"data":[${data.join(',')}],"totals":{${totals.join(',')}},"grand_total":${grandTotal},` +
+    `"results":${data.length}`
+  );
 }

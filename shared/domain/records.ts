@@ -87,7 +87,8 @@ const secret = v.pipe(
   v.string('must be a string'),
   v.regex(
     new RegExp(`^[\\x21-\\x7e]{${LIMITS.secretMin},${LIMITS.secretMax}}$`),
-    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces (it travels in a header)`,
+    `must be ${LIMITS.secretMin} to ${LIMITS.secretMax} printable ASCII characters without spaces ` +
+      '(it travels in a header)',
   ),
   // Sanctum's clients send `<id>|<secret>`: a secret with a `|` would be split (shared/api/bearer.ts).
   v.check((s) => !s.includes('|'), 'must not contain "|" (a bearer "<id>|<secret>" is split at it)'),
@@ -109,7 +110,8 @@ const OwnAbilities = v.object({
     v.picklist(
       TOKEN_ABILITIES,
       ({ input }) =>
-        `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} (did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`,
+        `must be one of ${TOKEN_ABILITIES.join(', ')}, not ${quote(input as string)} ` +
+        `(did you mean "${closestKey(input as string, TOKEN_ABILITIES)}"?)`,
     ),
   ),
 });

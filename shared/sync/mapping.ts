@@ -178,7 +178,10 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
 /** The tables the log must report: the mapping's watched tables (the publication's, on PostgreSQL). */
 export const watchedTables = (mapping: Mapping) => Object.keys(mapping.watch).sort();
 
-/** The tables whose old row the sync needs on PostgreSQL: those a change reaches through a column other than the key. */
+/**
+ * The tables whose old row the sync needs on PostgreSQL: those a change reaches through a column
+ * other than the key.
+ */
 export function tablesNeedingOldRows(mapping: Mapping): string[] {
   return watchedTables(mapping).filter((table) =>
     mapping.watch[table]!.touches.some((touch) => {

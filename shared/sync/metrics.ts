@@ -3,7 +3,7 @@ import { METRICS_NAMESPACE, STACK_DIMENSION } from '../metrics.ts';
 /**
  * What the sync reports to CloudWatch (docs/operations.md), one embedded metric format document a
  * line, which CloudWatch Logs turns into metrics as the line arrives
- * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html):
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html:
  * how far behind the source it is, the changes it applied, the items it wrote, the rows it refused,
  * the source's failures, and how much log the source keeps for it. Each carries the stack's name as a
  * dimension, so two stacks in one account never share a metric or an alarm.

@@ -150,7 +150,8 @@ class Sync {
     }).catch((error) => {
       if (sourceFault(error) === 'unreachable' && giveUp) {
         throw new SyncRefused(
-          `the source did not answer for ${Math.round(limit / 1000)} s (${this.settings.source.redacted}: ${error.message}): gave up`,
+          `the source did not answer for ${Math.round(limit / 1000)} s ` +
+            `(${this.settings.source.redacted}: ${error.message}): gave up`,
         );
       }
       throw sourceRefusal(error, this.settings.source);
@@ -188,7 +189,7 @@ class Sync {
     this.meter.sourceDown = false;
   }
 
-  /** The source failed to answer: said once until it answers again, and counted in a metric line at most once a minute. */
+  /** The source failed to answer: said once until it answers again, counted in a metric line once a minute at most. */
   private sourceFailed(error: Error): void {
     if (!this.meter.sourceDown)
       this.settings.say(`the source does not answer (${this.settings.source.redacted}: ${error.message}); retrying`);

@@ -80,7 +80,8 @@ export async function setUpSource(
       );
     }
     return [
-      `the source (${source.redacted}) is ready for the sync: its binary log is read as a replica reads it; nothing was installed`,
+      `the source (${source.redacted}) is ready for the sync: ` +
+        'its binary log is read as a replica reads it; nothing was installed',
       ...removed.map((line) => `  ${line}`),
       `  ${found}`,
     ];

@@ -7,7 +7,10 @@ export interface ClientOptions {
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
   maxAttempts?: number;
-  /** The SDK's retry mode: standard (default), or adaptive for a client that writes one throttled key (shared/write/writer.ts). */
+  /**
+   * The SDK's retry mode: standard (default), or adaptive for a client that writes one throttled key
+   * (shared/write/writer.ts).
+   */
   retryMode?: 'standard' | 'adaptive';
 }
 

@@ -53,8 +53,8 @@ export interface RetryBudget {
 /**
  * The writers' budget: up to about a minute of fruitless resends, the longest DynamoDB's guide
  * suggests retrying before looking elsewhere for the cause ("set the maximum number of retries to
- * stop around one minute",
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html#Programming.Errors.RetryAndBackoff):
+ * stop around one minute", section "Error retries and exponential backoff" of
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html):
  * 50 ms doubled to 5 s, twelve times, is 31 to 55 s of waiting.
  */
 export const WRITER_RETRIES: RetryBudget = { retries: 12, minDelayMs: 50, maxDelayMs: 5_000 };

@@ -91,7 +91,8 @@ function sweep(writer: Writer): Promise<void> {
     } catch (error) {
       // Everything is written by now: what is left to remove, the next write removes.
       writer.log(
-        `the write is complete, but removing replaced items stopped (${(error as Error).message}); the next write will finish it`,
+        `the write is complete, but removing replaced items stopped (${(error as Error).message}); ` +
+          'the next write will finish it',
       );
     } finally {
       sweeps.delete(writer.tableName);

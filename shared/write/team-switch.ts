@@ -147,10 +147,10 @@ export async function recordMembers(writer: Writer, team: TeamState, fingerprint
 /**
  * Cancellation reasons that say DynamoDB was too busy, not that a condition failed: "the entire
  * operation fails with a TransactionCanceledException if any item experiences throttling", with
- * `ThrottlingError` (on-demand) or `ProvisionedThroughputExceeded` (provisioned) for those items
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html,
- * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html). The SDK
- * does not retry a cancelled transaction; the switch sends it again itself.
+ * `ThrottlingError` (on-demand) or `ProvisionedThroughputExceeded` (provisioned) for those items, in
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html and
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html
+ * The SDK does not retry a cancelled transaction; the switch sends it again itself.
  */
 const BUSY = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
 

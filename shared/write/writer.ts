@@ -10,7 +10,8 @@ export interface TableRef {
    * A client of its own for the long streams of writes to one partition key (a list written whole
    * beside, a replaced generation swept), in the SDK's adaptive retry mode: its client-side rate
    * limiting is meant for a client that reaches one throttled resource, and would hold back the
-   * writer's other requests if they shared it (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
+   * writer's other requests if they shared it
+   * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
    * Absent, `doc` is used.
    */
   bulk?: DynamoDBDocumentClient;

@@ -23,7 +23,7 @@ import { servedWithin, setUp } from '../support/sync.ts';
 
 /**
  * `npm start -- --source <url>` while it loads (docs/contract.md, section 9, "Commands that tell the
- * truth"; docs/commands.md, "npm start"; issue #40), run as the real command:
+ * truth"; docs/commands.md, "npm start"), run as the real command:
  *
  * - a source that refuses the credentials is said within 5 s, before DynamoDB Local starts; so is a
  *   source not set up, naming the setup command with the `--mapping` given;

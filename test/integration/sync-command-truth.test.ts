@@ -12,8 +12,8 @@ import { seedSource } from '../support/source-seed.ts';
 import { setUp } from '../support/sync.ts';
 
 /**
- * `npm run sync` tells the truth (docs/contract.md, section 9, "Commands that tell the truth"; issue
- * #40), each rule run as the real command against the suite's servers:
+ * `npm run sync` tells the truth (docs/contract.md, section 9, "Commands that tell the truth"),
+ * each rule run as the real command against the suite's servers:
  *
  * - `--once` exits 0 saying that the table holds what the source holds only when nothing was refused;
  *   when rows were refused (here every team, each for a bad row) it names them, says how many, exits 1.

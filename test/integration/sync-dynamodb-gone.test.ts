@@ -12,7 +12,7 @@ import { tableApi } from '../support/table-api.ts';
 
 /**
  * DynamoDB gone is said as DynamoDB, never as the source (docs/contract.md, section 9, "Bad data and
- * faults" and "Commands that tell the truth"; docs/commands.md, "npm start"; issue #40):
+ * faults" and "Commands that tell the truth"; docs/commands.md, "npm start"):
  *
  * - the sync's write that finds nothing accepting connections at DynamoDB's endpoint fails with the
  *   network code a source that is down would give (ECONNREFUSED), and is told as DynamoDB failing; the

@@ -11,7 +11,7 @@ import { setUp } from '../support/sync.ts';
 
 /**
  * `npm run sync` tells the truth in its hints and its process list (docs/contract.md, section 9,
- * "Commands that tell the truth"; docs/sync.md, "Faults"; issue #40), run as the real command:
+ * "Commands that tell the truth"; docs/sync.md, "Faults"), run as the real command:
  *
  * - every hint that names a command repeats the `--mapping` the user gave: the refusal of a source not
  *   set up; the line said while running when the log no longer reports a table it reads; the end of a

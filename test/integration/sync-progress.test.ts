@@ -10,8 +10,8 @@ import { tableApi } from '../support/table-api.ts';
 /**
  * A first full pass longer than a few seconds shows its progress: teams and tokens done of the total,
  * on a terminal as a bar (like the import's), in a log a line then and one a minute after
- * (docs/contract.md, section 9, "Commands that tell the truth"; docs/sync.md, "Progress and metrics";
- * issue #40). A few seconds and a minute are longer than a test: SYNC_PROGRESS_AFTER_MS and
+ * (docs/contract.md, section 9, "Commands that tell the truth"; docs/sync.md, "Progress and metrics").
+ * A few seconds and a minute are longer than a test: SYNC_PROGRESS_AFTER_MS and
  * SYNC_PROGRESS_EVERY_MS shorten them (docs/testing.md), here to nothing and to an hour. The terminal
  * is a pseudo-terminal (`script`), as in command-terminal.test.ts. Only the first pass shows it: the
  * full passes after it (`--full-pass-every`) are no first pass. What is shown does not depend on the

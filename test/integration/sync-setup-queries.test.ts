@@ -10,7 +10,7 @@ import { seedSource } from '../support/source-seed.ts';
 /**
  * `npm run sync -- setup` runs every query of the mapping on the source and judges its columns' kinds
  * on a sample of rows, naming the query that fails (docs/contract.md, section 9; docs/sync.md, "Setup
- * and remove"; issue #40). A query written for the other engine may run and still be wrong: on
+ * and remove"). A query written for the other engine may run and still be wrong: on
  * MariaDB, PostgreSQL's `'team-' || id` is a logical OR (1), not the text `team-1`. On both engines, a
  * query that returns a column of the wrong kind (a currency where an amount was meant) is named.
  * Both engines: what `||` means is the engine's.

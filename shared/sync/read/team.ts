@@ -328,7 +328,8 @@ async function readFinance(source: SourceConnection, mapping: Mapping, teamId: n
   const costs: Cost[] = [];
   let refused = false;
   const servers = await source.query(
-    `SELECT q.id, q.team_id, q.monthly_cost, q.currency FROM (${mapping.queries.servers}) q WHERE q.team_id = ? ORDER BY q.id`,
+    `SELECT q.id, q.team_id, q.monthly_cost, q.currency FROM (${mapping.queries.servers}) q ` +
+      'WHERE q.team_id = ? ORDER BY q.id',
     [teamId],
   );
   for (const row of servers) {
@@ -347,7 +348,8 @@ async function readFinance(source: SourceConnection, mapping: Mapping, teamId: n
     else refused = true;
   }
   const lines = await source.query(
-    `SELECT q.id, q.team_id, q.label, q.amount, q.currency FROM (${mapping.queries.costs}) q WHERE q.team_id = ? ORDER BY q.id`,
+    `SELECT q.id, q.team_id, q.label, q.amount, q.currency FROM (${mapping.queries.costs}) q ` +
+      'WHERE q.team_id = ? ORDER BY q.id',
     [teamId],
   );
   for (const row of lines) {
