@@ -7,7 +7,7 @@ import { getItems } from '../../shared/write/reads.ts';
 import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
+import { type RunningSync, servedWithin, settledBy, setUp, startSync } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 
 /**
@@ -137,21 +137,7 @@ describeSources('a transaction served whole, while the sync reads and at scale',
     return JSON.stringify(Object.fromEntries(counts));
   };
 
-  /**
-   * Resolves once the sync has applied everything committed before it: a cost line of its own, of a
-   * team whose finances no case reads, committed after them, is served only once the batches before
-   * it are over (batches run one after another).
-   */
-  let markers = 0;
-  const settled = async () => {
-    const amount = ++markers;
-    await db.query(
-      `INSERT INTO costs (team_id, label, amount, currency, created_at, updated_at) VALUES (5, 'marker', ${amount}, 'EUR', ${now}, ${now})`,
-    );
-    await servedWithin(
-      async () => (await api.get('/api/t5/finances', { token: ADA })).body?.totals?.EUR === (amount * (amount + 1)) / 2,
-    );
-  };
+  let settled: () => Promise<void>;
 
   beforeAll(async () => {
     db = await createSourceDatabase(engine);
@@ -159,6 +145,7 @@ describeSources('a transaction served whole, while the sync reads and at scale',
     await setUp(db);
     table = await freshTable();
     api = tableApi(table);
+    settled = settledBy(db, api, { id: 5, segment: 't5', token: ADA });
     sync = startSync(
       db,
       hookedTable(table, (operation, input) => hook?.(operation, input)),

@@ -4,7 +4,7 @@ import { freshTable, type TestTable } from '../support/dynamodb.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
+import { type RunningSync, servedWithin, settledBy, setUp, startSync } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 import { countedTable } from '../support/writes.ts';
 
@@ -106,21 +106,7 @@ describeSources('a transaction served whole', (engine) => {
     }
   };
 
-  /**
-   * Resolves once the sync has applied everything committed before it: a cost line of its own, of a
-   * team whose finances no case reads, committed after them, is served only once the batches before
-   * it are over (batches run one after another).
-   */
-  let markers = 0;
-  const settled = async () => {
-    const amount = ++markers;
-    await db.query(
-      `INSERT INTO costs (team_id, label, amount, currency, created_at, updated_at) VALUES (3, 'marker', ${amount}, 'EUR', ${now}, ${now})`,
-    );
-    await servedWithin(
-      async () => (await api.get('/api/3/finances', { token: ADA })).body?.totals?.EUR === (amount * (amount + 1)) / 2,
-    );
-  };
+  let settled: () => Promise<void>;
 
   beforeAll(async () => {
     db = await createSourceDatabase(engine);
@@ -128,6 +114,7 @@ describeSources('a transaction served whole', (engine) => {
     await setUp(db);
     table = await freshTable();
     api = tableApi(table);
+    settled = settledBy(db, api, { id: 3, segment: '3', token: ADA });
     sync = startSync(db, table);
     await servedWithin(async () => (await api.get('/api/acme/projects', { token: ADA })).status === 200, 30_000);
   }, 90_000);

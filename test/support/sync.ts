@@ -5,6 +5,7 @@ import { setUpSource } from '../../shared/sync/setup.ts';
 import { parseSourceUrl } from '../../shared/sync/source/url.ts';
 import type { TestTable } from './dynamodb.ts';
 import type { SourceDatabase } from './source-databases.ts';
+import type { tableApi } from './table-api.ts';
 
 /**
  * The one fixture for a synced source: the sync against a test's source database and table, in this
@@ -156,4 +157,30 @@ export async function servedWithin(
       throw new Error(`not served within ${limitMs / 1000} s${explain ? `; ${explain()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Resolves once the sync has applied everything committed before it: a cost line of its own, of a
+ * team whose finances no case reads, committed after them, is served only once the batches before
+ * it are over (batches run one after another). `team` is that team's id and path segment.
+ */
+export function settledBy(
+  db: SourceDatabase,
+  api: ReturnType<typeof tableApi>,
+  team: { id: number; segment: string; token: string },
+): () => Promise<void> {
+  const now = db.engine === 'postgres' ? 'now()' : 'NOW()';
+  let markers = 0;
+  return async () => {
+    const amount = ++markers;
+    await db.query(
+      'INSERT INTO costs (team_id, label, amount, currency, created_at, updated_at) ' +
+        `VALUES (${team.id}, 'marker', ${amount}, 'EUR', ${now}, ${now})`,
+    );
+    await servedWithin(
+      async () =>
+        (await api.get(`/api/${team.segment}/finances`, { token: team.token })).body?.totals?.EUR ===
+        (amount * (amount + 1)) / 2,
+    );
+  };
 }
