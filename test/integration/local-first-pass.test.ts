@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,6 +9,7 @@ import {
   type CommandProcess,
   type ProcessInfo,
   processInfo,
+  processTree,
   signalIfStillRunning,
   startCommand,
 } from '../support/processes.ts';
@@ -57,22 +58,9 @@ afterEach(() => {
   noted = [];
 });
 
-/** The children of a process this test started, read from its own /proc entries, and theirs. */
+/** The children of a process this test started, and theirs (test/support/processes.ts). */
 function descendants(pid: number): ProcessInfo[] {
-  const found: ProcessInfo[] = [];
-  const children = (of: number) => {
-    try {
-      return readdirSync(`/proc/${of}/task`).flatMap((task) =>
-        readFileSync(`/proc/${of}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-      );
-    } catch {
-      return []; // it ended meanwhile
-    }
-  };
-  for (const pid_ of children(pid)) {
-    const info = processInfo(pid_);
-    if (info) found.push(info, ...descendants(pid_));
-  }
+  const found = processTree(pid).filter((p) => p.pid !== pid);
   noted.push(...found);
   return found;
 }

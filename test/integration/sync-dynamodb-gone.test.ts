@@ -1,10 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../commands/local/dynamodb-local.ts';
 import { freshTable } from '../support/dynamodb.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { NODE, ROOT } from '../support/import-process.ts';
-import { type ProcessInfo, processInfo, signalIfStillRunning, startCommand } from '../support/processes.ts';
+import {
+  type ProcessInfo,
+  processInfo,
+  processTree,
+  signalIfStillRunning,
+  startCommand,
+} from '../support/processes.ts';
 import { createSourceDatabase, type SourceDatabase, sourceServer } from '../support/source-databases.ts';
 import { seedSource } from '../support/source-seed.ts';
 import { servedWithin, setUp, startSync } from '../support/sync.ts';
@@ -21,7 +26,7 @@ import { tableApi } from '../support/table-api.ts';
  * - `npm start -- --source`, its own DynamoDB Local (Java) killed during the first pass, says so and
  *   exits 1, blaming no source; its children's command lines show no password.
  *
- * Engine-independent: PostgreSQL alone. Only processes this file started are read in /proc or signalled.
+ * Engine-independent: PostgreSQL alone. Only processes this file started are signalled.
  */
 const SECRET = 'dynamodb-gone-secret1';
 /** What would blame the source for what it did not do. */
@@ -34,19 +39,11 @@ afterEach(() => {
   noted = [];
 });
 
-/** The children of a process this file started, read from its own /proc entries, and theirs. */
+/** The children of a process this file started, and theirs (test/support/processes.ts). */
 function descendants(pid: number): ProcessInfo[] {
-  let children: number[] = [];
-  try {
-    children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-    );
-  } catch {
-    // it ended meanwhile
-  }
-  const found = children.map(processInfo).filter((p) => p !== undefined);
+  const found = processTree(pid).filter((p) => p.pid !== pid);
   noted.push(...found);
-  return [...found, ...found.flatMap((p) => descendants(p.pid))];
+  return found;
 }
 
 describe.skipIf(sourceServer('postgres').state === 'missing')('DynamoDB gone while the sync runs (PostgreSQL)', () => {
