@@ -16,11 +16,9 @@
  * | Sanctum id of a token (index)   | SANCTUM#<shard>                  | <id, 16 digits>                 |
  * | the teams the table holds       | TEAMS                            | <id, 16 digits>                 |
  * | ledger of a team's writes       | LEDGER#<shard>                   | P#, R# or V# entries (below)    |
- * | ledger: tokens not yet valid    | LEDGER#<shard>                   | T#<owner>#<batch>               |
  * | a team's writers' lock          | LOCK#<team id>                   | LOCK                            |
  * | the running import's lease      | IMPORT                           | LEASE                           |
  * | the running sync's lease        | SYNC                             | LEASE                           |
- * | where the sync is in the log    | SYNC                             | STATE                           |
  *
  * A list request reads the token and its list's head (one BatchGetItem), then one Query of the
  * list's generation for the keys the head names (shared/table/list-layout.ts); a finances request
@@ -91,7 +89,6 @@ export const membershipEntry = (teamId: number, membersGeneration: string) => `$
 
 const USER_PREFIX = 'USER#';
 export const userKey = (userId: number): Key => ({ pk: `${USER_PREFIX}${userId}`, sk: 'USER' });
-export const userIdOf = (key: Key): number => Number(key.pk.slice(USER_PREFIX.length));
 export const userTokenKey = (userId: number, hash: string): Key => ({
   pk: `${USER_PREFIX}${userId}`,
   sk: `${TOKEN_PREFIX}${hash}`,
@@ -135,7 +132,7 @@ export const teamListKey = (teamId: number): Key => ({ pk: TEAMS_PARTITION, sk: 
  * team: a generation of a part `pending` from its reservation until its switch (P#), a generation
  * `retired` (R#) or the versions of a list's items replaced by one change (V#), from the switch that
  * replaced them until they are swept, with the time first so that "retired before T" is one Query a
- * shard. Tokens a writer wrote but has not yet made valid are T# entries of its own shard.
+ * shard.
  */
 export const ledgerPartitions = () => Array.from({ length: SHARDS }, (_, shard) => `LEDGER#${shard}`);
 const ledgerPartition = (teamId: number) => `LEDGER#${shardOf(teamId)}`;
@@ -160,14 +157,8 @@ export const replacedKey = (
   pk: ledgerPartition(teamId),
   sk: `V#${at(retiredAtMs)}#${teamId}#${generation}#${list}#${revision}`,
 });
-/** Tokens a writer (its lease's owner) wrote and will make valid at the end of its write. */
-export const pendingTokensKey = (owner: string, batch: number): Key => ({
-  pk: `LEDGER#${batch % SHARDS}`,
-  sk: `T#${owner}#${String(batch).padStart(8, '0')}`,
-});
 /** Sort-key bounds within a ledger shard. */
 export const pendingRange = () => ({ from: 'P#', to: 'P#\uffff' });
-export const pendingTokensRange = () => ({ from: 'T#', to: 'T#\uffff' });
 export const retiredUntil = (ms: number) => ({ from: 'R#', to: `R#${at(ms)}#\uffff` });
 export const replacedUntil = (ms: number) => ({ from: 'V#', to: `V#${at(ms)}#\uffff` });
 
@@ -177,7 +168,5 @@ export const teamLockKey = (teamId: number): Key => ({ pk: `LOCK#${teamId}`, sk:
 export const importLeaseKey = (): Key => ({ pk: 'IMPORT', sk: 'LEASE' });
 /** The lease of the one sync that may run against the table. */
 export const syncLeaseKey = (): Key => ({ pk: 'SYNC', sk: 'LEASE' });
-/** Where the sync stands in the source's log, and what it holds back (shared/sync/). */
-export const syncStateKey = (): Key => ({ pk: 'SYNC', sk: 'STATE' });
 /** The place of the one deployed sync invocation waiting to take the lease over (shared/sync/handover.ts). */
 export const syncSuccessorKey = (): Key => ({ pk: 'SYNC', sk: 'NEXT' });

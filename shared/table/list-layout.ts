@@ -41,15 +41,6 @@ export interface ListLayout {
   entries: readonly OverlayEntry[];
 }
 
-/** A list that has never been written: nothing in it. */
-export const emptyLayout = (generation: string): ListLayout => ({
-  generation,
-  count: 0,
-  base: 0,
-  revision: 0,
-  entries: [],
-});
-
 const SLOT_DIGITS = 10;
 const ID_DIGITS = 16;
 const REVISION_DIGITS = 8;
