@@ -44,7 +44,13 @@ export const LOG_RETAINED_ALARM_BYTES = 5 * 1024 ** 3;
  * failing, too much log held back in the source, no sync at all, and a function that failed.
  */
 export function syncAlarms(sync: TableSync): Alarm[] {
-  const alarm = (id: string, props: AlarmProps) => new Alarm(sync, id, props);
+  // At or above the threshold, and no data is no alarm, unless said otherwise.
+  const alarm = (id: string, props: AlarmProps) =>
+    new Alarm(sync, id, {
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      ...props,
+    });
   return [
     alarm('LagAlarm', {
       metric: syncMetric(sync, 'SyncLag', Stats.MAXIMUM),
@@ -52,7 +58,6 @@ export function syncAlarms(sync: TableSync): Alarm[] {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
       datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
       alarmDescription:
         'The sync stayed more than a minute behind the source for 3 minutes: see the sync log group ' +
         '(DynamoDB retries, a long full pass, an import holding the lock) and changes applied on the dashboard.',
@@ -60,10 +65,8 @@ export function syncAlarms(sync: TableSync): Alarm[] {
     alarm('SourceErrorsAlarm', {
       metric: syncMetric(sync, 'SyncSourceErrors', Stats.SUM),
       threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
       alarmDescription:
         'The sync could not use the source in 3 of 5 minutes: see the ERROR lines of the sync log group ' +
         '(credentials refused, source not answering, not prepared, secret unreadable).',
@@ -73,10 +76,8 @@ export function syncAlarms(sync: TableSync): Alarm[] {
     alarm('LogRetainedAlarm', {
       metric: syncMetric(sync, 'SyncLogRetainedBytes', Stats.MAXIMUM, Duration.minutes(5)),
       threshold: LOG_RETAINED_ALARM_BYTES,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 3,
       datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
       alarmDescription:
         'The source has held back 5 GiB or more of log for the sync for 15 minutes (PostgreSQL: WAL its ' +
         'replication slot retains, which fills the database storage; MySQL: binlog not yet read): see the ' +
@@ -99,10 +100,8 @@ export function syncAlarms(sync: TableSync): Alarm[] {
     alarm('ErrorsAlarm', {
       metric: sync.function.metricErrors({ period: Duration.minutes(5) }),
       threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
       alarmDescription:
         'The sync function failed (a crash, a timeout, DynamoDB unreachable), which the next minute retries: ' +
         'see the ERROR lines of the sync log group.',
