@@ -14,8 +14,9 @@ import { measureFirstLoad } from './first-load.ts';
 import {
   COLD_HEADING,
   coldStartSection,
-  commit,
   depthChart,
+  loadAverage,
+  measuredLine,
   renderResults,
   type DepthCell,
   type Pair,
@@ -32,7 +33,7 @@ import {
   withSections,
   writesSection,
 } from './sections.ts';
-import { loadAverage, measuredLine, type PartContext } from './sources.ts';
+import type { PartContext } from './sources.ts';
 
 /**
  * npm run bench (its options: commands/bench.ts): what a request costs and how long it takes, on this
@@ -96,7 +97,7 @@ const runParts = async (parts: typeof PARTS) => {
     step(`${PART_HEADINGS[part].slice(3)}...`);
     const [from, load] = [performance.now(), loadAverage()];
     const body = await RUN_PART[part]();
-    const measured = measuredLine(commit(), load, (performance.now() - from) / 1000);
+    const measured = measuredLine(load, (performance.now() - from) / 1000);
     const section = `${PART_HEADINGS[part]}\n\n${measured}\n\n${body}`;
     sections.set(PART_HEADINGS[part], section);
     print(`\n${section}`);
@@ -253,7 +254,7 @@ try {
 }
 
 if (!results) {
-  const section = coldStartSection(cold, measuredLine(commit(), coldLoad, (performance.now() - started) / 1000));
+  const section = coldStartSection(cold, measuredLine(coldLoad, (performance.now() - started) / 1000));
   print(`\n${section}`);
   if (!QUICK) writeFileSync(file, withSections(readFileSync(file, 'utf8'), new Map([[COLD_HEADING, section]])));
   process.exit(0);

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import mysql from 'mysql2/promise';
 import { startMariaDb } from '../test/support/source-servers.ts';
+import { table } from './report.ts';
 
 interface Seen {
   name: string;
@@ -35,28 +36,19 @@ let crashes: string[] = [];
 process.on('uncaughtException', (error) => crashes.push(`uncaught ${error.name}: ${error.message}`));
 const DATABASE = 'probe';
 
+/** @vlasky/zongji with the options that make it give exact values (mysql2's). */
+const vlasky: Start = async (c, o) =>
+  startZongji(
+    (await import('@vlasky/zongji')).default,
+    { ...c, dateStrings: true, timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true },
+    o,
+  );
+
 /** Each library's own way in, with the options that make it give exact values where it can. */
 const LIBRARIES: Record<string, { driver: string; start: Start; metadata?: 'FULL' }> = {
   'zongji 0.5.1': { driver: 'mysql 2.17.1', start: (c, o) => startZongji(require('zongji'), c, o) },
-  '@vlasky/zongji 0.9.0': {
-    driver: 'mysql2',
-    start: async (c, o) =>
-      startZongji(
-        (await import('@vlasky/zongji')).default,
-        { ...c, dateStrings: true, timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true },
-        o,
-      ),
-  },
-  '@vlasky/zongji 0.9.0, binlog_row_metadata=FULL': {
-    driver: 'mysql2',
-    metadata: 'FULL',
-    start: async (c, o) =>
-      startZongji(
-        (await import('@vlasky/zongji')).default,
-        { ...c, dateStrings: true, timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true },
-        o,
-      ),
-  },
+  '@vlasky/zongji 0.9.0': { driver: 'mysql2', start: vlasky },
+  '@vlasky/zongji 0.9.0, binlog_row_metadata=FULL': { driver: 'mysql2', metadata: 'FULL', start: vlasky },
   '@powersync/mysql-zongji 0.6.2': {
     driver: '@vlasky/mysql (a fork of mysql)',
     start: (c, o) =>
@@ -234,12 +226,16 @@ async function main() {
   console.error(`server: ${JSON.stringify(version)}`);
   const results: Record<string, Record<string, string>> = {};
   let serverId = 100;
-  const status = async () => {
+  type Position = { filename: string; position: number };
+  const status = async (): Promise<Position> => {
     const [[now]] = (await admin.query('show master status')) as never as [[{ File: string; Position: number }]];
     return { filename: now.File, position: now.Position };
   };
   try {
     for (const [library, { driver, start, metadata }] of Object.entries(LIBRARIES)) {
+      /** A new reader from that position, or from the binlog's end now. */
+      const open = async (from?: Position) =>
+        start(connection, { serverId: ++serverId, ...(from ?? (await status())) });
       const outcome: Record<string, string> = { driver };
       results[library] = outcome;
       // NO_LOG is MariaDB's default; FULL writes the column names into each table map event.
@@ -249,24 +245,22 @@ async function main() {
       await admin.query(TABLE);
       await admin.query('create table u (id bigint unsigned not null primary key, name varchar(50))');
       await admin.query('create table marker (n int not null)');
-      let reader = await start(connection, { serverId: ++serverId, ...(await status()) });
+      let reader = await open();
       let marker = 0;
-      let afterInsert: { filename: string; position: number } | undefined;
+      let afterInsert: Position | undefined;
       for (const test of CASES) {
         const from = reader.events.length;
         for (const sql of test.sql) await admin.query(sql);
         const n = ++marker;
         await admin.query(`insert into marker values (${n})`);
-        const seen = await waitFor(() =>
-          reader.events.some((x) => x.name === 'writerows' && x.table === 'marker' && hasMarker(x.rows, n)),
-        );
+        const seen = await sawMarker(reader, n);
         const events = reader.events.slice(from).filter((x) => x.table !== 'marker');
         if (!seen) {
           const error = reader.errors.at(-1);
           outcome[test.name] = `fails: nothing within 10 s${error ? `; error: ${error}` : ''}`;
           // A reader that stopped is started again after this case, to judge the next ones.
           reader.stop();
-          reader = await start(connection, { serverId: ++serverId, ...(await status()) });
+          reader = await open();
           continue;
         }
         const wrong = test.judge(events);
@@ -274,8 +268,8 @@ async function main() {
         if (test.name === 'insert') afterInsert = await status();
         if (test.name === 'update (old and new row)' && afterInsert) {
           // From a file and position: only what follows it (the update), not the insert before it.
-          const again = await start(connection, { serverId: ++serverId, ...afterInsert });
-          const caught = await waitFor(() => again.events.some((x) => x.table === 'marker' && hasMarker(x.rows, n)));
+          const again = await open(afterInsert);
+          const caught = await sawMarker(again, n);
           const first = again.events.find((x) => /rows$/.test(x.name));
           outcome['start at file+position'] = !caught
             ? `fails: ${again.errors.at(-1) ?? 'nothing within 10 s'}`
@@ -288,8 +282,8 @@ async function main() {
       reader.stop();
       // Read again from before the DDL cases, as a sync that was stopped during a migration would.
       if (afterInsert) {
-        const again = await start(connection, { serverId: ++serverId, ...afterInsert });
-        const caught = await waitFor(() => again.events.some((x) => x.table === 'marker' && hasMarker(x.rows, marker)));
+        const again = await open(afterInsert);
+        const caught = await sawMarker(again, marker);
         const stale = rowsOf(again.events, 'writerows', 't')[0] as Row | undefined;
         const error = again.errors[0] ? `; error: ${again.errors[0]}` : '';
         outcome['read again across the DDL (row 2, written before the rename)'] =
@@ -305,23 +299,21 @@ async function main() {
     await server.stop();
   }
   const columns = Object.keys(Object.values(results)[0]!);
-  console.log(`| case | ${Object.keys(results).join(' | ')} |`);
+  const cell = (text = '') => text.replace(/\|/g, '\\|');
   console.log(
-    `|---|${Object.keys(results)
-      .map(() => '---|')
-      .join('')}`,
+    table(
+      ['case', ...Object.keys(results)],
+      columns.map((column) => [column, ...Object.values(results).map((r) => cell(r[column]))]),
+    ).trimEnd(),
   );
-  for (const column of columns)
-    console.log(
-      `| ${column} | ${Object.values(results)
-        .map((r) => (r[column] ?? '').replace(/\|/g, '\\|'))
-        .join(' | ')} |`,
-    );
   process.exit(0);
 }
 
-function hasMarker(rows: unknown[] | undefined, n: number) {
-  return (rows ?? []).some((row) => Number((row as Row).n) === n);
+/** Whether the reader delivers marker row `n` within 10 s. */
+function sawMarker(reader: Reader, n: number): Promise<boolean> {
+  return waitFor(() =>
+    reader.events.some((x) => x.table === 'marker' && (x.rows ?? []).some((row) => Number((row as Row).n) === n)),
+  );
 }
 
 async function waitFor(condition: () => boolean, limit = 10_000): Promise<boolean> {

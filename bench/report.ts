@@ -206,7 +206,7 @@ export function depthChart(cells: DepthCell[], perPage: number): string {
   );
 }
 
-function loadAverage(): string {
+export function loadAverage(): string {
   return loadavg()
     .map((l) => l.toFixed(2))
     .join(' / ');
@@ -218,6 +218,14 @@ function packageVersion(name: string): string {
       version: string;
     }
   ).version;
+}
+
+/** A section's first line: when and at what it was measured, and the machine's load then. */
+export function measuredLine(startedLoad: string, seconds: number): string {
+  return (
+    `Measured ${new Date().toISOString().slice(0, 19)}Z at ${commit()} in ${Math.round(seconds)} s; load average ` +
+    `${startedLoad} at the start, ${loadAverage()} at the end (2 cores shared with other jobs).`
+  );
 }
 
 /** The commit measured, `-dirty` when the work tree differed from it. */

@@ -120,20 +120,12 @@ export function captureSection(engines: EngineThroughput[]): string {
       ['database', 'state', "app's errors", 'deadlocks', `CPU (waited) s/s: ${USAGE_GROUPS}`],
       engines.flatMap((e) =>
         states.map((state) => {
-          const errors = [...e.errors[state]];
-          return [
-            e.engine,
-            STATE_NAMES[state],
-            errors
-              .filter(([k]) => !k.endsWith('deadlock'))
+          const listed = (deadlocks: boolean) =>
+            [...e.errors[state]]
+              .filter(([k]) => k.endsWith('deadlock') === deadlocks)
               .map(([k, n]) => `${n} × ${k}`)
-              .join('; ') || 'none',
-            errors
-              .filter(([k]) => k.endsWith('deadlock'))
-              .map(([k, n]) => `${n} × ${k}`)
-              .join('; ') || 'none',
-            usage(e.use[state], 2),
-          ];
+              .join('; ') || 'none';
+          return [e.engine, STATE_NAMES[state], listed(false), listed(true), usage(e.use[state], 2)];
         }),
       ),
     ),

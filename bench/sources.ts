@@ -1,7 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SyncMetricValues } from '../shared/sync/metrics.ts';
@@ -9,6 +8,7 @@ import { freshTable, type TestTable } from '../test/support/dynamodb.ts';
 import { createSourceDatabase, type SourceDatabase } from '../test/support/source-databases.ts';
 import { type SourceSnapshot, seedSource } from '../test/support/source-seed.ts';
 import { type SourceEngine, startMariaDb, startPostgres } from '../test/support/source-servers.ts';
+export { SOURCE_ENGINES as ENGINES } from '../test/support/source-servers.ts';
 import { setUp } from '../test/support/sync.ts';
 
 /**
@@ -23,8 +23,6 @@ export interface PartContext {
   endpoint: string;
   say(line: string): void;
 }
-
-export const ENGINES: SourceEngine[] = ['postgres', 'mysql'];
 
 /**
  * A server of that engine as the suite starts it (wal_level=logical; a row binlog), or with the
@@ -262,18 +260,5 @@ export function usageBetween(before: Map<string, Use>, after: Map<string, Use>, 
       const was = before.get(name) ?? { cpu: 0, waited: 0 };
       return [name, { cpu: (use.cpu - was.cpu) / seconds, waited: (use.waited - was.waited) / seconds }];
     }),
-  );
-}
-
-export const loadAverage = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
-
-/** A section's first line: when and at what it was measured, and the machine's load then. */
-export function measuredLine(commit: string, startedLoad: string, seconds: number): string {
-  return (
-    `Measured ${new Date().toISOString().slice(0, 19)}Z at ${commit} in ${Math.round(seconds)} s; load average ` +
-    `${startedLoad} at the start, ${loadAverage()} at the end (2 cores shared with other jobs).`
   );
 }
