@@ -23,7 +23,8 @@ import {
   type Results,
 } from './report.ts';
 import { BENCH_OPTIONS } from './options.ts';
-import { apiEvent, apiFunctions, type Answer, type Send } from './requests.ts';
+import { routedGet } from '../test/support/table-api.ts';
+import { apiFunctions, type Answer, type Send } from './requests.ts';
 import {
   captureSection,
   firstLoadSection,
@@ -144,7 +145,7 @@ try {
   for (const fn of functions) {
     const target = path(small, fn.name === 'finances' ? 'finances' : `${fn.name}?page=2`);
     const { sent, calls } = await warm(target, small.secret);
-    const event = apiEvent(target, small.secret).event;
+    const { event } = routedGet(target, { token: small.secret });
     measured.push({
       fn,
       event,

@@ -1,10 +1,8 @@
 import type { DynamoDBClient, QueryCommandOutput } from '@aws-sdk/client-dynamodb';
-import { lambdaContext, routeRequest } from '../commands/local/api-gateway-event.ts';
-import { readApiConfig } from '../shared/api/config.ts';
-import { financesHandler, listHandler } from '../shared/api/http/handlers.ts';
+import { lambdaContext } from '../commands/local/api-gateway-event.ts';
 import { createDynamoDbClient } from '../shared/table/dynamodb-client.ts';
-import { TeamReader } from '../shared/api/team-reader.ts';
 import { callRecorder, type CallTrace } from '../test/support/calls.ts';
+import { apiHandlers, routedGet } from '../test/support/table-api.ts';
 import type { TwinEvent } from './bare-twin.ts';
 
 /**
@@ -21,10 +19,6 @@ export interface Answer {
 }
 
 export type Send = (target: string, secret: string, ifNoneMatch?: string) => Promise<Answer>;
-type Handler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode?: number; headers?: Record<string, unknown>; body?: string }>;
 
 /**
  * `warm` sends every request to the same functions, which remember what they saw, as a warm
@@ -51,17 +45,11 @@ export function apiFunctions(
     },
     { step: 'initialize', name: 'benchInputs' },
   );
-  const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName }) };
-  const functions = () =>
-    ({
-      projects: listHandler('projects', runtime),
-      daemons: listHandler('daemons', runtime),
-      finances: financesHandler(runtime),
-    }) as unknown as Record<string, Handler>;
+  const functions = () => apiHandlers(client, tableName);
   const sender =
-    (handlers: () => Record<string, Handler>): Send =>
+    (handlers: () => ReturnType<typeof apiHandlers>): Send =>
     async (target, secret, ifNoneMatch) => {
-      const { name, event } = apiEvent(target, secret, ifNoneMatch);
+      const { name, event } = routedGet(target, { token: secret, ifNoneMatch });
       sent.length = 0;
       const { result, calls } = await recorder.trace(() =>
         handlers()[name]!(event, lambdaContext(name, 120_000, 'bench')),
@@ -76,20 +64,6 @@ export function apiFunctions(
     };
   const warm = functions();
   return { warm: sender(() => warm), firstSight: sender(functions) };
-}
-
-/** The API Gateway event of a GET with a bearer token, and the function it goes to. */
-export function apiEvent(target: string, secret: string, ifNoneMatch?: string) {
-  const rawHeaders = [
-    'Host',
-    'api.example.com',
-    'Authorization',
-    `Bearer ${secret}`,
-    ...(ifNoneMatch ? ['If-None-Match', ifNoneMatch] : []),
-  ];
-  const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1' });
-  if (!routed.route) throw new Error(`no route for ${target}`);
-  return { name: routed.route.name, event: routed.event };
 }
 
 /**
