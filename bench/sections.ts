@@ -33,6 +33,10 @@ export function withSections(text: string, sections: Map<string, string>): strin
   return `${[...kept, ...ordered].map((part) => part.trimEnd()).join('\n\n')}\n`;
 }
 
+/** Where docs/performance.md says what a part measures and how. */
+const howMeasured = (part: keyof typeof PART_HEADINGS) =>
+  `How: [docs/performance.md](../docs/performance.md#what-the-benchmark-measures-and-how), ` +
+  `"${PART_HEADINGS[part].slice(3)}".`;
 const ratio = (value: number) => `${value.toFixed(2)}×`;
 const seconds = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ');
 const kinds = (count: WriteCount) =>
@@ -89,32 +93,20 @@ export function captureSection(engines: EngineThroughput[]): string {
     );
   const { rounds, seconds } = engines[0] ?? { rounds: 0, seconds: 0 };
   return [
-    "Commits a second (rows a second for the bulk UPDATE) of the app's own statements, sent as the app's role " +
-      'by 1 or 16 writers, each one statement at a time as fast as the server answers, on a database of 16 ' +
-      'teams (each writer its own team, so that they never wait for one another) on a server started here. ' +
-      `The states follow one another in each of ${rounds} rounds, every statement running ${seconds} s in each: ` +
-      'the capture not installed; installed (`sync setup`: on PostgreSQL the publication and REPLICA IDENTITY ' +
-      'FULL where the sync needs it; on MariaDB nothing) with `npm run sync` running against DynamoDB Local ' +
-      '(once idle after its first full pass); installed with the sync stopped (PostgreSQL keeps its slot); ' +
-      'and a second server started without the setting the capture needs (wal_level=replica; no binary log). ' +
-      "A figure is the median of the rounds; a ratio, the median of each round's ratio to 'not installed' " +
-      'in the same round, ' +
-      '(min–max). The goal: at least 0.95 with the capture installed, running or stopped.',
+    `${howMeasured('capture')} ${rounds} rounds, every statement running ${seconds} s in each state; a figure ` +
+      "is the median of the rounds, a ratio the median of each round's ratio to 'not installed' (min–max). " +
+      'The goal: at least 0.95 with the capture installed, running or stopped.',
     '',
     byState((row) => row.rounds, int, true),
-    "The database server's CPU per statement (ms; the server's processes, the walsender or the binlog " +
-      "dump thread included), and its ratio to 'not installed' in the same round: what the capture costs " +
-      'the server, whatever else the machine runs.',
+    "The database server's CPU per statement (ms), and its ratio to 'not installed' in the same round.",
     '',
     byState(
       (row) => row.cpu,
       (v) => v.toFixed(v < 10 ? 3 : 1),
       false,
     ),
-    "The app's errors (by statement and writers; deadlocks counted apart), and what each process used while " +
-      'the statements ran, in seconds a second of wall time (2 cores): CPU, and in brackets the time its ' +
-      "threads were ready to run but waited for a CPU (the kernel's schedstat), which is what the machine's " +
-      'other jobs cost it.',
+    "The app's errors, and what each group of processes used while the statements ran, in seconds a second " +
+      'of wall time (2 cores): CPU (waited for a CPU).',
     '',
     table(
       ['database', 'state', "app's errors", 'deadlocks', `CPU (waited) s/s: ${USAGE_GROUPS}`],
@@ -134,13 +126,7 @@ export function captureSection(engines: EngineThroughput[]): string {
 
 export function keepsUpSection(rows: KeepsUpRow[]): string {
   return [
-    '16 writers, each on its own team of 1,000 projects, renaming one of its projects or adding one, a ' +
-      'statement at a time as fast as the server answers, with `npm run sync` running against DynamoDB Local; ' +
-      'then the seconds from the last commit until the API (its handlers in the bench, asked every 20 ms) ' +
-      "answers every writer's last rename and every team's count of projects. The goal: within 10 s. The " +
-      "sync's own figures: its batches, and the largest lag it reported (from a change's commit to its batch's " +
-      "end); and from the first commit to the last answer, each process's CPU seconds and, in brackets, the " +
-      'seconds its threads waited for a CPU.',
+    `${howMeasured('keeps-up')} The goal: every last change served within 10 s of the last commit.`,
     '',
     table(
       [
@@ -185,10 +171,7 @@ export function latencySection(
     seconds(r.seconds),
   ];
   return [
-    "Seconds from a commit (one plain SQL statement as the app's role, autocommitted) to the first answer of " +
-      'the API that shows it (its handlers in the bench, asked every 20 ms), with `npm run sync` running in its ' +
-      "own process against DynamoDB Local and reading the database's log, for a team of 2,000 projects and 300 " +
-      'daemons on a server started here. The goal: a median within 0.5 s and the worst within 2 s.',
+    `${howMeasured('changes')} The goal: a median within 0.5 s and the worst within 2 s.`,
     '',
     table(
       ['database', 'change', 'n', 'median s', 'worst s', 'median ≤ 0.5 s, worst ≤ 2 s', 'each, s'],
@@ -200,9 +183,8 @@ export function latencySection(
         `${USAGE_GROUPS}: ${usage(u.use, 1)}.`,
     ),
     '',
-    `At size, through the limiter (DynamoDB's limits): a team loaded first (${atSize.firstLoads.join(', ')}), ` +
-      'then each change committed in PostgreSQL and served by the sync, and made to the snapshot and imported ' +
-      'whole by `npm run import` (from its start to the answer). The target: within 10 s.',
+    `At size, through the limiter, a team loaded first (${atSize.firstLoads.join(', ')}): each change served ` +
+      'by the sync and by `npm run import` (from its start to the answer). The target: within 10 s.',
     '',
     table(
       ['by', 'change', 'n', 'median s', 'worst s', 'within 10 s', 'each, s'],
@@ -219,16 +201,8 @@ export function writesSection({ rows, overlays }: WriteCosts): string {
   const month = (units: number, changes: number) =>
     `$${((units / changes) * CHANGES_A_MONTH * WRU_PRICE * 1e-6).toFixed(2)}`;
   return [
-    "Items one change writes, counted at the DynamoDB client of the sync (PostgreSQL; in the bench's process): " +
-      'its team lock and the ledger included, and the sweep that removes what the change replaced, run at once ' +
-      "with the clock moved past the 5 minutes (the sync's lease, one write every 15 s whatever happens, is " +
-      'left out). The baseline, in the same run: the whole-list rewrite, the same change imported into a table ' +
-      "whose team has lost its fingerprints and its lists' heads, so that each part is written whole and the " +
-      'old one swept (the 20 removals: 20 × that rewrite; its figure for "nothing" is what an unconditional ' +
-      "rewrite costs). Teams of 300 daemons besides. Write units as DynamoDB bills them (the limiter's costing, " +
-      'no limit applied); a month is 300,000 such changes at US$0.625 a million write request units (on-demand, ' +
-      "us-east-1, standard table class: https://aws.amazon.com/dynamodb/pricing/on-demand/). The contract's " +
-      'bounds (section 9, "At any size") are on the items.',
+    `${howMeasured('size')} The contract's bounds are on the items; a month is 300,000 such changes at ` +
+      'on-demand prices.',
     '',
     table(
       [
@@ -263,12 +237,8 @@ export function writesSection({ rows, overlays }: WriteCosts): string {
 export function firstLoadSection(rows: FirstLoadRow[]): string {
   const tokens = rows[0]?.tokens ?? 0;
   return [
-    `${int(tokens / 100)} teams of 100 projects, ${int(tokens / 10)} members and ${int(tokens)} tokens (10 each), ` +
-      "loaded into an empty table through the limiter (DynamoDB's limits: 1,000 WCU a second per partition key " +
-      'value, 4,000 per new on-demand table): by the import (both passes, as `npm run import` runs them) and by ' +
-      "the sync's first full pass (`npm run sync -- --once`) from each engine, each showing its progress as its " +
-      'command does. Items counted at the client, write units and throttled requests at the limiter. The goal: at ' +
-      'most 3 items a token.',
+    `${howMeasured('first-load')} ${int(tokens / 100)} teams of 100 projects, ${int(tokens / 10)} members and ` +
+      `${int(tokens)} tokens (10 each). The goal: at most 3 items a token.`,
     '',
     table(
       ['first load', 'seconds', 'items written', 'by kind', 'write units', 'throttled', 'token items per token (≤ 3)'],
