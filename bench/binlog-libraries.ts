@@ -16,7 +16,6 @@ interface Seen {
   table?: string;
   rows?: unknown[];
   query?: string;
-  nextPosition?: number;
 }
 
 interface Reader {
@@ -27,7 +26,7 @@ interface Reader {
 
 type Start = (
   connection: { host: string; port: number; user: string; password: string },
-  options: { serverId: number; filename?: string; position?: number; startAtEnd?: boolean },
+  options: { serverId: number; filename: string; position: number },
 ) => Promise<Reader>;
 
 const require = createRequire(import.meta.url);
@@ -80,7 +79,6 @@ async function startZongji(library: unknown, connection: object, options: object
       table: map?.tableName,
       rows: event.rows as unknown[] | undefined,
       query: event.query as string | undefined,
-      nextPosition: event.nextPosition as number,
     });
   });
   const ready = new Promise<void>((resolve) => reader.once('ready', () => resolve()));
