@@ -1,9 +1,8 @@
 import { createServer, STATUS_CODES, type ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_MS } from '../../shared/api/function-settings.ts';
 import { SERVED_ROUTES, type FunctionName } from '../../shared/api/routes.ts';
-import { lambdaContext, routeRequest } from './api-gateway-event.ts';
+import { routeRequest } from './api-gateway-event.ts';
 
 export type LambdaHandler = (
   event: APIGatewayProxyEventV2,
@@ -22,21 +21,6 @@ export interface Functions {
     timeoutMs: number,
   ): Promise<APIGatewayProxyStructuredResultV2>;
   close(): Promise<void>;
-}
-
-/**
- * Handlers called in this process, all requests in one module scope: for stand-in functions and
- * tests that read the functions' state. `npm start` runs the functions in containers (containers.ts).
- */
-export function inProcess(handlers: Handlers): Functions {
-  return {
-    invoke: (name, event, timeoutMs) =>
-      Promise.race([
-        (async () => handlers[name](event, lambdaContext(name, timeoutMs, event.requestContext.requestId)))(),
-        sleep(timeoutMs, undefined, { ref: false }).then(() => Promise.reject(new Error(`${name} timed out`))),
-      ]),
-    close: async () => {},
-  };
 }
 
 /** Loads each function's handler with `load`: by default from functions/, exactly the modules the stack deploys. */

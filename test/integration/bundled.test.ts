@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/functions.ts';
 import { findBundledFunctions, loadBundledHandlers } from '../../commands/local/bundled-handlers.ts';
+import { inProcess } from '../support/in-process.ts';
 import {
-  inProcess,
   loadFunctionHandlers,
   startLocalServer,
   type Handlers,

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
-import { inProcess, startLocalServer, loadFunctionHandlers, type LocalServer } from '../../commands/local/server.ts';
+import { startLocalServer, loadFunctionHandlers, type LocalServer } from '../../commands/local/server.ts';
+import { inProcess } from './in-process.ts';
 import type { TestTable } from './dynamodb.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
 

@@ -1,4 +1,5 @@
-import { inProcess, loadFunctionHandlers, startLocalServer } from '../../commands/local/server.ts';
+import { loadFunctionHandlers, startLocalServer } from '../../commands/local/server.ts';
+import { inProcess } from './in-process.ts';
 
 /**
  * The local server in a process of its own, so a test can read everything the functions write

@@ -1,12 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  inProcess,
-  startLocalServer,
-  type Handlers,
-  type LambdaHandler,
-  type LocalServer,
-} from '../../commands/local/server.ts';
+import { inProcess } from '../support/in-process.ts';
+import { startLocalServer, type Handlers, type LambdaHandler, type LocalServer } from '../../commands/local/server.ts';
 
 /**
  * The local API Gateway in front of stand-in functions: what a client sees while npm start is still
