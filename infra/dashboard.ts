@@ -5,7 +5,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OUTCOMES } from '../shared/api/http/middleware/access-log.ts';
 import { type FunctionName, ROUTES, SERVED_ROUTES } from '../shared/api/routes.ts';
-import { accessMetric, percentOfRequests, READS, throttledRequests, unauthenticated } from './api-metrics.ts';
+import { stackMetric, percentOfRequests, READS, throttledRequests, unauthenticated } from './api-metrics.ts';
 
 export interface DashboardProps {
   api: HttpApi;
@@ -25,19 +25,19 @@ export function dashboard(stack: Stack, { api, table, functions: byRoute, more =
       routes.map((route) =>
         graph(
           `Requests by outcome: ${route}`,
-          OUTCOMES.map((outcome) => accessMetric(stack, 'Requests', { route, outcome })),
+          OUTCOMES.map((outcome) => stackMetric(stack, 'Requests', { route, outcome })),
         ),
       ),
       ['p50', 'p90', 'p99'].map((p) =>
         graph(
           `Latency ${p} by route (ms)`,
-          routes.map((route) => accessMetric(stack, 'Latency', { route }, p)),
+          routes.map((route) => stackMetric(stack, 'Latency', { route }, p)),
         ),
       ),
       [
         graph(
           'Cold starts by route',
-          routes.map((route) => accessMetric(stack, 'ColdStart', { route })),
+          routes.map((route) => stackMetric(stack, 'ColdStart', { route })),
         ),
         new LogQueryWidget({
           title: 'Cold starts and init duration',
@@ -86,7 +86,7 @@ export function dashboard(stack: Stack, { api, table, functions: byRoute, more =
           'DynamoDB per request (average)',
           ROUTES.flatMap(({ name: route }) =>
             ['DynamoDBRoundTrips', 'DynamoDBReadCapacity'].map((name) =>
-              accessMetric(stack, name, { route }, Stats.AVERAGE),
+              stackMetric(stack, name, { route }, Stats.AVERAGE),
             ),
           ),
         ),

@@ -5,28 +5,19 @@ import {
   ComparisonOperator,
   GraphWidget,
   type IMetric,
-  Metric,
   Stats,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import { METRICS_NAMESPACE, STACK_DIMENSION } from '../shared/metrics.ts';
 import type { SyncMetricName } from '../shared/sync/metrics.ts';
+import { stackMetric } from './api-metrics.ts';
 import type { TableSync } from './sync.ts';
 
 /**
  * A metric the sync writes in its log lines (shared/sync/metrics.ts, SYNC_METRICS; shared/sync/deployed.ts
- * publishes them with Powertools' Metrics): this stack's, by its Stack dimension.
+ * publishes them with Powertools' Metrics), by the minute unless said.
  */
-export function syncMetric(sync: TableSync, name: SyncMetricName, statistic: string, period = Duration.minutes(1)) {
-  return new Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: name,
-    dimensionsMap: { [STACK_DIMENSION]: Stack.of(sync).stackName },
-    statistic,
-    period,
-    label: name,
-  });
-}
+const syncMetric = (sync: TableSync, name: SyncMetricName, statistic: string, period = Duration.minutes(1)) =>
+  stackMetric(Stack.of(sync), name, {}, statistic, period);
 
 /**
  * How much log the source may hold back for the sync before it pages: 5 GiB. On PostgreSQL this is
