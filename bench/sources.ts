@@ -9,6 +9,7 @@ import { createSourceDatabase, type SourceDatabase } from '../test/support/sourc
 import { type SourceSnapshot, seedSource } from '../test/support/source-seed.ts';
 import { type SourceEngine, startMariaDb, startPostgres } from '../test/support/source-servers.ts';
 export { SOURCE_ENGINES as ENGINES } from '../test/support/source-servers.ts';
+import { processTree } from '../test/support/processes.ts';
 import { setUp } from '../test/support/sync.ts';
 
 /**
@@ -213,31 +214,17 @@ export interface Use {
  * the machine's other jobs held it back. `root`: only the processes below that one (a server's keeper).
  */
 export function usageByName(root = process.pid): Map<string, Use> {
-  const procs = new Map<number, { parent: number; name: string; use: Use }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  const totals = new Map<string, Use>();
+  for (const { pid } of processTree(root)) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const name = Number(entry) === process.pid ? 'bench' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      procs.set(Number(entry), {
-        parent: Number(fields[1]),
-        name,
-        use: { cpu: cpuOf(fields), waited: waitedOf(entry) },
-      });
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = pid === process.pid ? 'bench' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const [cpu, waited] = [cpuOf(stat.slice(stat.lastIndexOf(')') + 2).split(' ')), waitedOf(pid)];
+      const total = totals.get(name) ?? { cpu: 0, waited: 0 };
+      totals.set(name, { cpu: total.cpu + cpu, waited: total.waited + waited });
     } catch {
       // gone meanwhile
     }
-  }
-  const mine = (pid: number): boolean => {
-    for (let at = procs.get(pid); at; at = procs.get(at.parent)) if (at.parent === root) return true;
-    return pid === root;
-  };
-  const totals = new Map<string, Use>();
-  for (const [pid, { name, use }] of procs) {
-    if (!mine(pid)) continue;
-    const total = totals.get(name) ?? { cpu: 0, waited: 0 };
-    totals.set(name, { cpu: total.cpu + use.cpu, waited: total.waited + use.waited });
   }
   return totals;
 }
