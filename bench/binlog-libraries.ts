@@ -24,34 +24,30 @@ interface Reader {
   stop(): void;
 }
 
-type Start = (
-  connection: { host: string; port: number; user: string; password: string },
-  options: { serverId: number; filename: string; position: number },
-) => Promise<Reader>;
-
 const require = createRequire(import.meta.url);
 /** zongji 0.5.1 throws out of its driver's callbacks: said as the current reader's error, not a crash of the probe. */
 let crashes: string[] = [];
 process.on('uncaughtException', (error) => crashes.push(`uncaught ${error.name}: ${error.message}`));
 const DATABASE = 'probe';
 
-/** @vlasky/zongji with the options that make it give exact values (mysql2's). */
-const vlasky: Start = async (c, o) =>
-  startZongji(
-    (await import('@vlasky/zongji')).default,
-    { ...c, dateStrings: true, timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true },
-    o,
-  );
+/** The connection options that make @vlasky/zongji (mysql2) give exact values. */
+const EXACT = { dateStrings: true, timezone: 'Z', supportBigNumbers: true, bigNumberStrings: true, jsonStrings: true };
+const vlasky = async () => (await import('@vlasky/zongji')).default;
 
-/** Each library's own way in, with the options that make it give exact values where it can. */
-const LIBRARIES: Record<string, { driver: string; start: Start; metadata?: 'FULL' }> = {
-  'zongji 0.5.1': { driver: 'mysql 2.17.1', start: (c, o) => startZongji(require('zongji'), c, o) },
-  '@vlasky/zongji 0.9.0': { driver: 'mysql2', start: vlasky },
-  '@vlasky/zongji 0.9.0, binlog_row_metadata=FULL': { driver: 'mysql2', metadata: 'FULL', start: vlasky },
+/** Each library's own way in, with the connection options that make it give exact values where it can. */
+const LIBRARIES: Record<string, { driver: string; library: () => unknown; options?: object; metadata?: 'FULL' }> = {
+  'zongji 0.5.1': { driver: 'mysql 2.17.1', library: () => require('zongji') },
+  '@vlasky/zongji 0.9.0': { driver: 'mysql2', library: vlasky, options: EXACT },
+  '@vlasky/zongji 0.9.0, binlog_row_metadata=FULL': {
+    driver: 'mysql2',
+    library: vlasky,
+    options: EXACT,
+    metadata: 'FULL',
+  },
   '@powersync/mysql-zongji 0.6.2': {
     driver: '@vlasky/mysql (a fork of mysql)',
-    start: (c, o) =>
-      startZongji(require('@powersync/mysql-zongji'), { ...c, dateStrings: true, supportBigNumbers: true }, o),
+    library: () => require('@powersync/mysql-zongji'),
+    options: { dateStrings: true, supportBigNumbers: true },
   },
 };
 
@@ -230,12 +226,16 @@ async function main() {
     return { filename: now.File, position: now.Position };
   };
   try {
-    for (const [library, { driver, start, metadata }] of Object.entries(LIBRARIES)) {
+    for (const [name, { driver, library, options, metadata }] of Object.entries(LIBRARIES)) {
       /** A new reader from that position, or from the binlog's end now. */
       const open = async (from?: Position) =>
-        start(connection, { serverId: ++serverId, ...(from ?? (await status())) });
+        startZongji(
+          await library(),
+          { ...connection, ...options },
+          { serverId: ++serverId, ...(from ?? (await status())) },
+        );
       const outcome: Record<string, string> = { driver };
-      results[library] = outcome;
+      results[name] = outcome;
       // NO_LOG is MariaDB's default; FULL writes the column names into each table map event.
       await admin.query(`set global binlog_row_metadata = ${metadata ?? 'NO_LOG'}`);
       await admin.query(`use ${DATABASE}`);
