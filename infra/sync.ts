@@ -1,7 +1,7 @@
 import { Annotations, Duration, Fn, Stack, Stage, Validations } from 'aws-cdk-lib';
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -155,7 +155,6 @@ export class TableSync extends Construct {
     );
     this.role.addToPolicy(
       new PolicyStatement({
-        effect: Effect.ALLOW,
         actions: [
           'ec2:AssignPrivateIpAddresses',
           'ec2:CreateNetworkInterface',
