@@ -8,6 +8,7 @@ import {
   teamRecordKey,
 } from '../table/keys.ts';
 import { overlayBytes } from '../table/list-layout.ts';
+import { forEachConcurrently } from './concurrently.ts';
 import { type DesiredList, type DesiredState, type DesiredTeam, isWhole, itemHash, type WholeList } from './desired.ts';
 import { ListFingerprint, membersFingerprint } from './fingerprint.ts';
 import { type ListPart, newGenerationId, readListPart, readTeamRecord, type TeamState } from './items.ts';
@@ -157,11 +158,13 @@ export async function readPlan(table: TableRef, desired: DesiredState, options: 
     desired.teams.flatMap((team) => team.identity.slug ?? []),
   );
 
-  const teams: TeamPlan[] = [];
-  for (const team of desired.teams) {
-    const plan = await planTeam(table, team, states.get(team.identity.id), options.startedAt);
-    if (plan.changes.size > 0) teams.push(plan);
-  }
+  // Teams planned side by side: each reads its own lists (a backlog of many teams waits for none).
+  const planned = new Array<TeamPlan>(desired.teams.length);
+  await forEachConcurrently(desired.teams.keys(), async (index) => {
+    const team = desired.teams[index]!;
+    planned[index] = await planTeam(table, team, states.get(team.identity.id), options.startedAt);
+  });
+  const teams = planned.filter((plan) => plan.changes.size > 0);
   await readMembers(table, teams);
   await readKeptFinance(table, teams);
 

@@ -54,6 +54,8 @@ export async function desiredWriter(table: TestTable, form: Form) {
     log: (line) => lines.push(line),
   };
   return {
+    /** The writer's client (counted), for a test that records its calls (test/support/calls.ts). */
+    doc: w.doc,
     /** Plans and applies `written`, then sweeps what it replaced once retention is over. */
     async write({ state, items }: StateWrite): Promise<void> {
       const plan = await readPlan(w, state, { ...OPTIONS[form], startedAt: w.clock() });
