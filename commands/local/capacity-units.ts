@@ -90,6 +90,3 @@ export function writeUnits(bytes: number, transactional = false): number {
 export function readUnits(bytes: number, mode: ReadMode): number {
   return Math.max(1, Math.ceil(bytes / READ_BLOCK)) * READ_PRICE[mode];
 }
-
-/** The least a read of this mode can cost: one block. */
-export const leastReadUnits = (mode: ReadMode) => READ_PRICE[mode];
