@@ -2,7 +2,7 @@ import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { parseSourceUrl } from '../source/url.ts';
-import { connectSource, SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
+import { connectSource, SOURCE_SILENCE_MS, withinSilence } from '../source/connection.ts';
 import { sourceFault } from '../source/faults.ts';
 import { toPostgresParameters } from '../source/postgres.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
@@ -242,18 +242,10 @@ function startError(error: unknown, slot: string, publication: string, code: str
 async function createSlot(url: string, slot: string): Promise<string> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: SOURCE_SILENCE_MS });
   client.on('error', () => {});
-  let timer: NodeJS.Timeout | undefined;
-  const bounded = <T>(work: Promise<T>, ms: number) =>
-    Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new SourceSilent()), ms);
-      }),
-    ]).finally(() => clearTimeout(timer));
   try {
     await client.connect();
-    await bounded(client.query(`SET statement_timeout = ${CREATE_SLOT_MS}`), SOURCE_SILENCE_MS);
-    const { rows } = await bounded(
+    await withinSilence(client.query(`SET statement_timeout = ${CREATE_SLOT_MS}`));
+    const { rows } = await withinSilence(
       client.query<{ lsn: string }>("SELECT lsn::text AS lsn FROM pg_create_logical_replication_slot($1, 'pgoutput')", [
         slot,
       ]),
@@ -270,12 +262,11 @@ async function createSlot(url: string, slot: string): Promise<string> {
       });
     if (code === '57014') {
       const [oldest] = (
-        await bounded(
+        await withinSilence(
           client.query<{ pid: number; since: string }>(
             `SELECT pid, xact_start::text AS since FROM pg_stat_activity
               WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1`,
           ),
-          SOURCE_SILENCE_MS,
         ).catch(() => ({ rows: [] }))
       ).rows;
       throw new Error(
@@ -329,21 +320,14 @@ function lazyConnection(url: string) {
     current = connection;
     return connection;
   };
-  const bounded = <T>(work: Promise<T>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const silence = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS);
-    });
-    return Promise.race([work, silence]).finally(() => clearTimeout(timer));
-  };
   return {
     async query<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
       for (let attempt = 1; ; attempt++) {
         const reused = current !== undefined;
         const connection = current ?? connect();
         try {
-          await bounded(connection.ready);
-          return (await bounded(connection.client.query(toPostgresParameters(text), params))).rows as T[];
+          await withinSilence(connection.ready);
+          return (await withinSilence(connection.client.query(toPostgresParameters(text), params))).rows as T[];
         } catch (error) {
           if (sourceFault(error) !== 'unreachable') throw error;
           drop(connection);
