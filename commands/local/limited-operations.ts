@@ -72,7 +72,7 @@ type CapacityAnswer = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[]
 /** A batch's refused items, per table: a BatchWriteItem's UnprocessedItems or a BatchGetItem's UnprocessedKeys. */
 export type Unprocessed = Record<string, WriteRequest[] | KeysAndAttributes>;
 
-export type Shape = 'single' | 'batch' | 'transaction';
+type Shape = 'single' | 'batch' | 'transaction';
 
 export interface Plan {
   kind: Kind;
@@ -105,7 +105,7 @@ export const LIMITED = new Set([
 export const tableName = (nameOrArn: string) => nameOrArn.replace(/^arn:[^:]*:dynamodb:[^:]*:[^:]*:table\//, '');
 
 /** How stats() names a partition key value: a string as it is, a number or binary tagged. */
-export function partitionLabel(value: AttributeValue | undefined): string | undefined {
+function partitionLabel(value: AttributeValue | undefined): string | undefined {
   const [type, content] = Object.entries(value ?? {})[0] ?? [];
   if (type === undefined) return undefined;
   return type === 'S' ? String(content) : `${type}:${String(content)}`;

@@ -14,9 +14,9 @@ import { SYNC_METRICS, type SyncMetricValues } from './metrics.ts';
  * own logger (shared/api/log.ts): Powertools' Logger would cost their cold start, which the sync's
  * once-a-minute invocations do not mind.
  */
-export const SYNC_SERVICE = 'team-resources-sync';
+const SYNC_SERVICE = 'team-resources-sync';
 
-export type SyncLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
+type SyncLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
 
 export function syncOutput(options: { logLevel: SyncLogLevel; stack: string }) {
   const logger = new Logger({ serviceName: SYNC_SERVICE, logLevel: options.logLevel });

@@ -18,7 +18,7 @@ import { Touched } from './touches.ts';
  */
 
 /** Teams a full pass hands on at once: read together in one snapshot, written as one plan. */
-export const TEAMS_PER_BATCH = 20;
+const TEAMS_PER_BATCH = 20;
 /** Tokens a full pass hands on at once. */
 const TOKENS_PER_BATCH = 500;
 

@@ -16,7 +16,7 @@ import type { SourceEngine } from './source/url.ts';
  */
 
 /** What a change touches: a part of a team, a user, a token. */
-export const CHANGE_PARTS = ['team', 'members', 'projects', 'daemons', 'finance', 'user', 'token'] as const;
+const CHANGE_PARTS = ['team', 'members', 'projects', 'daemons', 'finance', 'user', 'token'] as const;
 export type ChangePart = (typeof CHANGE_PARTS)[number];
 
 export type Collection =

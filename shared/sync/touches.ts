@@ -13,7 +13,7 @@ import type { TeamAsk } from './read/team.ts';
 
 type TeamPart = Exclude<ChangePart, 'user' | 'token'>;
 
-export interface TeamTouches {
+interface TeamTouches {
   parts: Set<TeamPart>;
   items: Partial<Record<ListResource, Set<number>>>;
 }

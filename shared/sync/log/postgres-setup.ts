@@ -24,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * The functions take any connection that runs one statement at a time with `?` parameters
  * (source.ts's SourceConnection).
  */
-export interface SqlClient {
+interface SqlClient {
   query<T extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
