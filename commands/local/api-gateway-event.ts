@@ -22,7 +22,7 @@ export interface IncomingRequest {
   requestId?: string;
 }
 
-export type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { route: undefined };
+type Routed = { route: ServedRoute; event: APIGatewayProxyEventV2 } | { route: undefined };
 
 export function routeRequest(request: IncomingRequest, now = new Date()): Routed {
   const [rawPathEncoded = '', rawQueryString = ''] = request.target.split(/\?(.*)/s);

@@ -20,7 +20,7 @@ export type Kind = 'read' | 'write';
 /** Which of a demand's buckets was short. */
 export type Limit = 'partition' | 'table';
 
-export interface Rates {
+interface Rates {
   /** Units a second for one partition key value. */
   partitionWrite: number;
   partitionRead: number;
@@ -43,7 +43,7 @@ export interface Usage {
   /** Demands refused: whole requests, and items of a batch or a transaction. */
   throttled: number;
 }
-export interface TableStats extends Usage {
+interface TableStats extends Usage {
   /** Requests answered with a throttling error (the rest of `throttled` were returned unprocessed). */
   throttledRequests: number;
   partitions: Record<string, Usage>;

@@ -54,11 +54,10 @@ export function valueSize(value: AttributeValue): number {
     case 'NULL':
       return 1;
     case 'SS':
-      return (content as string[]).reduce((size, member) => size + utf8(member), 0);
     case 'NS':
-      return (content as string[]).reduce((size, member) => size + numberSize(member), 0);
     case 'BS':
-      return (content as string[]).reduce((size, member) => size + binary(member), 0);
+      // A set is the sum of its members, each sized as a value of the set's type (S, N or B).
+      return (content as string[]).reduce((size, member) => size + valueSize({ [type[0]!]: member }), 0);
     case 'L':
       return (content as AttributeValue[]).reduce((size, element) => size + 1 + valueSize(element), 3);
     case 'M':
@@ -90,6 +89,3 @@ export function writeUnits(bytes: number, transactional = false): number {
 export function readUnits(bytes: number, mode: ReadMode): number {
   return Math.max(1, Math.ceil(bytes / READ_BLOCK)) * READ_PRICE[mode];
 }
-
-/** The least a read of this mode can cost: one block. */
-export const leastReadUnits = (mode: ReadMode) => READ_PRICE[mode];

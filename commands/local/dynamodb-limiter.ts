@@ -51,7 +51,7 @@ export interface DynamoDbLimiter {
 }
 
 /** DynamoDB's limits (docs/testing.md, "DynamoDB's limits, locally", names the pages). */
-export const DYNAMODB_LIMITS = {
+const DYNAMODB_LIMITS = {
   writeUnitsPerPartitionKey: 1_000,
   readUnitsPerPartitionKey: 3_000,
   tableWriteUnits: 4_000,

@@ -1,7 +1,6 @@
 import type { Demand, Kind } from './capacity-ledger.ts';
 import {
   itemSize,
-  leastReadUnits,
   readUnits,
   writeUnits,
   type AttributeValue,
@@ -73,7 +72,7 @@ type CapacityAnswer = { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[]
 /** A batch's refused items, per table: a BatchWriteItem's UnprocessedItems or a BatchGetItem's UnprocessedKeys. */
 export type Unprocessed = Record<string, WriteRequest[] | KeysAndAttributes>;
 
-export type Shape = 'single' | 'batch' | 'transaction';
+type Shape = 'single' | 'batch' | 'transaction';
 
 export interface Plan {
   kind: Kind;
@@ -106,7 +105,7 @@ export const LIMITED = new Set([
 export const tableName = (nameOrArn: string) => nameOrArn.replace(/^arn:[^:]*:dynamodb:[^:]*:[^:]*:table\//, '');
 
 /** How stats() names a partition key value: a string as it is, a number or binary tagged. */
-export function partitionLabel(value: AttributeValue | undefined): string | undefined {
+function partitionLabel(value: AttributeValue | undefined): string | undefined {
   const [type, content] = Object.entries(value ?? {})[0] ?? [];
   if (type === undefined) return undefined;
   return type === 'S' ? String(content) : `${type}:${String(content)}`;
@@ -126,6 +125,8 @@ export function tablesOf(operation: string, body: Body): string[] {
 /** The one action of a transaction's item: `{Put: {…}}` is its Put (an item with none, one DynamoDB refuses: `{}`). */
 const actionOf = (item: TransactItem): TransactAction => Object.values(item)[0] ?? ({} as TransactAction);
 const modeOf = (body: { ConsistentRead?: boolean }): ReadMode => (body.ConsistentRead === true ? 'strong' : 'eventual');
+/** What reading this item cost; reading none (it does not exist) costs the least read. */
+const readCost = (item: WireItem | undefined, mode: ReadMode) => readUnits(itemSize(item ?? {}), mode);
 
 /** The partition key value a Query's key condition fixes (`pk = :v`, either way round, or KeyConditions). */
 export function queryPartition(body: Body, partitionKey: string): AttributeValue | undefined {
@@ -177,15 +178,21 @@ export function planFor(operation: string, body: Body, tables: Map<string, Table
     partition: partitionLabel(key?.[info(table).partitionKey]),
     units,
   });
-  const itself = () => body;
-  const nothing = () => ({});
+  const single = (kind: Kind, demand: Demand, cost: (answer: Body) => number): Plan => ({
+    kind,
+    shape: 'single',
+    demands: [demand],
+    forward: () => body,
+    unprocessed: () => ({}),
+    costs: (answer) => [cost(answer)],
+  });
 
   switch (operation) {
     case 'GetItem':
     case 'Query':
     case 'Scan': {
       const request = body as SingleRequest;
-      const least = leastReadUnits(modeOf(request));
+      const least = readCost(undefined, modeOf(request));
       const { partitionKey } = info(request.TableName);
       // A Query reads one partition; a Scan reads them all, so it is limited by its table alone.
       const key: WireItem | undefined =
@@ -194,27 +201,25 @@ export function planFor(operation: string, body: Body, tables: Map<string, Table
           : operation === 'Query'
             ? { [partitionKey]: queryPartition(body, partitionKey) ?? {} }
             : undefined;
-      const single = demand(request.TableName, key, least);
-      const cost = (answer: Body) => [Math.max(least, consumed(answer, single.table) ?? least)];
-      return { kind: 'read', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
+      const read = demand(request.TableName, key, least);
+      return single('read', read, (answer) => Math.max(least, consumed(answer, read.table) ?? least));
     }
     case 'PutItem':
     case 'UpdateItem':
     case 'DeleteItem': {
       const request = body as SingleRequest;
       const units = operation === 'PutItem' ? writeUnits(itemSize(request.Item ?? {})) : 1;
-      const single = demand(request.TableName, operation === 'PutItem' ? request.Item : request.Key, units);
-      const cost = (answer: Body) => [Math.max(1, consumed(answer, single.table) ?? units)];
-      return { kind: 'write', shape: 'single', demands: [single], forward: itself, unprocessed: nothing, costs: cost };
+      const write = demand(request.TableName, operation === 'PutItem' ? request.Item : request.Key, units);
+      return single('write', write, (answer) => Math.max(1, consumed(answer, write.table) ?? units));
     }
     case 'BatchWriteItem':
       return batchWrite(body, demand);
     case 'BatchGetItem':
       return batchGet(body, info, demand);
     case 'TransactWriteItems':
-      return transactWrite(body, demand);
+      return transaction('write', body, demand);
     case 'TransactGetItems':
-      return transactGet(body, demand);
+      return transaction('read', body, demand);
     default:
       throw new Error(`the limiter has no plan for ${operation}`);
   }
@@ -228,6 +233,10 @@ function entries<T>(requestItems: Record<string, T[]>): { table: string; entry: 
 }
 
 /** The entries kept, grouped back by table as the request names them. */
+/** A BatchGetItem's keys (its RequestItems or UnprocessedKeys), one entry per key. */
+const keysOf = (requests: Record<string, KeysAndAttributes>) =>
+  entries<WireItem>(Object.fromEntries(Object.entries(requests).map(([table, r]) => [table, r.Keys ?? []])));
+
 function grouped<T>(list: { table: string; entry: T }[], keep: boolean[]): Record<string, T[]> {
   const byTable: Record<string, T[]> = {};
   list.forEach(({ table, entry }, i) => {
@@ -285,9 +294,9 @@ function costsByTable(
 
 function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDemand): Plan {
   const requests = (body as BatchGetRequest).RequestItems ?? {};
-  const list = entries<WireItem>(Object.fromEntries(Object.entries(requests).map(([t, r]) => [t, r.Keys ?? []])));
+  const list = keysOf(requests);
   const modes = list.map(({ table }) => modeOf(requests[table]!));
-  const demands = list.map(({ table, entry }, i) => demand(table, entry, leastReadUnits(modes[i]!)));
+  const demands = list.map(({ table, entry }, i) => demand(table, entry, readCost(undefined, modes[i]!)));
   const keep = (which: boolean[]) =>
     Object.fromEntries(
       Object.entries(grouped(list, which)).map(([table, keys]) => [table, { ...requests[table], Keys: keys }]),
@@ -307,11 +316,7 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
         if (item[partitionKey] === undefined || sort === undefined) return undefined;
         return `${tableName(table)}\u0000${JSON.stringify([item[partitionKey], sort])}`;
       };
-      const left = new Set(
-        entries<WireItem>(
-          Object.fromEntries(Object.entries(answer.UnprocessedKeys ?? {}).map(([t, r]) => [t, r.Keys])),
-        ).map(({ table, entry }) => identity(table, entry)),
-      );
+      const left = new Set(keysOf(answer.UnprocessedKeys ?? {}).map(({ table, entry }) => identity(table, entry)));
       const found = new Map<string | undefined, WireItem>();
       let unmatched = false;
       for (const { table, entry } of entries(answer.Responses ?? {})) {
@@ -320,65 +325,51 @@ function batchGet(body: Body, info: (name: string) => TableInfo, demand: MakeDem
         found.set(id, entry);
       }
       const done = list.map(({ table, entry }, i) => admitted[i]! && !left.has(identity(table, entry)));
-      const own = list.map(({ table, entry }, i) => {
-        if (!done[i]) return 0;
-        const item = found.get(identity(table, entry));
-        return item ? readUnits(itemSize(item), modes[i]!) : leastReadUnits(modes[i]!);
-      });
+      const own = list.map(({ table, entry }, i) =>
+        done[i] ? readCost(found.get(identity(table, entry)), modes[i]!) : 0,
+      );
       if (!unmatched) return own;
       // A projection left the keys out of what came back: the items cannot be told apart, so each
       // table's total (read from the items themselves) is shared among its keys.
       const total = (table: string) =>
-        (answer.Responses?.[table] ?? []).reduce(
-          (sum, item) => sum + readUnits(itemSize(item), modeOf(requests[table]!)),
-          0,
-        );
+        (answer.Responses?.[table] ?? []).reduce((sum, item) => sum + readCost(item, modeOf(requests[table]!)), 0);
       return costsByTable(
         demands,
         done,
         (table) => total(table),
         done.map(() => false),
-        leastReadUnits('eventual'),
+        readCost(undefined, 'eventual'),
       );
     },
   };
 }
 
-function transactWrite(body: Body, demand: MakeDemand): Plan {
+/** A TransactWriteItems or TransactGetItems: all of it admitted, or none (it is refused whole). */
+function transaction(kind: Kind, body: Body, demand: MakeDemand): Plan {
   const items = (body as TransactRequest).TransactItems ?? [];
   const puts = items.map((item) => item.Put !== undefined);
-  const demands = items.map((item, i) => {
-    const action = actionOf(item);
-    return puts[i]
-      ? demand(action.TableName, action.Item, writeUnits(itemSize(action.Item ?? {}), true))
-      : demand(action.TableName, action.Key, writeUnits(0, true));
-  });
+  // Every item of a transaction is read or written twice, a ConditionCheck's too ("two underlying reads
+  // or writes of every item"), so none costs less than 2 units.
+  const demands = items
+    .map(actionOf)
+    .map((action) =>
+      demand(
+        action.TableName,
+        action.Item ?? action.Key,
+        kind === 'read' ? readCost(undefined, 'transactional') : writeUnits(itemSize(action.Item ?? {}), true),
+      ),
+    );
   return {
-    kind: 'write',
-    shape: 'transaction',
-    demands,
-    forward: () => body,
-    unprocessed: () => ({}),
-    // Every item of a transaction is written twice, a ConditionCheck's too ("two underlying reads or
-    // writes of every item"), so none costs less than 2 WCU.
-    costs: (answer, admitted) =>
-      costsByTable(demands, admitted, (table) => consumed(answer, table), puts, writeUnits(0, true)),
-  };
-}
-
-function transactGet(body: Body, demand: MakeDemand): Plan {
-  const items = (body as TransactRequest).TransactItems ?? [];
-  const demands = items.map((item) => demand(actionOf(item).TableName, actionOf(item).Key, 2));
-  return {
-    kind: 'read',
+    kind,
     shape: 'transaction',
     demands,
     forward: () => body,
     unprocessed: () => ({}),
     costs: (answer, admitted) =>
-      demands.map((_, i) => {
-        const item = (answer as TransactGetAnswer).Responses?.[i]?.Item;
-        return !admitted[i] ? 0 : item ? readUnits(itemSize(item), 'transactional') : leastReadUnits('transactional');
-      }),
+      kind === 'write'
+        ? costsByTable(demands, admitted, (table) => consumed(answer, table), puts, writeUnits(0, true))
+        : demands.map((_, i) =>
+            admitted[i] ? readCost((answer as TransactGetAnswer).Responses?.[i]?.Item, 'transactional') : 0,
+          ),
   };
 }

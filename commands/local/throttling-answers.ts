@@ -25,7 +25,7 @@ import type { Kind, Limit } from './capacity-ledger.ts';
 
 export type ThrottlingException = 'ProvisionedThroughputExceededException' | 'ThrottlingException';
 
-export interface ThrottledTable {
+interface ThrottledTable {
   arn: string;
   /** PAY_PER_REQUEST: the mode this project's tables use (commands/store/table.ts, the stack). */
   onDemand: boolean;
@@ -58,7 +58,7 @@ function reason(kind: Kind, limit: Limit, table: ThrottledTable): string {
 }
 
 /** The exception a table answers with unless the limiter was told which: by its capacity mode. */
-export const exceptionFor = (table: ThrottledTable, chosen?: ThrottlingException): ThrottlingException =>
+const exceptionFor = (table: ThrottledTable, chosen?: ThrottlingException): ThrottlingException =>
   chosen ?? (table.onDemand ? 'ThrottlingException' : 'ProvisionedThroughputExceededException');
 
 /** A throttled request, single-item, Query or Scan, or a batch none of whose items fitted. */

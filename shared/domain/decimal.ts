@@ -61,7 +61,7 @@ export function isLargeInteger(input: unknown): boolean {
   return value !== undefined && !value.negative && value.exponent >= 0;
 }
 
-export type ParsedAmount = { ok: true; units: bigint } | { ok: false; problem: string };
+type ParsedAmount = { ok: true; units: bigint } | { ok: false; problem: string };
 
 /** Parses a snapshot amount: a decimal string or JSON number, not negative, at most 4 decimals. */
 export function parseAmount(input: unknown): ParsedAmount {

@@ -62,18 +62,9 @@ export async function missingSchema(source: SourceConnection, mapping: Mapping):
   return missing;
 }
 
-/** What each column of a collection must hold: an integer id, text, or a number (an amount). */
-const KINDS: Record<string, 'id' | 'text' | 'number'> = {
-  id: 'id',
-  team_id: 'id',
-  user_id: 'id',
-  client_id: 'id',
-  environment_id: 'id',
-  server_id: 'id',
-  processes: 'number',
-  monthly_cost: 'number',
-  amount: 'number',
-};
+/** What each column of a collection must hold: an integer id (`id`, `<x>_id`), a number (an amount), or text. */
+const kindOf = (column: string) =>
+  /(^|_)id$/.test(column) ? 'id' : ['processes', 'monthly_cost', 'amount'].includes(column) ? 'number' : 'text';
 
 /** The columns of a sample whose values are not of their kind (named once each). */
 function wrongKinds(collection: Collection, sample: Row[]): string[] {
@@ -82,7 +73,7 @@ function wrongKinds(collection: Collection, sample: Row[]): string[] {
     for (const column of COLLECTION_COLUMNS[collection]) {
       const value = row[column];
       if (value === null || value === undefined) continue;
-      const kind = KINDS[column] ?? 'text';
+      const kind = kindOf(column);
       const text = String(value);
       const fits =
         kind === 'id'

@@ -12,7 +12,7 @@ import { isTimeZone } from './read/times.ts';
  * local emulator), the zone of the source's times without one, the log level, the stack's name, and
  * the mapping file the stack put beside the code (deployed-mapping.ts).
  */
-export interface DeployedSyncConfig {
+interface DeployedSyncConfig {
   tableName: string;
   dynamodbEndpoint?: string;
   secretArn?: string;

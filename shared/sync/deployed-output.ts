@@ -14,16 +14,9 @@ import { SYNC_METRICS, type SyncMetricValues } from './metrics.ts';
  * own logger (shared/api/log.ts): Powertools' Logger would cost their cold start, which the sync's
  * once-a-minute invocations do not mind.
  */
-export const SYNC_SERVICE = 'team-resources-sync';
+const SYNC_SERVICE = 'team-resources-sync';
 
-export type SyncLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
-
-/** One invocation's logger: its lines carry the invocation's request id, cold start and schedule. */
-export interface InvocationLog {
-  debug(message: string, fields?: object): void;
-  info(message: string, fields?: object): void;
-  error(message: string, fields?: object): void;
-}
+type SyncLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
 
 export function syncOutput(options: { logLevel: SyncLogLevel; stack: string }) {
   const logger = new Logger({ serviceName: SYNC_SERVICE, logLevel: options.logLevel });
@@ -42,16 +35,12 @@ export function syncOutput(options: { logLevel: SyncLogLevel; stack: string }) {
      * it on that logger: two invocations at once in one process (the handover test runs them so)
      * would share it.
      */
-    invocationLog(context: Pick<Context, 'awsRequestId'>, keys: Record<string, string>): InvocationLog {
+    invocationLog(context: Pick<Context, 'awsRequestId'>, keys: Record<string, string>): Logger {
       const child = logger.createChild({
         persistentKeys: { cold_start: coldStart, function_request_id: context.awsRequestId, ...keys },
       });
       coldStart = false;
-      return {
-        debug: (message, fields = {}) => child.debug(message, fields as Record<string, unknown>),
-        info: (message, fields = {}) => child.info(message, fields as Record<string, unknown>),
-        error: (message, fields = {}) => child.error(message, fields as Record<string, unknown>),
-      };
+      return child;
     },
 
     /** One document of the values given (the sync's, or a source error's); the others are left out. */

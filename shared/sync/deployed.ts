@@ -40,7 +40,7 @@ export type SyncInvocation =
   | { outcome: 'left'; reason: string }
   | { outcome: 'refused'; reason: string };
 
-export interface DeployedSyncOptions {
+interface DeployedSyncOptions {
   /** The function's environment (default: process.env). */
   env?: NodeJS.ProcessEnv;
 }

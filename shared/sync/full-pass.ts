@@ -18,7 +18,7 @@ import { Touched } from './touches.ts';
  */
 
 /** Teams a full pass hands on at once: read together in one snapshot, written as one plan. */
-export const TEAMS_PER_BATCH = 20;
+const TEAMS_PER_BATCH = 20;
 /** Tokens a full pass hands on at once. */
 const TOKENS_PER_BATCH = 500;
 
@@ -55,16 +55,27 @@ export async function fullPass(
   const teamIds = [...new Set([...inSource, ...inTable])].sort((a, b) => a - b);
   const progress: FullPassProgress = { teams: { done: 0, total: teamIds.length }, tokens: { done: 0, total: 0 } };
   options.onProgress?.(progress);
-  for (let next = 0; next < teamIds.length; next += TEAMS_PER_BATCH) {
-    if (options.stopped?.()) return [];
-    const touched = new Touched();
-    for (const teamId of teamIds.slice(next, next + TEAMS_PER_BATCH))
-      for (const part of parts) touched.team(teamId, part);
-    await apply(touched);
-    progress.teams.done = Math.min(next + TEAMS_PER_BATCH, teamIds.length);
-    options.onProgress?.(progress);
-  }
-  if (options.parts && !options.parts.includes('members')) return [];
+  /** Hands `ids` on `size` at a time, counting them `done`; false when stopped before the last. */
+  const inBatches = async (
+    ids: number[],
+    size: number,
+    done: { done: number },
+    add: (t: Touched, id: number) => void,
+  ) => {
+    for (let next = 0; next < ids.length; next += size) {
+      if (options.stopped?.()) return false;
+      const touched = new Touched();
+      for (const id of ids.slice(next, next + size)) add(touched, id);
+      await apply(touched);
+      done.done = Math.min(next + size, ids.length);
+      options.onProgress?.(progress);
+    }
+    return true;
+  };
+  const all = await inBatches(teamIds, TEAMS_PER_BATCH, progress.teams, (touched, teamId) => {
+    for (const part of parts) touched.team(teamId, part);
+  });
+  if (!all || (options.parts && !options.parts.includes('members'))) return [];
 
   // Tokens: each Sanctum id's item keeps the fingerprint of the token as the source last gave it, so
   // one Query a shard compares them all; only those that differ, or are gone, are read again.
@@ -91,13 +102,6 @@ export async function fullPass(
   );
   const ids = [...differing, ...[...index.keys()].filter((id) => !seen.has(id))];
   progress.tokens.total = ids.length;
-  for (let next = 0; next < ids.length; next += TOKENS_PER_BATCH) {
-    if (options.stopped?.()) return refusals;
-    const touched = new Touched();
-    for (const id of ids.slice(next, next + TOKENS_PER_BATCH)) touched.tokens.add(id);
-    await apply(touched);
-    progress.tokens.done = Math.min(next + TOKENS_PER_BATCH, ids.length);
-    options.onProgress?.(progress);
-  }
+  await inBatches(ids, TOKENS_PER_BATCH, progress.tokens, (touched, id) => touched.tokens.add(id));
   return refusals;
 }

@@ -16,7 +16,7 @@ import type { SourceEngine } from './source/url.ts';
  */
 
 /** What a change touches: a part of a team, a user, a token. */
-export const CHANGE_PARTS = ['team', 'members', 'projects', 'daemons', 'finance', 'user', 'token'] as const;
+const CHANGE_PARTS = ['team', 'members', 'projects', 'daemons', 'finance', 'user', 'token'] as const;
 export type ChangePart = (typeof CHANGE_PARTS)[number];
 
 export type Collection =
@@ -49,20 +49,6 @@ export const COLLECTION_COLUMNS: Record<Collection, readonly string[]> = {
 };
 export const COLLECTIONS = Object.keys(COLLECTION_COLUMNS) as Collection[];
 
-/** The parts a collection's rows make: what a collection whose query fails keeps at its last good state. */
-export const PARTS_OF_COLLECTION: Record<Collection, readonly ChangePart[]> = {
-  teams: ['team', 'members', 'projects', 'daemons', 'finance'],
-  users: ['members', 'user', 'token'],
-  team_user: ['members'],
-  tokens: ['token'],
-  environments: ['daemons'],
-  servers: ['daemons', 'finance'],
-  clients: ['projects'],
-  projects: ['projects'],
-  daemons: ['daemons'],
-  costs: ['finance'],
-};
-
 export interface Touch {
   part: ChangePart;
   /** For a part of a team: a column of the row holding the team's id, or a SELECT of it (`AS team_id`). */
@@ -92,7 +78,10 @@ export interface SourceShape {
   teamsHaveSlug: boolean;
 }
 
-const select = (table: string, columns: string) => `SELECT ${columns} FROM ${table}`;
+/** A collection's query where its table has its columns by their names. */
+const select = (table: Collection) => `SELECT ${COLLECTION_COLUMNS[table].join(', ')} FROM ${table}`;
+/** A table's entry whose columns are its collection's. */
+const watched = (table: Collection, touches: Touch[]): Watch => ({ columns: COLLECTION_COLUMNS[table], touches });
 const byTeam = (part: ChangePart, item?: string): Touch => ({ part, team: 'team_id', ...(item && { item }) });
 
 /**
@@ -110,67 +99,47 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
   const slug = shape.teamsHaveSlug ? 'slug' : 'NULL AS slug';
   return {
     queries: {
-      teams: select('teams', `id, ${slug}, name, user_id`),
-      users: select('users', 'id, name'),
-      team_user: select('team_user', 'team_id, user_id'),
+      ...(Object.fromEntries(COLLECTIONS.map((c) => [c, select(c)])) as Record<Collection, string>),
+      teams: `SELECT id, ${slug}, name, user_id FROM teams`,
       tokens:
         'SELECT id, tokenable_id AS user_id, name, token, abilities, expires_at, created_at ' +
         `FROM personal_access_tokens WHERE tokenable_type = ${userModel}`,
-      environments: select('environments', 'id, team_id'),
-      servers: select('servers', 'id, team_id, monthly_cost, currency'),
-      clients: select('clients', 'id, team_id'),
-      projects: select('projects', 'id, team_id, client_id, name, slug, created_at'),
-      daemons: select('daemons', 'id, environment_id, server_id, name, command, username, directory, processes'),
-      costs: select('costs', 'id, team_id, label, amount, currency'),
     },
     watch: {
       teams: {
         columns: ['id', ...(shape.teamsHaveSlug ? ['slug'] : []), 'name', 'user_id'],
         touches: [{ part: 'team', team: 'id' }],
       },
-      users: { columns: ['id', 'name'], touches: [{ part: 'user', id: 'id' }] },
-      team_user: { columns: ['team_id', 'user_id'], touches: [byTeam('members')] },
+      users: watched('users', [{ part: 'user', id: 'id' }]),
+      team_user: watched('team_user', [byTeam('members')]),
       personal_access_tokens: {
         // Not last_used_at, nor the updated_at that Sanctum's save writes with it.
         columns: ['id', 'tokenable_type', 'tokenable_id', 'name', 'token', 'abilities', 'expires_at', 'created_at'],
         touches: [{ part: 'token', id: 'id' }],
       },
-      environments: { columns: ['id', 'team_id'], touches: [byTeam('daemons')] },
-      servers: {
-        columns: ['id', 'team_id', 'monthly_cost', 'currency'],
-        touches: [
-          byTeam('finance'),
-          // A server's daemons go with it (ON DELETE CASCADE), which MySQL's binary log does not
-          // record: its team's daemons are read again. A daemon of another team that named it is found
-          // by the SELECT below while it is there, or by the next full pass.
-          { ...byTeam('daemons'), on: ['delete'] },
-          // A daemon names a server of any team: the daemons of whatever teams name it.
-          {
-            part: 'daemons',
-            on: ['insert', 'delete'],
-            team:
-              'SELECT e.team_id FROM daemons d JOIN environments e ON e.id = d.environment_id ' +
-              'WHERE d.server_id = {row.id}',
-          },
-        ],
-      },
+      environments: watched('environments', [byTeam('daemons')]),
+      servers: watched('servers', [
+        byTeam('finance'),
+        // A server's daemons go with it (ON DELETE CASCADE), which MySQL's binary log does not
+        // record: its team's daemons are read again. A daemon of another team that named it is found
+        // by the SELECT below while it is there, or by the next full pass.
+        { ...byTeam('daemons'), on: ['delete'] },
+        // A daemon names a server of any team: the daemons of whatever teams name it.
+        {
+          part: 'daemons',
+          on: ['insert', 'delete'],
+          team:
+            'SELECT e.team_id FROM daemons d JOIN environments e ON e.id = d.environment_id ' +
+            'WHERE d.server_id = {row.id}',
+        },
+      ]),
       // A client gone takes its projects' client_id with it (ON DELETE SET NULL): the whole list.
-      clients: { columns: ['id', 'team_id'], touches: [byTeam('projects')] },
-      projects: {
-        columns: ['id', 'team_id', 'client_id', 'name', 'slug', 'created_at'],
-        touches: [byTeam('projects', 'id')],
-      },
-      daemons: {
-        columns: ['id', 'environment_id', 'server_id', 'name', 'command', 'username', 'directory', 'processes'],
-        touches: [
-          {
-            part: 'daemons',
-            team: 'SELECT e.team_id FROM environments e WHERE e.id = {row.environment_id}',
-            item: 'id',
-          },
-        ],
-      },
-      costs: { columns: ['id', 'team_id', 'label', 'amount', 'currency'], touches: [byTeam('finance')] },
+      clients: watched('clients', [byTeam('projects')]),
+      projects: watched('projects', [byTeam('projects', 'id')]),
+      daemons: watched('daemons', [
+        { part: 'daemons', team: 'SELECT e.team_id FROM environments e WHERE e.id = {row.environment_id}', item: 'id' },
+      ]),
+      costs: watched('costs', [byTeam('finance')]),
     },
   };
 }

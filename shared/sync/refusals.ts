@@ -16,7 +16,7 @@ export interface Refusal {
   part: ChangePart;
 }
 
-export const refusalLine = (r: Refusal) => `${r.collection} ${r.id}: ${r.problem}`;
+const refusalLine = (r: Refusal) => `${r.collection} ${r.id}: ${r.problem}`;
 
 /** Where a refused row is, as the problem wording of shared/domain/problems.ts names it. */
 export const rowWhere = (collection: Collection, id: unknown) => `${collection} ${String(id ?? '?')}`;

@@ -16,7 +16,7 @@ import type { SourceUrl } from './source/url.ts';
  * Every lock is taken with a short timeout and tried again, saying what it waits for: setup never
  * queues the app behind a long transaction, and never leaves a step half done.
  */
-export interface SetupOptions {
+interface SetupOptions {
   say: (line: string) => void;
   /** The table the sync keeps (its slot is named after it), for remove. */
   tableName?: string;

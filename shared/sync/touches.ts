@@ -13,7 +13,7 @@ import type { TeamAsk } from './read/team.ts';
 
 type TeamPart = Exclude<ChangePart, 'user' | 'token'>;
 
-export interface TeamTouches {
+interface TeamTouches {
   parts: Set<TeamPart>;
   items: Partial<Record<ListResource, Set<number>>>;
 }
@@ -111,13 +111,10 @@ export function touch(touched: Touched, mapping: Mapping, change: LoggedChange):
     return;
   }
   if (change.kind === 'truncate') {
-    for (const table of change.tables) {
+    // Every token or user of a table emptied: a full pass of tokens (with the members) finds which.
+    for (const table of change.tables)
       for (const t of mapping.watch[table]?.touches ?? [])
-        if (t.part !== 'user' && t.part !== 'token') touched.everyTeam.add(t.part);
-      // Every token or user of a table emptied: a full pass of tokens finds which.
-      if (mapping.watch[table]?.touches.some((t) => t.part === 'user' || t.part === 'token'))
-        touched.everyTeam.add('members');
-    }
+        touched.everyTeam.add(t.part === 'user' || t.part === 'token' ? 'members' : t.part);
     touched.changes += 1;
     return;
   }
@@ -141,13 +138,13 @@ function touchRow(touched: Touched, touch: Touch, row: LoggedRow): void {
     return;
   }
   if (!IDENTIFIER.test(touch.team!)) {
-    touched.unresolved.push({ touch: touch, row });
+    touched.unresolved.push({ touch, row });
     return;
   }
   const teamId = idOf(row[touch.team!]);
   // A row without the column (an old row the log gave only the key of): its team is read again whole.
   if (teamId === undefined) {
-    if (!(touch.team! in row)) touched.unresolved.push({ touch: touch, row });
+    if (!(touch.team! in row)) touched.unresolved.push({ touch, row });
     return;
   }
   const itemId = touch.item === undefined ? undefined : idOf(row[touch.item]);

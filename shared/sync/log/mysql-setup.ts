@@ -159,12 +159,10 @@ export async function removeMysqlLegacy(
     const drop = (sql: string, table: string, what: string) => underShortLocks(connection, sql, table, what, options);
     // First those not seen: absent, or on a table the user has no TRIGGER on, which refuses this
     // before anything is dropped (the tables must stay while a trigger writes into them).
-    for (const { name, table } of unseen) {
+    for (const trigger of [...unseen, ...seen]) {
+      const { name, table } = trigger;
       await drop(`DROP TRIGGER IF EXISTS ${quoteName(name)}`, table, `the trigger ${name}`);
-    }
-    for (const { name, table } of seen) {
-      await drop(`DROP TRIGGER IF EXISTS ${quoteName(name)}`, table, `the trigger ${name}`);
-      done.push(`dropped the trigger ${name} on ${table}`);
+      if (seen.includes(trigger)) done.push(`dropped the trigger ${name} on ${table}`);
     }
     for (const table of LEGACY_TABLES.filter((t) => tables.includes(t))) {
       await drop(`DROP TABLE IF EXISTS ${quoteName(table)}`, table, `the table ${table}`);

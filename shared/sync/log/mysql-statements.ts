@@ -9,7 +9,7 @@
  * A statement read wrongly in doubt says `schema` (the sync checks the table again), never nothing.
  */
 
-export interface StatementEffect {
+interface StatementEffect {
   /**
    * Watched tables whose rows the statement took or replaced with no row in the log: TRUNCATE, and a
    * table dropped, or renamed away or onto (a migration's drop and create, gh-ost's swap).

@@ -16,7 +16,7 @@ import { BinlogStream } from './mysql-stream.ts';
  * source keeps nothing for the sync: it purges its binlog by its own settings (binlog_expire_logs_seconds;
  * on RDS, `binlog retention hours`), and a position purged since is LogPositionLost.
  */
-export interface MysqlChangeSourceOptions {
+interface MysqlChangeSourceOptions {
   url: string;
   /** The tables whose rows are read, in the URL's database. */
   tables: string[];

@@ -24,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * The functions take any connection that runs one statement at a time with `?` parameters
  * (source.ts's SourceConnection).
  */
-export interface SqlClient {
+interface SqlClient {
   query<T extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
@@ -174,10 +174,12 @@ export async function preparePostgres(
     await step([`ALTER PUBLICATION ${name} ADD TABLE ${ident(table)}`], [table], `publishing ${table}`);
     done.push(`published ${table}`);
   }
-  for (const table of state.tables.filter((t) => !options.tables.includes(t))) {
-    await step([`ALTER PUBLICATION ${name} DROP TABLE ${ident(table)}`], [table], `unpublishing ${table}`);
-    done.push(`no longer published: ${table}`);
-  }
+  await unpublish(
+    publication,
+    state.tables.filter((t) => !options.tables.includes(t)),
+    step,
+    done,
+  );
 
   // FULL that setup made and no longer needs (the mapping changed): DEFAULT again, where safe.
   const byName = new Map(tables.map((table) => [table.name, table]));
@@ -230,18 +232,15 @@ export async function removePostgres(
 
   const state = await publicationState(client, publication);
   if (state) {
-    const name = ident(publication);
     // Unpublished first: a table without a key must not be published while its identity is DEFAULT.
-    for (const table of state.tables) {
-      await step([`ALTER PUBLICATION ${name} DROP TABLE ${ident(table)}`], [table], `unpublishing ${table}`);
-      done.push(`no longer published: ${table}`);
-    }
+    await unpublish(publication, state.tables, step, done);
     const recorded = new Set(state.recorded);
     for (const table of await tableStates(client, [...recorded], publication)) {
       recorded.delete(table.name);
       await resetIdentity(publication, table, recorded, step, done);
     }
-    await step([`DROP PUBLICATION ${name}`], [], `DROP PUBLICATION ${name}`);
+    const drop = `DROP PUBLICATION ${ident(publication)}`;
+    await step([drop], [], drop);
     done.push(`dropped the publication ${publication}`);
   }
   await removeOldCapture(client, step, done);
@@ -325,15 +324,27 @@ async function resetIdentity(
   done: string[],
 ) {
   const record = comment(publication, recorded);
-  if (!table.exists || table.identity !== 'f') {
-    await step([record], [], 'the record of REPLICA IDENTITY FULL');
-  } else if (!table.keyed && table.other_publication) {
-    await step([record], [], 'the record of REPLICA IDENTITY FULL');
-    done.push(`${table.name} stays REPLICA IDENTITY FULL: it has no primary key and another publication has it`);
-  } else {
+  const full = table.exists && table.identity === 'f';
+  if (full && (table.keyed || !table.other_publication)) {
     const sql = `ALTER TABLE ${ident(table.name)} REPLICA IDENTITY DEFAULT`;
     await step([sql, record], [table.name], sql);
     done.push(`${table.name}: REPLICA IDENTITY DEFAULT again (as before setup)`);
+    return;
+  }
+  await step([record], [], 'the record of REPLICA IDENTITY FULL');
+  if (full)
+    done.push(`${table.name} stays REPLICA IDENTITY FULL: it has no primary key and another publication has it`);
+}
+
+/** Takes tables out of the publication, each in a step of its own. */
+async function unpublish(publication: string, tables: string[], step: Step, done: string[]) {
+  for (const table of tables) {
+    await step(
+      [`ALTER PUBLICATION ${ident(publication)} DROP TABLE ${ident(table)}`],
+      [table],
+      `unpublishing ${table}`,
+    );
+    done.push(`no longer published: ${table}`);
   }
 }
 

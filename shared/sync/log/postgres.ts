@@ -2,7 +2,7 @@ import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { parseSourceUrl } from '../source/url.ts';
-import { connectSource, SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
+import { SOURCE_SILENCE_MS, withinSilence } from '../source/connection.ts';
 import { sourceFault } from '../source/faults.ts';
 import { toPostgresParameters } from '../source/postgres.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
@@ -86,7 +86,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
       // before pg_current_wal_lsn() may still be invisible to a snapshot taken just after (it is visible only
       // once its backend leaves the proc array, which synchronous replication can delay), and would be missed
       // by both the full pass and a stream from there. Everything not acknowledged is delivered again instead.
-      return lsnText(lsnValue(state ? state.confirmed! : await createSlot(source.url, slot)));
+      return lsnText(lsnValue(state ? state.confirmed! : await createSlot(source.url, slot, sql)));
     },
 
     async open(position) {
@@ -239,21 +239,13 @@ function startError(error: unknown, slot: string, publication: string, code: str
  * server gives up after CREATE_SLOT_MS (statement_timeout), and drops the slot it had begun.
  * Returns its position: every transaction committed after it is decoded.
  */
-async function createSlot(url: string, slot: string): Promise<string> {
+async function createSlot(url: string, slot: string, sql: ReturnType<typeof lazyConnection>): Promise<string> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: SOURCE_SILENCE_MS });
   client.on('error', () => {});
-  let timer: NodeJS.Timeout | undefined;
-  const bounded = <T>(work: Promise<T>, ms: number) =>
-    Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new SourceSilent()), ms);
-      }),
-    ]).finally(() => clearTimeout(timer));
   try {
     await client.connect();
-    await bounded(client.query(`SET statement_timeout = ${CREATE_SLOT_MS}`), SOURCE_SILENCE_MS);
-    const { rows } = await bounded(
+    await withinSilence(client.query(`SET statement_timeout = ${CREATE_SLOT_MS}`));
+    const { rows } = await withinSilence(
       client.query<{ lsn: string }>("SELECT lsn::text AS lsn FROM pg_create_logical_replication_slot($1, 'pgoutput')", [
         slot,
       ]),
@@ -263,19 +255,24 @@ async function createSlot(url: string, slot: string): Promise<string> {
   } catch (error) {
     const { code, message } = error as { code?: string; message?: string };
     // Another sync made it meanwhile: its position serves as well.
-    if (code === DUPLICATE_OBJECT) return (await readConfirmed(url, slot)) ?? Promise.reject(error);
+    if (code === DUPLICATE_OBJECT) {
+      const [made] = await sql.query<{ lsn: string | null }>(
+        'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = ?',
+        [slot],
+      );
+      return made?.lsn ?? Promise.reject(error);
+    }
     if (code === '53400')
       throw new Error(`cannot create the replication slot ${slot}: ${message} (max_replication_slots)`, {
         cause: error,
       });
     if (code === '57014') {
       const [oldest] = (
-        await bounded(
+        await withinSilence(
           client.query<{ pid: number; since: string }>(
             `SELECT pid, xact_start::text AS since FROM pg_stat_activity
               WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1`,
           ),
-          SOURCE_SILENCE_MS,
         ).catch(() => ({ rows: [] }))
       ).rows;
       throw new Error(
@@ -288,19 +285,6 @@ async function createSlot(url: string, slot: string): Promise<string> {
   } finally {
     // A connection gone silent is cut: end() destroys the socket of a connection with a call under way.
     await Promise.race([client.end().catch(() => {}), sleep(1_000)]);
-  }
-}
-
-async function readConfirmed(url: string, slot: string): Promise<string | undefined> {
-  const client = await connectSource(parseSourceUrl(url));
-  try {
-    const [row] = await client.query<{ lsn: string | null }>(
-      'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = ?',
-      [slot],
-    );
-    return row?.lsn ?? undefined;
-  } finally {
-    await client.close();
   }
 }
 
@@ -329,21 +313,14 @@ function lazyConnection(url: string) {
     current = connection;
     return connection;
   };
-  const bounded = <T>(work: Promise<T>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const silence = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS);
-    });
-    return Promise.race([work, silence]).finally(() => clearTimeout(timer));
-  };
   return {
     async query<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
       for (let attempt = 1; ; attempt++) {
         const reused = current !== undefined;
         const connection = current ?? connect();
         try {
-          await bounded(connection.ready);
-          return (await bounded(connection.client.query(toPostgresParameters(text), params))).rows as T[];
+          await withinSilence(connection.ready);
+          return (await withinSilence(connection.client.query(toPostgresParameters(text), params))).rows as T[];
         } catch (error) {
           if (sourceFault(error) !== 'unreachable') throw error;
           drop(connection);

@@ -65,15 +65,10 @@ export async function readTeam(
 ): Promise<SourceTeam> {
   const from = (collection: Collection) => `(${mapping.queries[collection]})`;
   const refusals: Refusal[] = [];
-  const refuse = (part: ChangePart, collection: Collection, id: unknown, problems: string[]) => {
+  const refuse: Refuse = (part, collection, id, problems) => {
     for (const problem of problems) refusals.push({ collection, id: String(id ?? '?'), problem, teamId, part });
   };
-  const check = (
-    part: ChangePart,
-    collection: Collection,
-    record: Record<string, unknown>,
-    only?: readonly string[],
-  ) => {
+  const check: Check = (part, collection, record, only) => {
     const result = checkRecord(collection as RecordCollection, record, only);
     if (!result.ok) refuse(part, collection, record.id, result.problems);
     return result.ok ? result.record : undefined;
@@ -183,6 +178,15 @@ async function readWhole(list: ListResource, rows: JudgedRows, refuse: Refuse) {
   return { list: whole, json };
 }
 
+/** The items of these ids as the team should hold them (null: not the team's), or undefined when one is refused. */
+function editsOf(list: ListResource, ids: number[], records: (AnyRecord | undefined)[]): ListEdit[] | undefined {
+  if (records.includes(undefined)) return undefined;
+  const edits = new Map<number, ListEdit>(ids.map((id) => [id, { id, json: null }]));
+  for (const record of records as AnyRecord[])
+    edits.set(record.id!, { id: record.id!, json: servedJson(list, record as Record<string, unknown>) });
+  return [...edits.values()];
+}
+
 function projectRows(
   source: SourceConnection,
   mapping: Mapping,
@@ -264,13 +268,8 @@ function projectRows(
       );
       const judged = rows.filter((row) => Number(row.team_id) === teamId).map((row) => ({ row, record: judge(row) }));
       const teams = await clientTeams(judged.flatMap(({ record }) => (record?.client_id ? [record.client_id] : [])));
-      const edits = new Map<number, ListEdit>(ids.map((id) => [id, { id, json: null }]));
-      let refused = false;
-      for (const { row, record } of judged) {
-        if (!record || !clientOk(record, teams, row)) refused = true;
-        else edits.set(record.id!, { id: record.id!, json: servedJson('projects', record as Record<string, unknown>) });
-      }
-      return refused ? undefined : [...edits.values()];
+      const records = judged.map(({ row, record }) => (record && clientOk(record, teams, row) ? record : undefined));
+      return editsOf('projects', ids, records);
     },
   };
 }
@@ -311,14 +310,7 @@ function daemonRows(
       source.stream(`${select} WHERE e.team_id = ? ORDER BY d.id`, [teamId], (row) => onRow(row, judge(row))),
     byIds: async (ids) => {
       const rows = await source.query(`${select} WHERE d.id IN (${ids.map(() => '?').join(', ')})`, ids);
-      const edits = new Map<number, ListEdit>(ids.map((id) => [id, { id, json: null }]));
-      let refused = false;
-      for (const row of rows.filter((r) => Number(r.environment_team) === teamId)) {
-        const record = judge(row);
-        if (!record) refused = true;
-        else edits.set(record.id!, { id: record.id!, json: servedJson('daemons', record as Record<string, unknown>) });
-      }
-      return refused ? undefined : [...edits.values()];
+      return editsOf('daemons', ids, rows.filter((r) => Number(r.environment_team) === teamId).map(judge));
     },
   };
 }
@@ -327,41 +319,28 @@ function daemonRows(
 async function readFinance(source: SourceConnection, mapping: Mapping, teamId: number, check: Check) {
   const costs: Cost[] = [];
   let refused = false;
-  const servers = await source.query(
-    `SELECT q.id, q.team_id, q.monthly_cost, q.currency FROM (${mapping.queries.servers}) q ` +
-      'WHERE q.team_id = ? ORDER BY q.id',
-    [teamId],
-  );
-  for (const row of servers) {
-    const server = check(
-      'finance',
-      'servers',
-      {
-        id: sourceId(row.id),
-        team_id: sourceId(row.team_id),
-        monthly_cost: amount(row.monthly_cost),
-        currency: row.currency,
-      },
-      ['id', 'team_id', 'monthly_cost', 'currency'],
+  for (const [collection, money] of [
+    ['servers', 'monthly_cost'],
+    ['costs', 'amount'],
+  ] as const) {
+    // A server is judged by what finance reads of it (it has no label); a cost line whole.
+    const columns = ['id', 'team_id', ...(money === 'amount' ? ['label'] : []), money, 'currency'];
+    const rows = await source.query(
+      `SELECT ${columns.map((column) => `q.${column}`).join(', ')} FROM (${mapping.queries[collection]}) q ` +
+        'WHERE q.team_id = ? ORDER BY q.id',
+      [teamId],
     );
-    if (server) costs.push({ label: SERVERS_LABEL, currency: server.currency!, units: server.monthly_cost! });
-    else refused = true;
-  }
-  const lines = await source.query(
-    `SELECT q.id, q.team_id, q.label, q.amount, q.currency FROM (${mapping.queries.costs}) q ` +
-      'WHERE q.team_id = ? ORDER BY q.id',
-    [teamId],
-  );
-  for (const row of lines) {
-    const cost = check('finance', 'costs', {
-      id: sourceId(row.id),
-      team_id: sourceId(row.team_id),
-      label: row.label,
-      amount: amount(row.amount),
-      currency: row.currency,
-    });
-    if (cost) costs.push({ label: cost.label!, currency: cost.currency!, units: cost.amount! });
-    else refused = true;
+    for (const row of rows) {
+      const record = check(
+        'finance',
+        collection,
+        { ...row, id: sourceId(row.id), team_id: sourceId(row.team_id), [money]: amount(row[money]) },
+        money === 'amount' ? undefined : columns,
+      );
+      if (record)
+        costs.push({ label: record.label ?? SERVERS_LABEL, currency: record.currency!, units: record[money]! });
+      else refused = true;
+    }
   }
   return { costs, refused };
 }

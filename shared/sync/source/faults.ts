@@ -1,7 +1,7 @@
 import { SourceSilent } from './connection.ts';
 
 /** What kind of failure an error of the source is: the sync reports each kind its own way. */
-export type SourceFault = 'credentials' | 'database' | 'privileges' | 'schema' | 'unreachable';
+type SourceFault = 'credentials' | 'database' | 'privileges' | 'schema' | 'unreachable';
 
 const POSTGRES_FAULTS: Record<string, SourceFault> = {
   '28P01': 'credentials', // invalid_password

@@ -53,12 +53,14 @@ export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS):
   };
   // Each statement is bounded here, not by the client's query_timeout: node-postgres starts that for
   // a cursor too and never stops it (pg-cursor does not call back), failing every read over 10 s.
-  const ask = async (sql: string, params: unknown[] = []) => {
-    if (broken) throw new SourceSilent(silenceMs);
-    return withinSilence(client.query(toPostgresParameters(sql), params), silenceMs).catch((error) => {
+  const bounded = <T>(call: Promise<T>) =>
+    withinSilence(call, silenceMs).catch((error) => {
       breaks(error);
       throw error;
     });
+  const ask = async (sql: string, params: unknown[] = []) => {
+    if (broken) throw new SourceSilent(silenceMs);
+    return bounded(client.query(toPostgresParameters(sql), params));
   };
   try {
     await client.connect();
@@ -75,10 +77,7 @@ export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS):
       const cursor = client.query(new Cursor(toPostgresParameters(sql), params));
       try {
         for (;;) {
-          const rows = await withinSilence(cursor.read(STREAM_BATCH), silenceMs).catch((error) => {
-            breaks(error);
-            throw error;
-          });
+          const rows = await bounded(cursor.read(STREAM_BATCH));
           for (const row of rows) await onRow(row);
           if (rows.length < STREAM_BATCH) break;
         }

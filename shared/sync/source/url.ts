@@ -30,7 +30,7 @@ const SCHEMES: Record<string, SourceEngine> = {
 };
 
 /** The URL with its password, if any, as `***`. */
-export function redactUrl(text: string): string {
+function redactUrl(text: string): string {
   try {
     const url = new URL(text);
     if (url.password) url.password = '***';
