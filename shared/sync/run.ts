@@ -74,7 +74,7 @@ class Sync {
     this.clock = settings.clock ?? Date.now;
     this.refusals = new RefusalReport(settings.say);
     this.meter = new SyncMeter(settings.metric, this.clock);
-    this.schema = new SchemaWatch(settings.source, settings.say, this.clock);
+    this.schema = new SchemaWatch(settings.source, settings.say, this.clock, settings.schemaRecheckMs);
   }
 
   /** Connects and checks, then closes: checkSource. */

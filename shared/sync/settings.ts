@@ -42,6 +42,8 @@ export interface SyncSettings {
   log?: LogReader;
   /** The engine's reader's intervals and silence limit: its own defaults, unless a test gives shorter ones. */
   logIntervals?: LogIntervals;
+  /** How soon a schema that lacks what the mapping reads is looked at again (schema-watch.ts: 5 s unless told). */
+  schemaRecheckMs?: number;
 }
 
 /** How one run goes: once or until stopped, and what it is told of. */
