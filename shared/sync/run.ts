@@ -8,7 +8,7 @@ import type { BatchContext } from './batch.ts';
 import { missingSchema, sourceShape } from './checks.ts';
 import { fullPass } from './full-pass.ts';
 import { type ChangeSource, type ChangeStream, LogPositionLost } from './log/change-source.ts';
-import { logReader } from './log/reader.ts';
+import { syncLogReader } from './log/reader.ts';
 import type { ChangePart, Mapping } from './mapping.ts';
 import { SyncMeter } from './metrics.ts';
 import { isDynamoDbFailure, sourceRefusal, SyncRefused } from './refused.ts';
@@ -74,7 +74,7 @@ class Sync {
     this.clock = settings.clock ?? Date.now;
     this.refusals = new RefusalReport(settings.say);
     this.meter = new SyncMeter(settings.metric, this.clock);
-    this.schema = new SchemaWatch(settings.source, settings.say, this.clock);
+    this.schema = new SchemaWatch(settings.source, settings.say, this.clock, settings.schemaRecheckMs);
   }
 
   /** Connects and checks, then closes: checkSource. */
@@ -162,7 +162,7 @@ class Sync {
       if (missing.length > 0)
         throw new SyncRefused(`the source (${this.settings.source.redacted}) lacks ${missing.join('; ')}`);
       if (!this.run_.once) {
-        const reader = this.settings.log ?? logReader(this.settings.source, mapping, this.settings.table.tableName);
+        const reader = syncLogReader(this.settings, mapping);
         const notReady = await reader.notReady(source);
         if (notReady.length > 0 && this.settings.fullPassesWithoutLog) {
           const every = Math.round((this.settings.fullPassEveryMs ?? MYSQL_FULL_PASS_EVERY_MS) / 1000);
@@ -247,7 +247,7 @@ class Sync {
   // ---- Following the log ------------------------------------------------------------------------------
 
   private async follow(): Promise<void> {
-    const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
+    const reader = syncLogReader(this.settings, this.mapping!);
     const log = await reader.changeSource();
     try {
       this.fullPassOwed = !(this.run_.changesFirst && this.served !== undefined);
@@ -383,7 +383,7 @@ class Sync {
         for (const part of parts) if (part !== 'user' && part !== 'token') again.team(teamId, part);
       await applier.applyPending(again);
     }
-    const reader = this.settings.log ?? logReader(this.settings.source, this.mapping!, this.settings.table.tableName);
+    const reader = syncLogReader(this.settings, this.mapping!);
     const notReady = await reader.notReady(this.source!);
     // A table renamed or dropped since the look above is the schema's to say, not the log's.
     if (notReady.length > 0 && (await this.schema.check(this.source!, this.mapping!)) !== 'broken') {

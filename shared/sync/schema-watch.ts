@@ -6,7 +6,8 @@ import type { SourceUrl } from './source/url.ts';
 /**
  * How often a schema that lacks what the mapping reads is looked at again, besides each change of a
  * table's shape the log reports: PostgreSQL's log says nothing of a table renamed and renamed back, or
- * of a column given back before any row of its table changes.
+ * of a column given back before any row of its table changes. A test may give a shorter one
+ * (SyncSettings.schemaRecheckMs).
  */
 const SCHEMA_RECHECK_MS = 5_000;
 
@@ -24,16 +25,18 @@ export class SchemaWatch {
   private readonly url: SourceUrl;
   private readonly say: (line: string) => void;
   private readonly clock: () => number;
+  private readonly recheckMs: number;
 
-  constructor(url: SourceUrl, say: (line: string) => void, clock: () => number) {
+  constructor(url: SourceUrl, say: (line: string) => void, clock: () => number, recheckMs = SCHEMA_RECHECK_MS) {
     this.url = url;
     this.say = say;
     this.clock = clock;
+    this.recheckMs = recheckMs;
   }
 
   /** A few seconds after the schema last lacked something: time to look again. */
   get recheckDue(): boolean {
-    return this.brokenSince !== undefined && this.clock() - this.brokenSince >= SCHEMA_RECHECK_MS;
+    return this.brokenSince !== undefined && this.clock() - this.brokenSince >= this.recheckMs;
   }
 
   /**

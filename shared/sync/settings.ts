@@ -2,6 +2,7 @@ import type { LeaseOptions } from '../write/lease.ts';
 import type { TableRef } from '../write/writer.ts';
 import type { BatchDone } from './applier.ts';
 import type { FullPassProgress } from './full-pass.ts';
+import type { LogIntervals } from './log/change-source.ts';
 import type { LogReader } from './log/reader.ts';
 import type { Mapping, SourceShape } from './mapping.ts';
 import type { SyncMetricValues } from './metrics.ts';
@@ -39,6 +40,10 @@ export interface SyncSettings {
   clock?: () => number;
   /** The log's reader: the engine's (log/reader.ts), unless a test gives one. */
   log?: LogReader;
+  /** The engine's reader's intervals and silence limit: its own defaults, unless a test gives shorter ones. */
+  logIntervals?: LogIntervals;
+  /** How soon a schema that lacks what the mapping reads is looked at again (schema-watch.ts: 5 s unless told). */
+  schemaRecheckMs?: number;
 }
 
 /** How one run goes: once or until stopped, and what it is told of. */

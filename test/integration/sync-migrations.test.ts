@@ -138,7 +138,9 @@ describeSources('migrations never hurt the app', (engine) => {
     await setUp(db);
     table = await freshTable();
     api = tableApi(table);
-    sync = startSync(db, table);
+    // A schema that lacks what the mapping reads looked at again every turn of the run, not every 5 s: a
+    // table or column given back is seen at once, where the log says nothing of it.
+    sync = startSync(db, table, { schemaRecheckMs: 0 });
     sync.done.then(
       () => (ended = 'stopped'),
       (error: Error) => (ended = `ended: ${error.stack}`),
@@ -322,6 +324,10 @@ describeSources('migrations never hurt the app', (engine) => {
     else await migrate('SET FOREIGN_KEY_CHECKS = 0', `DROP TABLE ${tables}`, 'SET FOREIGN_KEY_CHECKS = 1');
     await saysLine(/the source no longer has what the mapping reads: table /, lines, 20_000);
     expect(await projectNames('acme')).toEqual(before);
+    // The full pass that reads every table again: on PostgreSQL setup's (it publishes the new tables); on
+    // MySQL the binlog's own (its DROP and CREATE say every team changed), which begins once the tables are
+    // back, maybe before the seeding is over: waited for from before they are made.
+    let pass = engine === 'mysql' ? sync.nextFullPass() : undefined;
     await migrate(...schemaStatements(engine));
     const seeded = laravelData();
     seeded.projects = [
@@ -329,7 +335,7 @@ describeSources('migrations never hurt the app', (engine) => {
       ...seeded.projects!.filter((project) => project.team_id === 3),
     ];
     await seedSource(db, seeded);
-    const pass = sync.nextFullPass();
+    pass ??= sync.nextFullPass();
     await setUp(db);
     await within(pass, 30_000, 'full pass after setup');
     await served(async () => String(await projectNames('acme')) === 'Fresh site');

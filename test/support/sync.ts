@@ -82,7 +82,11 @@ export function startSync(
       say: (line) => void lines.push(line),
       metric: (values) => {
         metrics.push(values);
-        if (!values.SyncChangesApplied && !values.SyncRowsRefused && !values.SyncItemsWritten) return;
+        // A batch's values (metrics.ts: only a batch that applied changes or refused rows reports them). Items
+        // written alone are no batch: the first turn after the first pass reports the log held back, with the
+        // items written since the last batch (the lease carrying the position), and a case waiting for its own
+        // change's batch would take it for that batch.
+        if (!values.SyncChangesApplied && !values.SyncRowsRefused) return;
         for (const waiter of waiting) {
           if (!waiter.which(values)) continue;
           waiting.delete(waiter);

@@ -83,3 +83,21 @@ export class LogPositionLost extends Error {
     this.name = 'LogPositionLost';
   }
 }
+
+/**
+ * The log readers' intervals and silence limit: each engine's reader has its own defaults (postgres-stream.ts,
+ * postgres.ts, mysql-stream.ts), which a run keeps; a test gives shorter ones, so that it waits for an idle
+ * part, a silence or a busy slot in a fraction of the time (SyncSettings.logIntervals).
+ */
+export interface LogIntervals {
+  /** How long a stream may hear nothing from the source before it fails as unreachable (10 s). */
+  silenceMs?: number;
+  /** While no transaction comes, how often the log's progress is handed over as an empty part (5 s). */
+  idlePartMs?: number;
+  /** PostgreSQL: how often a status update asks the server for a keepalive (2 s). */
+  pingMs?: number;
+  /** PostgreSQL: how often the publication's tables are read again (10 s). */
+  watchMs?: number;
+  /** PostgreSQL: how long a slot another connection holds is waited for before SlotInUse (10 s). */
+  slotBusyMs?: number;
+}

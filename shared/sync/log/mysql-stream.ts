@@ -1,7 +1,7 @@
 import ZongJi, { type AnyBinlogEvent, type TableMapEvent } from '@vlasky/zongji';
 import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
-import type { ChangeStream, LoggedChange, LoggedTransaction } from './change-source.ts';
+import type { ChangeStream, LogIntervals, LoggedChange, LoggedTransaction } from './change-source.ts';
 import { LogPositionLost } from './change-source.ts';
 import {
   type BinlogPosition,
@@ -18,7 +18,10 @@ import { statementEffect } from './mysql-statements.ts';
 
 /** The server sends a heartbeat when it has nothing to send for this long: silence then means a lost source. */
 const HEARTBEAT_MS = 1_000;
-/** While the log moves on elsewhere (or not at all), an empty part tells the sync where it is, this often. */
+/**
+ * While the log moves on elsewhere (or not at all), an empty part tells the sync where it is, this often
+ * (this and SOURCE_SILENCE_MS: unless options.intervals says otherwise).
+ */
 const PROGRESS_MS = 5_000;
 /** A transaction larger than this is handed over in parts. */
 const PART_CHANGES = 1_000;
@@ -39,6 +42,8 @@ export interface BinlogStreamOptions {
   /** The server's clock (ms) when the stream was asked for: the time of an idle commit. */
   serverClock: number;
   onClose: () => void;
+  /** Shorter intervals than PROGRESS_MS and SOURCE_SILENCE_MS (a test's). */
+  intervals?: LogIntervals;
 }
 
 /** The zongji internals the stream relies on (index.js of @vlasky/zongji 0.9.0). */
@@ -101,10 +106,14 @@ export class BinlogStream implements ChangeStream {
   private heldChanges = 0;
   private holdUntil: BinlogPosition | undefined;
   private readonly serverNow: () => number;
+  private readonly silenceMs: number;
+  private readonly progressMs: number;
 
   constructor(options: BinlogStreamOptions) {
     this.options = options;
     this.file = options.from.file;
+    this.silenceMs = options.intervals?.silenceMs ?? SOURCE_SILENCE_MS;
+    this.progressMs = options.intervals?.idlePartMs ?? PROGRESS_MS;
     const local = performance.now();
     this.serverNow = () => Math.round(options.serverClock + (performance.now() - local));
     this.started = new Promise((resolve, reject) => {
@@ -114,7 +123,7 @@ export class BinlogStream implements ChangeStream {
     // times as the text the column holds (TIMESTAMP in UTC), JSON as its text.
     this.zongji = new ZongJi({
       uri: parseSourceUrl(options.url).url.replace(/^mariadb:/, 'mysql:'),
-      connectTimeout: SOURCE_SILENCE_MS,
+      connectTimeout: this.silenceMs,
       supportBigNumbers: true,
       bigNumberStrings: true,
       decimalNumbers: false,
@@ -135,7 +144,9 @@ export class BinlogStream implements ChangeStream {
     const binlog = this.zongji.connection as unknown as Mysql2Connection;
     // Queued before the dump command: the server then sends a heartbeat whenever it has had nothing
     // to send for a second (https://mariadb.com/kb/en/heartbeat_log_event/), so silence is a fault.
-    binlog.query(`SET @master_heartbeat_period = ${HEARTBEAT_MS * 1_000_000}`, (error) => {
+    // A silence limit shorter than three heartbeats (a test's) asks for them more often.
+    const heartbeatMs = Math.min(HEARTBEAT_MS, Math.floor(this.silenceMs / 3));
+    binlog.query(`SET @master_heartbeat_period = ${heartbeatMs * 1_000_000}`, (error) => {
       if (error) this.fail(error);
     });
     binlog.stream.on('data', () => this.heard());
@@ -348,7 +359,7 @@ export class BinlogStream implements ChangeStream {
 
   /** The latest commit of nothing the sync reads, handed over now and then so that its position moves. */
   private progress() {
-    if (!this.quiet || performance.now() - this.lastHanded < PROGRESS_MS) return;
+    if (!this.quiet || performance.now() - this.lastHanded < this.progressMs) return;
     this.deliver({ changes: [], commit: this.quiet });
     this.quiet = undefined;
     this.lastHanded = performance.now();
@@ -397,7 +408,7 @@ export class BinlogStream implements ChangeStream {
   private heard() {
     clearTimeout(this.silence);
     if (this.paused || this.closed || this.failure) return;
-    this.silence = setTimeout(() => this.fail(new SourceSilent()), SOURCE_SILENCE_MS).unref();
+    this.silence = setTimeout(() => this.fail(new SourceSilent(this.silenceMs)), this.silenceMs).unref();
   }
 
   private fail(error: Error) {

@@ -1,7 +1,7 @@
 import { parseSourceUrl, SourceUrlError } from '../source/url.ts';
 import { connectSource, type Row, type SourceConnection } from '../source/connection.ts';
 import { sourceFault } from '../source/faults.ts';
-import { type ChangeSource, LogPositionLost } from './change-source.ts';
+import { type ChangeSource, type LogIntervals, LogPositionLost } from './change-source.ts';
 import { binaryLogs, binlogStatus, compareLogNames, formatPosition, parsePosition } from './mysql-binlog.ts';
 import { BinlogStream } from './mysql-stream.ts';
 
@@ -22,6 +22,8 @@ interface MysqlChangeSourceOptions {
   tables: string[];
   /** The replica id the dump presents: unique among the server's replicas, and among syncs on one server. */
   serverId: number;
+  /** Shorter intervals than the stream's defaults (mysql-stream.ts): a test's. */
+  intervals?: LogIntervals;
 }
 
 export function mysqlChangeSource(options: MysqlChangeSourceOptions): ChangeSource {

@@ -3,7 +3,7 @@ import type { ClientConfig } from 'pg';
 import { LogicalReplicationService, type Pgoutput } from 'pg-logical-replication';
 import { SyncRefused } from '../refused.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
-import type { ChangeStream, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
+import type { ChangeStream, LogIntervals, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
 import { shapeOf, type TableShape, TextPgoutput } from './pgoutput-text.ts';
 
@@ -36,7 +36,7 @@ export const publicationGone = (publication: string, cause?: unknown) =>
  *   waits while QUEUED_PARTS parts are unread, and a large transaction is handed over in parts.
  */
 
-/** How often a status update asks the server for a keepalive. */
+/** How often a status update asks the server for a keepalive (these four: unless options.intervals says otherwise). */
 const PING_MS = 2_000;
 /** While no transaction comes, how often the log's progress is handed over (an empty part with a commit). */
 const IDLE_PART_MS = 5_000;
@@ -60,6 +60,8 @@ export interface StreamOptions {
   published(): Promise<Map<string, TableShape> | null>;
   /** The slot's confirmed position once this stream holds the slot. */
   confirmed(): Promise<bigint | undefined>;
+  /** Shorter intervals than PING_MS, IDLE_PART_MS, WATCH_MS and SOURCE_SILENCE_MS (a test's). */
+  intervals?: LogIntervals;
 }
 
 export class PgoutputStream implements ChangeStream {
@@ -75,6 +77,8 @@ export class PgoutputStream implements ChangeStream {
   #subscribed?: Promise<unknown>;
   #timer?: NodeJS.Timeout;
   #ticks = 0;
+  /** The intervals in ms, and the ping and the watch in ticks of the timer. */
+  readonly #every: { silence: number; idlePart: number; tick: number; pingTicks: number; watchTicks: number };
   /** The consumer's position, as the server was last told (0: not known yet, nothing is sent). */
   #acknowledged = 0n;
   // The transaction being read.
@@ -100,6 +104,17 @@ export class PgoutputStream implements ChangeStream {
   constructor(options: StreamOptions) {
     this.#options = options;
     this.#handedOver = options.position;
+    const { pingMs = PING_MS, idlePartMs = IDLE_PART_MS, watchMs = WATCH_MS } = options.intervals ?? {};
+    const silence = options.intervals?.silenceMs ?? SOURCE_SILENCE_MS;
+    // A tick a second with the defaults (a ping every 2 ticks, a watch every 10); shorter where a test asks.
+    const tick = Math.min(1_000, pingMs, idlePartMs, watchMs, silence);
+    this.#every = {
+      silence,
+      idlePart: idlePartMs,
+      tick,
+      pingTicks: Math.max(1, Math.round(pingMs / tick)),
+      watchTicks: Math.max(1, Math.round(watchMs / tick)),
+    };
     this.#service = new LogicalReplicationService(
       {
         ...options.client,
@@ -135,7 +150,7 @@ export class PgoutputStream implements ChangeStream {
       (error) => this.#fail(error),
     );
     await new Promise<void>((resolve, reject) => {
-      const silence = setTimeout(() => reject(new SourceSilent()), SOURCE_SILENCE_MS);
+      const silence = setTimeout(() => reject(new SourceSilent(this.#every.silence)), this.#every.silence);
       const settle = (error?: unknown) => {
         clearTimeout(silence);
         this.#service.off('start', started);
@@ -155,7 +170,7 @@ export class PgoutputStream implements ChangeStream {
     });
     this.#lastHeard = Date.now();
     this.#acknowledged = (await this.#options.confirmed().catch(() => undefined)) ?? this.#options.position;
-    this.#timer = setInterval(() => this.#tick(), 1_000);
+    this.#timer = setInterval(() => this.#tick(), this.#every.tick);
     this.#timer.unref();
     this.#status(true);
   }
@@ -236,9 +251,10 @@ export class PgoutputStream implements ChangeStream {
     this.#ticks++;
     // Silence counts only while waiting for the server, not while the reader takes its time.
     if (this.#waitingForRoom) this.#lastHeard = Date.now();
-    else if (Date.now() - this.#lastHeard > SOURCE_SILENCE_MS) return this.#fail(new SourceSilent());
-    if (this.#ticks % (PING_MS / 1_000) === 0) this.#status(true);
-    if (this.#ticks % (WATCH_MS / 1_000) === 0) void this.#watch();
+    else if (Date.now() - this.#lastHeard > this.#every.silence)
+      return this.#fail(new SourceSilent(this.#every.silence));
+    if (this.#ticks % this.#every.pingTicks === 0) this.#status(true);
+    if (this.#ticks % this.#every.watchTicks === 0) void this.#watch();
     this.#progress();
   }
 
@@ -362,7 +378,7 @@ export class PgoutputStream implements ChangeStream {
     if (keepalive && this.#handled >= keepalive.after && (!best || keepalive.position > best.position))
       best = keepalive;
     const advanced = best !== undefined && best.position > this.#handedOver;
-    if (!this.#pending.length && (!advanced || Date.now() - this.#lastPartAt < IDLE_PART_MS)) return;
+    if (!this.#pending.length && (!advanced || Date.now() - this.#lastPartAt < this.#every.idlePart)) return;
     const position = advanced ? best!.position : this.#handedOver;
     const committedAt = best?.at ?? this.#keepalive?.at ?? Date.now();
     this.#give({ changes: [], commit: { position: lsnText(position), committedAt } });

@@ -5,7 +5,7 @@ import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, withinSilence } from '../source/connection.ts';
 import { sourceFault } from '../source/faults.ts';
 import { toPostgresParameters } from '../source/postgres.ts';
-import { type ChangeSource, type ChangeStream, LogPositionLost } from './change-source.ts';
+import { type ChangeSource, type ChangeStream, type LogIntervals, LogPositionLost } from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
 import { shapeOf, type TableShape } from './pgoutput-text.ts';
 import { PgoutputStream, publicationGone } from './postgres-stream.ts';
@@ -21,8 +21,15 @@ import { PgoutputStream, publicationGone } from './postgres-stream.ts';
  * rds_replication) and SELECT on the tables; wal_level=logical. The publication is setup's
  * (postgres-setup.ts).
  */
-export function postgresChangeSource(options: { url: string; slot: string; publication: string }): ChangeSource {
-  const { slot, publication } = options;
+export function postgresChangeSource(options: {
+  url: string;
+  slot: string;
+  publication: string;
+  /** Shorter intervals than the defaults (a test's): its streams' (postgres-stream.ts), and SLOT_BUSY_MS. */
+  intervals?: LogIntervals;
+}): ChangeSource {
+  const { slot, publication, intervals } = options;
+  const slotBusyMs = intervals?.slotBusyMs ?? SLOT_BUSY_MS;
   // Slot names are lower-case letters, digits and underscores, at most 63 (pg_create_logical_replication_slot).
   if (!/^[a-z0-9_]{1,63}$/.test(slot)) throw new Error(`not a replication slot name: ${JSON.stringify(slot)}`);
   const source = parseSourceUrl(options.url);
@@ -102,7 +109,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
       const known = new Map(shapes);
       for (const [table, shape] of tables) if (!shapes.has(table)) shapes.set(table, shape);
       // Another sync handing over holds the slot until it stops: try again for a while.
-      const deadline = Date.now() + SLOT_BUSY_MS;
+      const deadline = Date.now() + slotBusyMs;
       for (;;) {
         let walsender: number | null = null;
         const stream = new PgoutputStream({
@@ -112,6 +119,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
           position: start,
           shapes,
           published,
+          intervals,
           confirmed: async () => {
             const now = await slotState();
             walsender = now?.active_pid ?? null;
@@ -127,7 +135,7 @@ export function postgresChangeSource(options: { url: string; slot: string; publi
             await sleep(SLOT_RETRY_MS);
             continue;
           }
-          throw startError(error, slot, publication, code, message ?? '');
+          throw startError(error, slot, publication, code, message ?? '', slotBusyMs);
         }
         // Closed, the stream's socket is cut; the server's walsender lets the slot go a moment later. Waiting
         // for that (briefly) leaves no session behind, and the slot free for whoever opens it next.
@@ -212,15 +220,22 @@ export class SlotInUse extends Error {
   }
 }
 
-const busy = (slot: string, pid: number | string) =>
+const busy = (slot: string, pid: number | string, waitedMs: number) =>
   new SlotInUse(
     `the replication slot ${slot} is in use by another connection (pid ${pid}) and was not let go within ` +
-      `${SLOT_BUSY_MS / 1000} s: is another sync running on this source?`,
+      `${waitedMs / 1000} s: is another sync running on this source?`,
   );
 
 /** A START_REPLICATION refused, in the sync's terms. */
-function startError(error: unknown, slot: string, publication: string, code: string | undefined, message: string) {
-  if (code === OBJECT_IN_USE) return busy(slot, /PID (\d+)/i.exec(message)?.[1] ?? '?');
+function startError(
+  error: unknown,
+  slot: string,
+  publication: string,
+  code: string | undefined,
+  message: string,
+  slotBusyMs: number,
+) {
+  if (code === OBJECT_IN_USE) return busy(slot, /PID (\d+)/i.exec(message)?.[1] ?? '?', slotBusyMs);
   if (code === UNDEFINED_OBJECT && /replication slot/.test(message))
     return new LogPositionLost(`the replication slot ${slot} no longer exists (it was dropped)`, { cause: error });
   const detail = (error as { detail?: string }).detail ?? '';

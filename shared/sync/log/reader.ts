@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type Mapping, tablesNeedingOldRows, watchedTables } from '../mapping.ts';
 import type { SourceConnection } from '../source/connection.ts';
+import type { SyncSettings } from '../settings.ts';
 import type { SourceUrl } from '../source/url.ts';
-import type { ChangeSource } from './change-source.ts';
+import type { ChangeSource, LogIntervals } from './change-source.ts';
 
 /**
  * The engine's reader of the source's log, for a sync of one table: on PostgreSQL a replication slot of
@@ -35,13 +36,22 @@ export function replicaServerId(tableName: string): number {
   return 0x1000000 + (createHash('sha256').update(tableName).digest().readUInt32BE(0) % 0x7f000000);
 }
 
-export function logReader(source: SourceUrl, mapping: Mapping, tableName: string): LogReader {
+/** The reader a sync reads with: the one its settings give (a test's), else its engine's, at their intervals. */
+export const syncLogReader = (settings: SyncSettings, mapping: Mapping): LogReader =>
+  settings.log ?? logReader(settings.source, mapping, settings.table.tableName, settings.logIntervals);
+
+export function logReader(source: SourceUrl, mapping: Mapping, tableName: string, intervals?: LogIntervals): LogReader {
   const tables = watchedTables(mapping);
   if (source.engine === 'postgres') {
     const slot = slotName(tableName);
     return {
       changeSource: async () =>
-        (await import('./postgres.ts')).postgresChangeSource({ url: source.url, slot, publication: PUBLICATION }),
+        (await import('./postgres.ts')).postgresChangeSource({
+          url: source.url,
+          slot,
+          publication: PUBLICATION,
+          intervals,
+        }),
       notReady: async (connection) => {
         const { postgresRequirements, postgresPrepared } = await import('./postgres-setup.ts');
         return [
@@ -57,7 +67,12 @@ export function logReader(source: SourceUrl, mapping: Mapping, tableName: string
   }
   return {
     changeSource: async () =>
-      (await import('./mysql.ts')).mysqlChangeSource({ url: source.url, tables, serverId: replicaServerId(tableName) }),
+      (await import('./mysql.ts')).mysqlChangeSource({
+        url: source.url,
+        tables,
+        serverId: replicaServerId(tableName),
+        intervals,
+      }),
     notReady: async (connection) =>
       (await import('./mysql-setup.ts')).mysqlRequirements(connection, { tables, role: 'sync' }),
   };
