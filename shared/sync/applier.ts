@@ -6,8 +6,8 @@ import { touch, Touched } from './touches.ts';
  * Between the log and the batches (batch.ts): the changes the log reports are taken as touches as
  * they come, and applied a batch at a time, everything pending at once ("many changes to one team
  * committed close together are applied together"). A position of the log is acknowledged once every
- * change up to it is served, in order, teams written apart included. A team being written apart (a
- * long list) takes no other batch meanwhile: its touches wait, and go with the first batch after it.
+ * change up to it is served, in order, teams written apart included. A team being written apart (many
+ * items) takes no other batch meanwhile: its touches wait, and go with the first batch after it.
  */
 export interface BatchDone {
   /** Changes of the log applied (a full pass's teams are no change). */

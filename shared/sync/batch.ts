@@ -23,8 +23,8 @@ import { readChangedUsers } from './users.ts';
  * snapshot while it writes. Every right taken away (a token narrowed or gone, a member leaving any of
  * these teams) is in force before any is granted, and a slug handed from one team to another moves in
  * the order that frees it first. A team whose rows or plan break a rule is left out, said once, and
- * kept as it was; the rest go on. A team whose list is written whole and long (a first load of many
- * items) is written apart, beside the batch, so that no small change waits for it.
+ * kept as it was; the rest go on. A team whose lists write many items (a first load, a transaction of
+ * thousands of rows) is written apart, beside the batch, so that no small change waits for it.
  */
 
 export interface BatchContext {
@@ -46,13 +46,13 @@ export interface BatchContext {
 export interface BatchOutcome {
   /** Rows refused in this batch (said once each). */
   refused: number;
-  /** Teams written apart (long lists), done when `apart` settles. */
+  /** Teams written apart (many items), done when `apart` settles. */
   apartTeams: number[];
   apart: Promise<void>;
 }
 
 const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
-/** Items of lists written whole past which a team is written apart from its batch. */
+/** Items of a team's lists past which it is written apart from its batch. */
 export const WRITTEN_APART_FROM = 1_000;
 
 export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
@@ -71,16 +71,20 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
   // What the write replaced is swept beside the next batches, not before them (apply.ts).
   const hooks: ApplyHooks = { ...ctx.hooks, sweep: 'background' };
   if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, hooks);
-  // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts).
-  const compactions = now.units.flat().flatMap((team) =>
-    LIST_RESOURCES.filter((list) => {
-      const planned = team.lists[list];
-      return planned?.mode === 'edit' && needsCompaction(planned.part.layout);
-    }).map((list) => [team.desired.identity.id, list] as const),
-  );
+  // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts); a
+  // unit written apart, once it is written.
+  const compact = (teams: TeamPlan[]) =>
+    Promise.all(
+      teams.flatMap((team) =>
+        LIST_RESOURCES.filter((list) => {
+          const planned = team.lists[list];
+          return planned?.mode === 'edit' && needsCompaction(planned.part.layout);
+        }).map((list) => compactList(ctx.writer, team.desired.identity.id, list)),
+      ),
+    );
   const written = Promise.all([
-    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, hooks)),
-    ...compactions.map(([teamId, list]) => compactList(ctx.writer, teamId, list)),
+    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, hooks).then(() => compact(unit))),
+    compact(now.units.flat()),
   ]).then(() => {});
   // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
   written.catch(() => {});
@@ -267,14 +271,16 @@ function planRefusal(problem: PlanProblem, teamId: number): Refusal {
 }
 
 /**
- * Units written apart: a long list written whole, unless something ties the unit to the rest (a user
- * who leaves one of the other teams and joins it, or the other way round).
+ * Units written apart: lists that write many items (a list written whole and long, or many items
+ * changed at once: a first load, a transaction of 10,000 rows), unless something ties the unit to the
+ * rest (a user who leaves one of the other teams and joins it, or the other way round).
  */
 function splitApart(plan: Plan): { now: Plan; apart: TeamPlan[][] } {
   const long = (team: TeamPlan) =>
     LIST_RESOURCES.reduce((n, list) => {
       const planned = team.lists[list];
-      return n + (planned?.mode === 'rebuild' ? planned.part.layout.count : 0);
+      if (!planned) return n;
+      return n + (planned.mode === 'rebuild' ? planned.part.layout.count : planned.edited.writes.length);
     }, 0) > WRITTEN_APART_FROM;
   const meets = (a: number[], b: number[]) => a.some((id) => b.includes(id));
   const others = (unit: TeamPlan[]) => plan.units.filter((other) => other !== unit).flat();

@@ -409,7 +409,7 @@ describeSources('the sync after a big transaction', (engine) => {
     const session = await db.session();
     try {
       await session.query(engine === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
-      // 10,000 rows: the change waits for their write (docs/sync.md); 20,000 took 4 s alone, 10 under the suite.
+      // 10,000 rows of one team: written apart (docs/sync.md), the change of the other waits only for their read.
       for (let start = 0; start < 10_000; start += 1_000) {
         const rows = Array.from(
           { length: 1_000 },
