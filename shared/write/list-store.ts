@@ -98,7 +98,7 @@ export async function readStoredAround(
 }
 
 /** An item's id, from the JSON as served: it always starts with it (shared/domain/served-json.ts). */
-function idOf(json: string): number {
+export function idOf(json: string): number {
   const match = /^\{"id":(\d+)[,}]/.exec(json);
   if (!match) throw new Error(`a stored item does not start with its id: ${json.slice(0, 40)}`);
   return Number(match[1]);
