@@ -61,7 +61,13 @@ export type TeamPart = 'identity' | ListResource | 'finance' | 'members';
  */
 export type ListPlan =
   | { mode: 'edit'; edited: EditedList; part: ListPart; needs: ReadonlySet<number> }
-  | { mode: 'rebuild'; part: ListPart; ids: ArrayLike<number>; hashes?: ArrayLike<bigint> };
+  | {
+      mode: 'rebuild';
+      part: ListPart;
+      ids: ArrayLike<number>;
+      /** The items' hashes, at their ids' places: kept beside the new generation (list-hashes.ts). */
+      hashes?: ArrayLike<bigint>;
+    };
 
 /** One team's change: what it becomes, and how. */
 export interface TeamPlan {
