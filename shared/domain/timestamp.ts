@@ -8,8 +8,18 @@ const EXTENDED =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const BASIC = /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,]\d+)?)?(?:([Zz])|([+-])(\d{2})(\d{2})?)$/;
 
+/** The last time normalised: a record's check and its JSON as served ask for the same one in a row. */
+let last: { text: string; utc: string | undefined } | undefined;
+
 /** Returns the normalised UTC time, or undefined when the text is not a valid ISO 8601 time. */
 export function toUtcTimestamp(text: string): string | undefined {
+  if (last?.text === text) return last.utc;
+  const utc = normalised(text);
+  last = { text, utc };
+  return utc;
+}
+
+function normalised(text: string): string | undefined {
   const m = EXTENDED.exec(text) ?? BASIC.exec(text);
   if (!m) return undefined;
   const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, , , offsetHours = 0, offsetMinutes = 0] = m
