@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type ApplyHooks, applyPlan, ItemsChanged } from '../../shared/write/apply.ts';
-import type { EmitItem, ItemNeeds } from '../../shared/write/desired.ts';
+import { type EmitItem, type ItemNeeds, itemHash } from '../../shared/write/desired.ts';
+import type { ListResource } from '../../shared/table/keys.ts';
 import { acquireImportLease, type LeaseOptions } from '../../shared/write/lease.ts';
 import { type PlanProblem, plannedTeams, readPlan } from '../../shared/write/plan.ts';
 import { TeamLocks } from '../../shared/write/team-locks.ts';
@@ -143,30 +144,50 @@ function describe(problems: PlanProblem[], snapshot: ValidSnapshot): string[] {
  * The projects and daemons a write needs, from the file again (one pass, whatever it needs). Pass 1
  * checked every record of this file, and its fingerprint is checked again at the end, before any
  * switch: a file changed meanwhile can only leave garbage in a generation that is never switched to
- * (and is swept).
+ * (and is swept). Items asked by id (a list changed by the item) are each checked against the hash
+ * pass 1 gave them, so that the file is read only as far as the last of them: a change of one project
+ * of 100,000 does not wait for the rest of the file to be parsed.
  */
 async function readItems(snapshot: ValidSnapshot, needs: ItemNeeds, emit: EmitItem): Promise<void> {
   await assertUnchanged(snapshot);
   const teamsById = new Map(snapshot.teams.map((team) => [team.id, team]));
-  const read = await readSnapshotRecords(
-    snapshot.path,
-    (collection, _index, fields) => {
-      if (collection !== 'projects' && collection !== 'daemons') return undefined;
-      const project = collection === 'projects';
-      const teamId = project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number);
-      const team = teamsById.get(teamId as number);
-      const id = fields.id as number;
-      if (!team || ordinalOf(project ? team.projectIds : team.daemonIds, id) === 0) {
-        throw new SnapshotChanged(`one of its ${collection} was not validated`);
-      }
-      const asked = needs.get(team.id)?.get(collection);
-      if (asked === undefined || (asked !== 'all' && !asked.has(id))) return undefined;
-      return emit(team.id, collection, id, servedJson(collection, fields));
-    },
-    new Problems(),
-  );
-  if (!read.readable || read.sha256 !== snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');
+  const asked = (teamId: number, list: ListResource) => needs.get(teamId)?.get(list);
+  const lists = [...needs.values()].flatMap((byList) => [...byList.values()]);
+  let left = lists.reduce((n, ids) => n + (ids === 'all' ? Number.POSITIVE_INFINITY : ids.size), 0);
+  if (left === 0) return;
+  try {
+    const read = await readSnapshotRecords(
+      snapshot.path,
+      (collection, _index, fields) => {
+        if (collection !== 'projects' && collection !== 'daemons') return undefined;
+        const project = collection === 'projects';
+        const teamId = project ? fields.team_id : snapshot.environmentTeams.get(fields.environment_id as number);
+        const team = teamsById.get(teamId as number);
+        const id = fields.id as number;
+        const ordinal = team ? ordinalOf(project ? team.projectIds : team.daemonIds, id) : 0;
+        if (!team || ordinal === 0) throw new SnapshotChanged(`one of its ${collection} was not validated`);
+        const ids = asked(team.id, collection);
+        if (ids === undefined || (ids !== 'all' && !ids.has(id))) return undefined;
+        const json = servedJson(collection, fields);
+        if (ids !== 'all' && itemHash(json) !== (project ? team.projectHashes : team.daemonHashes)[ordinal - 1]) {
+          throw new SnapshotChanged(`${collection} ${id} is not as validated`);
+        }
+        const emitted = emit(team.id, collection, id, json);
+        if (--left > 0) return emitted;
+        return Promise.resolve(emitted).then(() => {
+          throw new AllRead();
+        });
+      },
+      new Problems(),
+    );
+    if (!read.readable || read.sha256 !== snapshot.sha256) throw new SnapshotChanged('its SHA-256 differs');
+  } catch (error) {
+    if (!(error instanceof AllRead)) throw error;
+  }
 }
+
+/** Every item asked by id has been read, each as pass 1 validated it: the rest of the file is not needed. */
+class AllRead extends Error {}
 
 /** The file must still be the one pass 1 validated (its fingerprint is checked again in pass 2). */
 async function assertUnchanged(snapshot: ValidSnapshot): Promise<void> {

@@ -159,15 +159,16 @@ function snapshotIndex(problems: Problems) {
     keyProblems: unknown[],
   ): void {
     const checked = checkRecord(collection, fields);
-    const where = locate(collection, index, fields.id);
+    // Said only for a record with a problem: most have none, and a place costs an escaped string.
+    const where = () => locate(collection, index, fields.id);
     if (finished) {
-      if (checked.ok && keyProblems.length === 0) nameBrokenReferences(collection, where, checked.record);
+      if (checked.ok && keyProblems.length === 0) nameBrokenReferences(collection, where(), checked.record);
       return;
     }
     if (!checked.ok || keyProblems.length > 0) {
       // Key problems are reported already. Either way the record is not used, but its id is
       // known: references to it are not reported as unresolved on top of its own problem.
-      if (!checked.ok) for (const problem of checked.problems) problems.add(`${where}: ${problem}`);
+      if (!checked.ok) for (const problem of checked.problems) problems.add(`${where()}: ${problem}`);
       if (collection in malformed && typeof fields.id === 'number') malformed[collection as Kept].add(fields.id);
       return;
     }
@@ -175,13 +176,13 @@ function snapshotIndex(problems: Problems) {
     const id = record.id!;
     if (referencesOf(collection, record).some(([, kind, referred]) => !has(kind, referred))) broken = true;
     if (collection in kept && kept[collection as Kept].has(id)) {
-      problems.add(say.duplicateId(where));
+      problems.add(say.duplicateId(where()));
       return;
     }
     switch (collection) {
       case 'teams':
         if (record.slug !== undefined && slugs.has(record.slug)) {
-          problems.add(say.duplicateSlug(where, record.slug));
+          problems.add(say.duplicateSlug(where(), record.slug));
           return;
         }
         kept.teams.set(id, { index, id, slug: record.slug, name: record.name! });
@@ -194,11 +195,11 @@ function snapshotIndex(problems: Problems) {
         // A secret given plain or by its hash (a token migrated from Sanctum) is one secret either way.
         const hash = record.token_sha256 ?? hashToken(record.token!);
         if (hashes.has(hash)) {
-          problems.add(say.duplicateSecret(where));
+          problems.add(say.duplicateSecret(where()));
           return;
         }
         if (record.id !== undefined && sanctumIds.has(id)) {
-          problems.add(say.duplicateId(where));
+          problems.add(say.duplicateId(where()));
           return;
         }
         hashes.add(hash);

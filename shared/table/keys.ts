@@ -10,6 +10,7 @@
  * | token                           | TOKEN#<sha256 hex>               | TOKEN                           |
  * | project                         | TEAM#<id>#G<generation>#projects | slot key (list-layout.ts)       |
  * | daemon                          | TEAM#<id>#G<generation>#daemons  | slot key (list-layout.ts)       |
+ * | a list generation's item hashes | TEAM#<id>#G<generation>#<list>#H | <page, 10 digits>               |
  * | a team's members (an index)     | TEAM#<id>#G<members gen>#MEMBER  | <user id>                       |
  * | user                            | USER#<id>                        | USER                            |
  * | user's token (an index)         | USER#<id>                        | TOKEN#<sha256 hex>              |
@@ -83,6 +84,17 @@ export type GenerationPart = ListResource | 'MEMBER';
 /** A partition of one generation of a part of a team: its projects, its daemons, or its member index. */
 export const generationPartition = (teamId: number, generation: string, part: GenerationPart) =>
   `TEAM#${teamId}#G${generation}#${part}`;
+
+/**
+ * The ids and item hashes of a list generation's base slots as it was written dense, a page of slots
+ * an item (shared/write/list-hashes.ts): for writers only, never read by the API.
+ */
+export const listHashesPartition = (teamId: number, generation: string, list: ListResource) =>
+  `${generationPartition(teamId, generation, list)}#H`;
+export const listHashesKey = (teamId: number, generation: string, list: ListResource, page: number): Key => ({
+  pk: listHashesPartition(teamId, generation, list),
+  sk: String(page).padStart(10, '0'),
+});
 
 /** A token's membership of a team, in the team's members generation. */
 export const membershipEntry = (teamId: number, membersGeneration: string) => `${teamId}#${membersGeneration}`;

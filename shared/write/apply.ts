@@ -1,8 +1,9 @@
 import { type ListResource, LIST_RESOURCES } from '../table/keys.ts';
 import { baseItemKey } from '../table/list-layout.ts';
-import type { EmitItem, ItemNeeds, ItemSource } from './desired.ts';
+import { type EmitItem, type ItemNeeds, type ItemSource, itemHash } from './desired.ts';
 import { membersFingerprint } from './fingerprint.ts';
 import { pendingItem, resourceItem } from './items.ts';
+import { listHashRequests } from './list-hashes.ts';
 import { clearDeadWriters, clearOrphanVersions, sweepReplaced } from './ledger.ts';
 import { joinTeam, leaveTeam } from './memberships.ts';
 import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
@@ -123,7 +124,15 @@ async function writeBeside(
   const needs: ItemNeeds = new Map();
   const rebuilds = new Map<
     string,
-    { teamId: number; list: ListResource; ids: ArrayLike<number>; generation: string; seen: number }
+    {
+      teamId: number;
+      list: ListResource;
+      ids: ArrayLike<number>;
+      generation: string;
+      seen: number;
+      /** The items' hashes as planned, while every item handed over has its planned hash (list-hashes.ts). */
+      hashes?: ArrayLike<bigint>;
+    }
   >();
   for (const team of plan.units.flat()) {
     const teamId = team.desired.identity.id;
@@ -134,7 +143,8 @@ async function writeBeside(
       if (planned.mode === 'rebuild') {
         asked.set(list, 'all');
         const { generation } = planned.part.layout;
-        rebuilds.set(`${teamId}#${list}`, { teamId, list, ids: planned.ids, generation, seen: 0 });
+        const { ids, hashes } = planned;
+        rebuilds.set(`${teamId}#${list}`, { teamId, list, ids, generation, seen: 0, hashes });
       } else if (planned.needs.size > 0) asked.set(list, planned.needs);
     }
   }
@@ -159,6 +169,7 @@ async function writeBeside(
       const slot = rankOf(rebuild.ids, id);
       if (slot === 0) throw new ItemsChanged(`team ${teamId}: ${list} ${id} was not planned`);
       rebuild.seen += 1;
+      if (rebuild.hashes && rebuild.hashes[slot - 1] !== itemHash(json)) rebuild.hashes = undefined;
       return batch.add(putRequest(resourceItem(teamId, rebuild.generation, list, baseItemKey(slot), json)));
     }
     const asked = needs.get(teamId)?.get(list);
@@ -173,6 +184,12 @@ async function writeBeside(
       throw new ItemsChanged(`team ${r.teamId}: ${r.seen} ${r.list} instead of ${r.ids.length}`);
   }
   gathered.written = batch.written;
+  // Beside the items, what a later diff compares with instead of reading them (list-hashes.ts): only
+  // where every item written is the one planned (else that diff reads the list whole).
+  const hashed = [...rebuilds.values()].flatMap((r) =>
+    r.hashes ? listHashRequests(r.teamId, r.generation, r.list, r.ids, r.hashes) : [],
+  );
+  await writeRequests(bulkRef(writer), hashed);
   return gathered;
 }
 

@@ -2,6 +2,8 @@ import type { ListResource } from '../table/keys.ts';
 import { baseItemKey } from '../table/list-layout.ts';
 import { underLocks } from './apply.ts';
 import { newGenerationId, pendingItem, resourceItem, type TeamState } from './items.ts';
+import { itemHash } from './desired.ts';
+import { listHashRequests } from './list-hashes.ts';
 import { denseLayout, editList, type ListEdit, needsCompaction, type StoredItem } from './list-edits.ts';
 import { readStoredList } from './list-store.ts';
 import { readTeamStates, type TeamPlan } from './plan.ts';
@@ -47,6 +49,10 @@ async function compactOnce(writer: Writer, teamId: number, list: ListResource): 
     inserted: false,
   }));
   for (const item of dense) await batch.add(putRequest(resourceItem(teamId, generation, list, item.key, item.json)));
+  // What a later diff compares with instead of reading the list (list-hashes.ts).
+  const ids = dense.map((item) => item.id);
+  const hashes = dense.map((item) => itemHash(item.json));
+  for (const request of listHashRequests(teamId, generation, list, ids, hashes)) await batch.add(request);
   await batch.flush();
   return underLocks(writer, [teamId], {}, async () => {
     const now = (await readTeamStates(writer, [teamId])).get(teamId);

@@ -12,6 +12,7 @@ import {
 } from '../table/keys.ts';
 import { allPlacedItems } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
+import { listHashDeletions } from './list-hashes.ts';
 import { queryAll, queryPages } from './reads.ts';
 import { bulkRef, deleteRequest, requestWriter, type TableRef, type Writer, writeRequests } from './writer.ts';
 
@@ -46,6 +47,10 @@ async function deleteGeneration(table: TableRef, entry: Entry): Promise<void> {
   const partition = generationPartition(Number(entry.team_id), String(entry.generation), entry.part as never);
   for await (const page of queryPages(table.doc, table.tableName, partition, { keysOnly: true })) {
     for (const key of page) await batch.add(deleteRequest(key));
+  }
+  if (entry.part !== 'MEMBER') {
+    const hashes = await listHashDeletions(table, Number(entry.team_id), String(entry.generation), entry.part as never);
+    for (const request of hashes) await batch.add(request);
   }
   await batch.flush();
   await writeRequests(table, [deleteRequest(entry)]);

@@ -24,6 +24,8 @@ export interface StoredItem {
   inserted: boolean;
   /** The list revision that wrote this version (undefined: a base slot's first version). */
   revision?: number;
+  /** itemHash of its JSON, where a writer knows it without the JSON (then `json` is empty: list-hashes.ts). */
+  hash?: bigint;
 }
 
 /** What a list should hold for one id: its JSON, or null for no such item. */

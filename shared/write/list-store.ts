@@ -7,8 +7,8 @@ import type { TableRef } from './writer.ts';
 
 /**
  * A list as the table holds it, read whole for a writer (strongly consistent, a page at a time): the
- * items the head names, in order, with their ids. What a change by the item is computed against
- * (list-edits.ts), and what a list given whole is compared with, item by item.
+ * items the head names, in order, with their ids. What a compaction rewrites (compaction.ts), and
+ * what a list given whole is compared with where its generation has no item hashes (list-hashes.ts).
  */
 export async function readStoredList(
   table: TableRef,
@@ -107,7 +107,7 @@ export async function readStoredAround(
 }
 
 /** An item's id, from the JSON as served: it always starts with it (shared/domain/served-json.ts). */
-function idOf(json: string): number {
+export function idOf(json: string): number {
   const match = /^\{"id":(\d+)[,}]/.exec(json);
   if (!match) throw new Error(`a stored item does not start with its id: ${json.slice(0, 40)}`);
   return Number(match[1]);

@@ -13,7 +13,8 @@ import { type DesiredList, type DesiredState, type DesiredTeam, isWhole, itemHas
 import { ListFingerprint, membersFingerprint } from './fingerprint.ts';
 import { type ListPart, newGenerationId, readListPart, readTeamRecord, type TeamState } from './items.ts';
 import { denseLayout, type EditedList, editList, OVERLAY_COMPACT_BYTES, type StoredItem } from './list-edits.ts';
-import { readStoredAround, readStoredList } from './list-store.ts';
+import { readStoredHashes } from './list-hashes.ts';
+import { readStoredAround } from './list-store.ts';
 import { orderUnits, type SlugProblem } from './plan-order.ts';
 import {
   planTokens,
@@ -61,7 +62,13 @@ export type TeamPart = 'identity' | ListResource | 'finance' | 'members';
  */
 export type ListPlan =
   | { mode: 'edit'; edited: EditedList; part: ListPart; needs: ReadonlySet<number> }
-  | { mode: 'rebuild'; part: ListPart; ids: ArrayLike<number> };
+  | {
+      mode: 'rebuild';
+      part: ListPart;
+      ids: ArrayLike<number>;
+      /** The items' hashes, at their ids' places: kept beside the new generation (list-hashes.ts). */
+      hashes?: ArrayLike<bigint>;
+    };
 
 /** One team's change: what it becomes, and how. */
 export interface TeamPlan {
@@ -269,7 +276,7 @@ export async function planList(
   if (isWhole(given)) {
     if (kept && kept.fingerprint === given.fingerprint && kept.layout.count === given.count) return undefined;
     if (kept) {
-      const stored = await readStoredList(table, teamId, list, kept);
+      const stored = await readStoredHashes(table, teamId, list, kept);
       const edits = differences(stored, given);
       if (edits.length === 0) return undefined;
       if (edits.length <= EDITS_AT_MOST && edits.length * 4 <= Math.max(stored.length, given.count)) {
@@ -287,7 +294,7 @@ export async function planList(
     }
     const generation = newGenerationId(startedAt);
     const layout = denseLayout(generation, given.count, (kept?.layout.revision ?? 0) + 1);
-    return { mode: 'rebuild', part: { layout, fingerprint: given.fingerprint }, ids: given.ids };
+    return { mode: 'rebuild', part: { layout, fingerprint: given.fingerprint }, ids: given.ids, hashes: given.hashes };
   }
   if (!kept) throw new Error(`team ${teamId} is not in the table, and its ${list} are given by the item`);
   // Only the items around the edits are read: a change costs what it changes, at any list size.
@@ -315,7 +322,7 @@ function differences(stored: readonly StoredItem[], given: WholeList) {
   return edits;
 }
 
-const itemHashOf = (item: StoredItem) => itemHash(item.json);
+const itemHashOf = (item: StoredItem) => item.hash ?? itemHash(item.json);
 
 /** Who joins and who leaves, for the teams whose members change: from the member index, not the user items. */
 export async function readMembers(table: TableRef, teams: TeamPlan[]): Promise<void> {

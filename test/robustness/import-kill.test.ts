@@ -258,7 +258,8 @@ describe('an import killed part-way', () => {
       (line) => line.includes('"TEAM#2#') || line.includes('TEAMREF#2"') || line.includes('TEAMREF#bystander"'),
     );
     expect(bystanderAfter).toEqual(bystanderBefore);
-    // Projects, daemons, a member; each list's head and the finance summary by id and by slug, and the team's record.
-    expect(bystanderAfter.length).toBe(3 + 2 + 1 + 3 * 2 + 1);
+    // Projects, daemons, a member; each list's head and the finance summary by id and by slug, the team's
+    // record, and each list's item hashes (shared/write/list-hashes.ts).
+    expect(bystanderAfter.length).toBe(3 + 2 + 1 + 3 * 2 + 1 + 2);
   }, 120_000);
 });

@@ -7,6 +7,7 @@ import type { TestTable } from './dynamodb.ts';
 export type WrittenKind =
   | 'project'
   | 'daemon'
+  | 'list hashes'
   | 'member'
   | 'head'
   | 'team'
@@ -25,6 +26,8 @@ export function kindOf(key: { pk?: unknown; sk?: unknown }): WrittenKind {
   const sk = String(key.sk);
   if (pk.endsWith('#projects')) return 'project';
   if (pk.endsWith('#daemons')) return 'daemon';
+  // The ids and hashes of a list generation written dense (shared/write/list-hashes.ts).
+  if (pk.endsWith('#H')) return 'list hashes';
   if (pk.endsWith('#MEMBER')) return 'member';
   // A list's head (each copy), the finance summary (each copy), and the team's record.
   if (pk.startsWith('TEAMREF#')) return sk.startsWith('LIST#') ? 'head' : sk === 'TEAM' ? 'team' : 'finance';
