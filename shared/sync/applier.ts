@@ -94,11 +94,13 @@ export class Applier {
     this.pending = new Touched();
     this.position = undefined;
     if (extra) batch.merge(extra);
-    // Touches of a team being written apart wait for it.
-    for (const [teamId, touches] of batch.extractTeams(this.busy).teams) {
-      const waiting = this.deferred.get(teamId) ?? new Touched();
-      waiting.teams.set(teamId, touches);
-      this.deferred.set(teamId, waiting);
+    // Touches of a team being written apart wait for it, added to those of the batches before that did.
+    for (const teamId of this.busy) {
+      const waiting = batch.extractTeams(new Set([teamId]));
+      if (waiting.teams.size === 0) continue;
+      const earlier = this.deferred.get(teamId);
+      if (earlier) earlier.merge(waiting);
+      else this.deferred.set(teamId, waiting);
     }
     const changes = batch.changes;
     const oldest = batch.oldestCommit;

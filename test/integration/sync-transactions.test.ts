@@ -431,4 +431,27 @@ describeSources('the sync after a big transaction', (engine) => {
     console.log(`${engine}: the small change was served ${(ms / 1000).toFixed(2)} s after its commit`);
     expect(ms).toBeLessThan(10_000);
   }, 120_000);
+
+  it('serves every change to a team committed while its 10,000 rows are written apart, none lost', async () => {
+    const [{ count } = { count: 0 }] = await db.query<{ count: number }>(
+      'SELECT COUNT(*) AS count FROM projects WHERE team_id = 1',
+    );
+    const rows = Array.from(
+      { length: 10_000 },
+      (_, i) => `(${20_001 + i}, 1, 'Q ${20_001 + i}', 'q${20_001 + i}', ${now}, ${now})`,
+    );
+    await db.query(`INSERT INTO projects (id, team_id, name, slug, created_at, updated_at) VALUES ${rows.join(', ')}`);
+    // Each rename its own batch while the team is written apart: each waits, none in place of another.
+    for (const id of [1, 2, 3]) {
+      const batches = sync.batches;
+      await db.query(`UPDATE projects SET name = 'Renamed ${id}' WHERE id = ${id}`);
+      await servedWithin(async () => sync.batches > batches, 30_000);
+    }
+    const names = async () => {
+      const { body } = await api.get('/api/big/projects?per_page=3', { token: ADA });
+      return { total: body?.meta?.total, names: body?.data?.map((p: { name: string }) => p.name) };
+    };
+    await servedWithin(async () => (await names()).total === Number(count) + 10_000, 60_000);
+    await servedWithin(async () => (await names()).names?.join() === 'Renamed 1,Renamed 2,Renamed 3', 10_000);
+  }, 120_000);
 });
