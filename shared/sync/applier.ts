@@ -95,12 +95,19 @@ export class Applier {
     this.position = undefined;
     if (extra) batch.merge(extra);
     // Touches of a team being written apart wait for it, added to those of the batches before that did.
+    let waited: Touched | undefined;
     for (const teamId of this.busy) {
       const waiting = batch.extractTeams(new Set([teamId]));
       if (waiting.teams.size === 0) continue;
-      const earlier = this.deferred.get(teamId);
-      if (earlier) earlier.merge(waiting);
-      else this.deferred.set(teamId, waiting);
+      waited = this.deferred.get(teamId) ?? waiting;
+      if (waited !== waiting) waited.merge(waiting);
+      this.deferred.set(teamId, waited);
+    }
+    // A batch whose every touch waits is no batch: its changes are counted when they are applied.
+    if (waited && batch.empty) {
+      waited.changes += batch.changes;
+      waited.oldestCommit = Math.min(waited.oldestCommit, batch.oldestCommit);
+      batch.changes = 0;
     }
     const changes = batch.changes;
     const oldest = batch.oldestCommit;
