@@ -95,7 +95,10 @@ export class TeamLocks {
         if (await this.put(item, '#owner = :seen', { ':seen': current.owner })) return this.took(teamId, sent, true);
         continue;
       }
-      if (!told) onWait?.(`waiting for team ${teamId}, which ${heldBy(current)} is writing`);
+      // Said of another writer only: this one's own write of the team beside (a team written apart, a
+      // compaction) is no wait an operator can act on.
+      if (!told && current.owner !== this.owner)
+        onWait?.(`waiting for team ${teamId}, which ${heldBy(current)} is writing`);
       told = true;
       signal?.throwIfAborted();
       await sleep(WAIT_POLL_MS, undefined, { signal });
