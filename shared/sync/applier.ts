@@ -119,8 +119,8 @@ export class Applier {
         for (const part of batch.everyTeam) this.pending.everyTeam.add(part);
         refused = outcome.refused;
         this.writtenApart(outcome);
-        const apart = outcome.apart;
-        this.acknowledged = this.acknowledged.then(() => apart);
+        const { apart, compacted } = outcome;
+        this.acknowledged = this.acknowledged.then(() => apart).then(() => compacted);
         this.acknowledged.catch(() => {}); // seen by settled(), or by the next batch
       } catch (error) {
         // Not applied: taken again with the next batch (its position not acknowledged).

@@ -49,6 +49,8 @@ export interface BatchOutcome {
   /** Teams written apart (many items), done when `apart` settles. */
   apartTeams: number[];
   apart: Promise<void>;
+  /** The compaction of those teams' lists that need it, begun once `apart` is written. */
+  compacted: Promise<void>;
 }
 
 const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
@@ -71,8 +73,7 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
   // What the write replaced is swept beside the next batches, not before them (apply.ts).
   const hooks: ApplyHooks = { ...ctx.hooks, sweep: 'background' };
   if (!isEmpty(now)) await applyPlan(ctx.writer, now, items, hooks);
-  // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts); a
-  // unit written apart, once it is written.
+  // Lists whose overlay has grown past its budget are written dense again, beside (compaction.ts).
   const compact = (teams: TeamPlan[]) =>
     Promise.all(
       teams.flatMap((team) =>
@@ -83,15 +84,18 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
       ),
     );
   const written = Promise.all([
-    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, hooks).then(() => compact(unit))),
+    ...apart.map((unit) => applyPlan(ctx.writer, unitPlan(plan, unit), items, hooks)),
     compact(now.units.flat()),
   ]).then(() => {});
+  // A unit written apart is compacted once written, and its team takes its changes meanwhile.
+  const compacted = written.then(() => compact(apart.flat())).then(() => {});
   // Observed by the applier; a failure of its own is not an unhandled rejection meanwhile.
   written.catch(() => {});
+  compacted.catch(() => {});
   // A team being compacted keeps taking its changes by the item meanwhile: the compaction catches up
   // with them under the team's lock before it switches (compaction.ts).
   const apartTeams = apart.flat().map((team) => team.desired.identity.id);
-  return { refused: report(ctx, read, leftOut), apartTeams, apart: written };
+  return { refused: report(ctx, read, leftOut), apartTeams, apart: written, compacted };
 }
 
 /** Step 1, in the snapshot: the touches resolved, and every team, user and token they name read. */
