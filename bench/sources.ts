@@ -152,11 +152,7 @@ const SYNC_COMMAND = fileURLToPath(new URL('../commands/sync.ts', import.meta.ur
  * its first full pass is done. stop() sends SIGTERM, as a deployment stops it. `cpus`: the only CPUs it
  * may run on (taskset's list, `1`).
  */
-export async function syncProcess(
-  db: SourceDatabase,
-  table: { endpoint: string; tableName: string },
-  cpus?: string,
-) {
+export async function syncProcess(db: SourceDatabase, table: { endpoint: string; tableName: string }, cpus?: string) {
   // taskset sets the CPUs it may run on, then becomes the sync (exec: the same pid).
   const command = cpus ? ['taskset', '-c', cpus, process.execPath] : [process.execPath];
   const child = spawn(command[0]!, [...command.slice(1), SYNC_COMMAND], {
