@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { defaultMapping } from '../shared/sync/mapping.ts';
 import { removeSetup } from '../shared/sync/setup.ts';
 import { parseSourceUrl } from '../shared/sync/source/url.ts';
@@ -5,6 +7,7 @@ import { freshTable } from '../test/support/dynamodb.ts';
 import { connectSource, type SourceDatabase, type SourceSession } from '../test/support/source-databases.ts';
 import type { SourceEngine } from '../test/support/source-servers.ts';
 import { setUp } from '../test/support/sync.ts';
+import { processTree } from '../test/support/processes.ts';
 import { tableApi } from '../test/support/table-api.ts';
 import { ADD_PROJECT } from './one-team.ts';
 import {
@@ -41,6 +44,7 @@ export const STATE_NAMES: Record<State, string> = {
   off: 'server setting off',
 };
 const WRITERS = [1, 16];
+const [APP_CORE, SYNC_CORE, ALL_CORES] = ['0', '1', `0-${availableParallelism() - 1}`];
 const now = () => new Date().toISOString().slice(0, 19).replace('T', ' ');
 
 type Op = (session: SourceSession, writer: number, k: number) => Promise<number>;
@@ -141,11 +145,24 @@ export interface EngineThroughput {
 }
 
 export async function measureThroughput(ctx: PartContext): Promise<EngineThroughput[]> {
-  const rounds = ctx.quick ? 1 : 5;
+  const rounds = ctx.quick ? 1 : 3;
   const seconds = ctx.quick ? 0.5 : 4;
   const rows = ctx.quick ? 1_000 : 10_000;
   const results: EngineThroughput[] = [];
-  for (const engine of ENGINES) results.push(await throughputOn(engine, ctx, { rounds, seconds, rows }));
+  // The database and the app's writers (this process) on one core, the sync and DynamoDB Local on the
+  // other, as they run on other machines in production: what the ratios then say is what the capture
+  // costs the database (its walsender or binlog dump thread runs in the server, on the server's core),
+  // not what a sync beside it on a 2-core machine takes from the app's CPU.
+  const java = processTree(process.pid).filter((p) => /(^|\/)java$/.test(p.command.split(' ')[0]!));
+  const pin = (pid: number, cpus: string) => execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
+  const pinned = availableParallelism() >= 2;
+  if (pinned) pin(process.pid, APP_CORE);
+  for (const { pid } of pinned ? java : []) pin(pid, SYNC_CORE);
+  try {
+    for (const engine of ENGINES) results.push(await throughputOn(engine, ctx, { rounds, seconds, rows, pinned }));
+  } finally {
+    for (const { pid } of pinned ? [{ pid: process.pid }, ...java] : []) pin(pid, ALL_CORES);
+  }
   return results;
 }
 
@@ -156,7 +173,7 @@ const byState = <T>(make: () => T) => Object.fromEntries(ORDER.map((s) => [s, ma
 async function throughputOn(
   engine: SourceEngine,
   ctx: PartContext,
-  { rounds, seconds, rows }: { rounds: number; seconds: number; rows: number },
+  { rounds, seconds, rows, pinned }: { rounds: number; seconds: number; rows: number; pinned: boolean },
 ): Promise<EngineThroughput> {
   const [server, bare] = await Promise.all([startServer(engine), startServer(engine, true)]);
   const dbs: SourceDatabase[] = [];
@@ -178,7 +195,7 @@ async function throughputOn(
       none: remove,
       running: async () => {
         await setUp(db);
-        sync = await syncProcess(db, table);
+        sync = await syncProcess(db, table, pinned ? SYNC_CORE : undefined);
         await sync.idle();
       },
       stopped: async () => {
@@ -227,6 +244,9 @@ async function throughputOn(
           }
         }
         spent[state] += (performance.now() - started) / 1_000;
+        // The rows inserted go again (not timed), so that every round, and the sync's full pass as it
+        // starts, meets the same data.
+        await (state === 'off' ? off : main)[0]!.query("DELETE FROM projects WHERE name LIKE 'New %'");
         for (const [name, use] of usageBetween(before, usageByName(), 1)) {
           const was = result.use[state].get(name) ?? { cpu: 0, waited: 0 };
           result.use[state].set(name, { cpu: was.cpu + use.cpu, waited: was.waited + use.waited });

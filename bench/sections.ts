@@ -154,6 +154,18 @@ export function keepsUpSection(rows: KeepsUpRow[]): string {
         usage(r.use, 1),
       ]),
     ),
+    '',
+    // What the sync alone costs a change: the rate one core of its own follows, DynamoDB being AWS's in
+    // production, against the rate the writers committed (on this machine all four groups share 2 cores).
+    ...rows.map((r) => {
+      const cpu = (group: string) => [...r.use].filter(([name]) => GROUPS.find(([g]) => g === group)![1](name));
+      const ms = (group: string) => (cpu(group).reduce((n, [, use]) => n + use.cpu, 0) * 1_000) / r.changes;
+      return (
+        `- ${r.engine}: the sync used ${ms('sync').toFixed(3)} ms of CPU a change (DynamoDB Local ` +
+        `${ms('DynamoDB Local').toFixed(3)} ms): one core of its own follows about ${int(1_000 / ms('sync'))} ` +
+        `changes a second, against the ${int(r.changes / r.seconds)} the writers committed.`
+      );
+    }),
   ].join('\n');
 }
 

@@ -149,10 +149,13 @@ const SYNC_COMMAND = fileURLToPath(new URL('../commands/sync.ts', import.meta.ur
 
 /**
  * `npm run sync` in a process of its own, as the sync's role, keeping the table in step: resolves once
- * its first full pass is done. stop() sends SIGTERM, as a deployment stops it.
+ * its first full pass is done. stop() sends SIGTERM, as a deployment stops it. `cpus`: the only CPUs it
+ * may run on (taskset's list, `1`).
  */
-export async function syncProcess(db: SourceDatabase, table: { endpoint: string; tableName: string }) {
-  const child = spawn(process.execPath, [SYNC_COMMAND], {
+export async function syncProcess(db: SourceDatabase, table: { endpoint: string; tableName: string }, cpus?: string) {
+  // taskset sets the CPUs it may run on, then becomes the sync (exec: the same pid).
+  const command = cpus ? ['taskset', '-c', cpus, process.execPath] : [process.execPath];
+  const child = spawn(command[0]!, [...command.slice(1), SYNC_COMMAND], {
     env: {
       ...process.env,
       SOURCE_DATABASE_URL: db.syncUrl,

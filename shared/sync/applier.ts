@@ -7,7 +7,9 @@ import { touch, Touched } from './touches.ts';
  * they come, and applied a batch at a time, everything pending at once ("many changes to one team
  * committed close together are applied together"). A position of the log is acknowledged once every
  * change up to it is served, in order, teams written apart included. A team being written apart (many
- * items) takes no other batch meanwhile: its touches wait, and go with the first batch after it.
+ * items) takes no other batch meanwhile: its touches wait, and go with the first batch after it; until
+ * that batch is applied, no position after theirs is acknowledged, so that a sync killed meanwhile
+ * reads them from the log again.
  */
 export interface BatchDone {
   /** Changes of the log applied (a full pass's teams are no change). */
@@ -22,20 +24,31 @@ export class Applier {
   /** The touches of the transaction whose parts are being read, until its commit. */
   private open = new Touched();
   private position: string | undefined;
+  /** The newest position of a batch applied, held while a touch before it waits (`deferred`, or back in `pending`). */
+  private held: string | undefined;
+  /** Whether `pending` holds touches that waited for a team written apart. */
+  private pendingWaited = false;
   private readonly deferred = new Map<number, Touched>();
   private readonly busy = new Set<number>();
   private acknowledged: Promise<void> = Promise.resolve();
   private readonly ctx: BatchContext;
   private readonly acknowledge: (position: string) => Promise<void>;
   private readonly onBatch: (done: BatchDone) => void;
+  private readonly apply: typeof applyBatch;
   private waiting?: () => void;
   /** A failure of a team written apart, thrown by the next batch. */
   private failure?: unknown;
 
-  constructor(ctx: BatchContext, acknowledge: (position: string) => Promise<void>, onBatch: (done: BatchDone) => void) {
+  constructor(
+    ctx: BatchContext,
+    acknowledge: (position: string) => Promise<void>,
+    onBatch: (done: BatchDone) => void,
+    apply = applyBatch,
+  ) {
     this.ctx = ctx;
     this.acknowledge = acknowledge;
     this.onBatch = onBatch;
+    this.apply = apply;
   }
 
   /**
@@ -89,10 +102,10 @@ export class Applier {
   /** Applies what is pending, with `extra` (a full pass's teams) if given: one batch. */
   async applyPending(extra?: Touched): Promise<void> {
     if (this.failure) throw this.failure;
-    const batch = this.pending;
-    const position = this.position;
+    const [batch, position, waitedBefore] = [this.pending, this.position, this.pendingWaited];
     this.pending = new Touched();
     this.position = undefined;
+    this.pendingWaited = false;
     if (extra) batch.merge(extra);
     // Touches of a team being written apart wait for it, added to those of the batches before that did.
     let waited: Touched | undefined;
@@ -114,7 +127,7 @@ export class Applier {
     let refused = 0;
     if (!batch.empty) {
       try {
-        const outcome = await applyBatch(this.ctx, batch);
+        const outcome = await this.apply(this.ctx, batch);
         // Parts of every team the batch could not narrow to teams: for the run's next full pass of them.
         for (const part of batch.everyTeam) this.pending.everyTeam.add(part);
         refused = outcome.refused;
@@ -127,11 +140,15 @@ export class Applier {
         batch.merge(this.pending);
         this.pending = batch;
         this.position ??= position;
+        this.pendingWaited ||= waitedBefore;
         throw error;
       }
     }
-    if (position !== undefined) {
-      this.acknowledged = this.acknowledged.then(() => this.acknowledge(position));
+    this.held = position ?? this.held;
+    const acknowledgeable = this.held;
+    if (acknowledgeable !== undefined && this.deferred.size === 0 && !this.pendingWaited) {
+      this.held = undefined;
+      this.acknowledged = this.acknowledged.then(() => this.acknowledge(acknowledgeable));
       this.acknowledged.catch(() => {}); // seen by settled(); an abandoned applier's is no crash
     }
     if (changes > 0 || refused > 0) {
@@ -156,7 +173,10 @@ export class Applier {
           this.busy.delete(teamId);
           const waiting = this.deferred.get(teamId);
           this.deferred.delete(teamId);
-          if (waiting) this.pending.merge(waiting);
+          if (waiting) {
+            this.pending.merge(waiting);
+            this.pendingWaited = true;
+          }
         }
         this.waiting?.();
       },
