@@ -50,7 +50,6 @@ export class ItemsChanged extends Error {
 
 /** Steps 2 to 5. `items` hands the JSON of the items the plan writes (and may hand more: they are skipped). */
 export async function applyPlan(writer: Writer, plan: Plan, items: ItemSource, hooks: ApplyHooks = {}) {
-  await clearDeadWriters(writer);
   await narrowTokens(writer, plan.tokens);
   await writeUserNames(writer, plan.users.written);
   const json = await writeBeside(writer, plan, items, hooks);
@@ -69,25 +68,37 @@ export async function applyPlan(writer: Writer, plan: Plan, items: ItemSource, h
 }
 
 /**
- * The sweep running in this process for each table: one at a time. A write that asks while one runs
- * has it go round once more when it is done, at the clock then, so that what that write made due is
- * not left for a later write.
+ * The sweep after a write: what dead writers left pending, then what retention allows removed. One at
+ * a time for each writer (a command's run: its lease's owner) and table, and at most one a minute: it reads every shard of the
+ * ledger three times (48 strongly consistent Queries, at least one read unit each, most finding
+ * nothing), so a sweep per batch of the sync would cost each change more reads than its writes cost
+ * it. Nothing replaced is due until SWEEP_AFTER_MS, so a minute later is well within the minute it adds
+ * to the contract's 5; what a dead writer left pending, no reader ever used. A write that asks while one runs, a minute or more
+ * after it started (a clock moved on, in tests), has it go round once more when it is done, at the clock
+ * then, so that what that write made due is not left for a later write.
  */
-const sweeps = new Map<string, { done: Promise<void>; again: boolean }>();
+const SWEEP_EVERY_MS = 60_000;
+const sweeps = new Map<string, { done: Promise<void>; again: boolean; at: number; running: boolean }>();
 
-/** What retention allows removed (ledger.ts); never fails: what is left, the next write removes. */
+/** What retention allows removed (ledger.ts); never fails: what is left, a later write removes. */
 function sweep(writer: Writer): Promise<void> {
-  const running = sweeps.get(writer.tableName);
-  if (running) {
-    running.again = true;
-    return running.done;
+  const now = writer.clock();
+  const key = `${writer.tableName} ${writer.owner}`;
+  const last = sweeps.get(key);
+  // A clock set back (a test's) sweeps at once.
+  if (last && now >= last.at && now - last.at < SWEEP_EVERY_MS) return last.done;
+  if (last?.running) {
+    last.again = true;
+    return last.done;
   }
-  const state = { done: Promise.resolve(), again: true };
+  const state = { done: Promise.resolve(), again: true, at: now, running: true };
   state.done = (async () => {
     try {
       while (state.again) {
         state.again = false;
-        await sweepReplaced(writer, writer.clock());
+        state.at = writer.clock();
+        await clearDeadWriters(writer);
+        await sweepReplaced(writer, state.at);
       }
     } catch (error) {
       // Everything is written by now: what is left to remove, the next write removes.
@@ -96,10 +107,10 @@ function sweep(writer: Writer): Promise<void> {
           'the next write will finish it',
       );
     } finally {
-      sweeps.delete(writer.tableName);
+      state.running = false;
     }
   })();
-  sweeps.set(writer.tableName, state);
+  sweeps.set(key, state);
   return state.done;
 }
 
