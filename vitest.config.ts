@@ -24,6 +24,7 @@ const AT_SIZE = [
   'test/integration/compaction.test.ts',
   'test/integration/throttled-writers.test.ts',
   'test/integration/sync-big-transaction.test.ts',
+  'test/integration/sync-transactions-at-scale.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
