@@ -25,6 +25,12 @@ const AT_SIZE = [
   'test/integration/throttled-writers.test.ts',
   'test/integration/sync-big-transaction.test.ts',
   'test/integration/sync-transactions-at-scale.test.ts',
+  'test/integration/sync-long-pass.test.ts',
+  'test/integration/sync-keeps-up.test.ts',
+  'test/integration/first-load.test.ts',
+  'test/integration/sync-mass-delete.test.ts',
+  'test/integration/import-huge-values.test.ts',
+  'test/integration/import-streamed.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
