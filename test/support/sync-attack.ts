@@ -41,7 +41,8 @@ export function appTransactions(db: SourceDatabase) {
       }
     },
     member: (teamId: number, userId: number) =>
-      `INSERT INTO team_user (team_id, user_id, role, created_at, updated_at) VALUES (${teamId}, ${userId}, 'editor', ${now}, ${now})`,
+      'INSERT INTO team_user (team_id, user_id, role, created_at, updated_at) ' +
+      `VALUES (${teamId}, ${userId}, 'editor', ${now}, ${now})`,
   };
 }
 
