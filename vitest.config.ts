@@ -31,6 +31,7 @@ const AT_SIZE = [
   'test/integration/sync-mass-delete.test.ts',
   'test/integration/import-huge-values.test.ts',
   'test/integration/import-streamed.test.ts',
+  'test/integration/read-cost-at-size.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
