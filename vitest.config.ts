@@ -11,15 +11,28 @@ process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('node_modules/.cache/no
  * Four projects (docs/testing.md): `unit` and `infra` need no Java and no database, and run alone
  * with `npm run test:unit` (`npm run test:infra`); `integration` (test/integration and
  * test/robustness) runs against one DynamoDB Local, one PostgreSQL and one MariaDB that its global
- * setup starts for the whole run. `npm test` runs these three. `at-size` holds the writes through the
- * limiter at DynamoDB's real pace, lists of 100,000 items and throttled keys (minutes each, and timed
- * against the contract's 10 s): `npm run test:at-size` runs its files one at a time, and CI after.
+ * setup starts for the whole run. `npm test` runs these three. `at-size` holds the tests whose point
+ * is size or load: the writes through the limiter at DynamoDB's real pace, lists of 100,000 items and
+ * throttled keys (minutes each, and timed against the contract's 10 s), transactions of 10,000 rows
+ * and more, a full pass made long, first loads of 1,000 tokens, sixteen writers at full speed. Their
+ * cost is their size, and a load beside them would bend what they time: `npm run test:at-size` runs
+ * its files one at a time, and CI after.
  */
 const AT_SIZE = [
   'test/integration/sync-at-size.test.ts',
   'test/integration/import-at-size.test.ts',
   'test/integration/compaction.test.ts',
   'test/integration/throttled-writers.test.ts',
+  'test/integration/sync-big-transaction.test.ts',
+  'test/integration/sync-transactions-at-scale.test.ts',
+  'test/integration/sync-long-pass.test.ts',
+  'test/integration/sync-keeps-up.test.ts',
+  'test/integration/first-load.test.ts',
+  'test/integration/sync-mass-delete.test.ts',
+  'test/integration/import-huge-values.test.ts',
+  'test/integration/import-streamed.test.ts',
+  'test/integration/read-cost-at-size.test.ts',
+  'test/integration/local-burst.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes

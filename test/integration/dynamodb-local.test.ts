@@ -12,6 +12,9 @@ import { processTree } from '../support/processes.ts';
  */
 let dynamo: DynamoDbLocal;
 beforeAll(async () => {
+  // Java on the quick compiler alone, as the suite's own DynamoDB Local (test/support/global-setup.ts
+  // says why): this file's process is its own, and its Java the only one it starts.
+  process.env.JAVA_TOOL_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
   dynamo = await startDynamoDbLocal();
 }, 180_000);
 afterAll(async () => dynamo?.stop());

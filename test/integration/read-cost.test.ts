@@ -1,20 +1,15 @@
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lambdaContext, routeRequest } from '../../commands/local/api-gateway-event.ts';
 import { revoke } from '../../commands/tokens/tokens.ts';
-import { readApiConfig } from '../../shared/api/config.ts';
-import { financesHandler, listHandler } from '../../shared/api/http/handlers.ts';
-import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
-import { TeamReader } from '../../shared/api/team-reader.ts';
-import { callRecorder, type CallReport } from '../support/calls.ts';
 import { freshTable, importDocument, type TestTable } from '../support/dynamodb.ts';
+import { type Counted, countedFunctions } from '../support/read-cost.ts';
 import { projects, server, snapshot, team, token, user } from '../support/snapshots.ts';
 
 /**
  * docs/storage.md guarantee 1, counted: what each request asks of DynamoDB, through the real handler
  * chain, at the client's own middleware stack (every call, and which were in flight together:
- * test/support/calls.ts) and with DynamoDB Local's ConsumedCapacity for each.
+ * test/support/calls.ts) and with DynamoDB Local's ConsumedCapacity for each (test/support/read-cost.ts).
  * A handler made by a test is one warm function: what it remembers between requests is its own.
+ * A team of 5,000 members and 300 cost lines is read-cost-at-size.test.ts, in the `at-size` project.
  */
 const TEAM_SIZE = 1_000;
 let table: TestTable;
@@ -39,55 +34,8 @@ beforeAll(async () => {
   await importDocument(table, data(TEAM_SIZE));
 }, 120_000);
 
-interface Counted {
-  status: number;
-  headers: Record<string, string>;
-  body: any;
-  calls: CallReport[];
-  /** Round trips waited on one after the other (calls in flight together count once). */
-  roundTrips: number;
-  rcu: number;
-}
-
-type Handler = (event: unknown, context: unknown) => Promise<APIGatewayProxyStructuredResultV2>;
-
-/** A warm function of each kind against the test table, whose every DynamoDB call is counted. */
-function functions(tableName = table.tableName) {
-  const client = createDynamoDbClient({
-    endpoint: table.endpoint,
-    connectionTimeoutMs: 500,
-    requestTimeoutMs: 10_000,
-    maxAttempts: 2,
-  });
-  const recorder = callRecorder(client);
-  const runtime = { config: readApiConfig({ TABLE_NAME: tableName }), reader: new TeamReader(client, { tableName }) };
-  const handlers: Record<string, Handler> = {
-    projects: listHandler('projects', runtime) as unknown as Handler,
-    finances: financesHandler(runtime) as unknown as Handler,
-  };
-  return async function request(
-    target: string,
-    options: { token?: string; ifNoneMatch?: string; host?: string } = {},
-  ): Promise<Counted> {
-    const rawHeaders = ['Host', options.host ?? 'api.example.com'];
-    if (options.token !== undefined) rawHeaders.push('Authorization', `Bearer ${options.token}`);
-    if (options.ifNoneMatch !== undefined) rawHeaders.push('If-None-Match', options.ifNoneMatch);
-    const routed = routeRequest({ method: 'GET', target, rawHeaders, sourceIp: '127.0.0.1' });
-    if (!routed.route) throw new Error(`no route for ${target}`);
-    const { result, calls: trace } = await recorder.trace(() =>
-      handlers[routed.route.name]!(routed.event, lambdaContext(routed.route.name, 10_000, 'test')),
-    );
-    const calls = trace.calls;
-    return {
-      status: result.statusCode!,
-      headers: (result.headers ?? {}) as Record<string, string>,
-      body: result.body ? JSON.parse(result.body) : undefined,
-      calls,
-      roundTrips: trace.sequentialRoundTrips,
-      rcu: calls.reduce((sum, c) => sum + c.readCapacity, 0),
-    };
-  };
-}
+/** A warm function of each kind against the test table (or another), every DynamoDB call counted. */
+const functions = (tableName = table.tableName) => countedFunctions(table.endpoint, tableName);
 
 const operations = (r: Counted) => r.calls.map((c) => c.operation);
 const ids = (r: Counted) => (r.body.data as { id: number }[]).map((p) => p.id);
@@ -262,64 +210,5 @@ describe('finances', () => {
     expect(operations(again)).toEqual(['BatchGetItem']);
     expect(again.roundTrips).toBe(1);
     expect(again.rcu).toBe(1);
-  });
-});
-
-describe('a team with 5,000 members and 300 cost lines', () => {
-  const MEMBERS = 5_000;
-  let large: TestTable;
-
-  beforeAll(async () => {
-    large = await freshTable();
-    const costs = Array.from({ length: 300 }, (_, i) => ({
-      team_id: 2,
-      label: `Cost line ${String(i).padStart(3, '0')}`,
-      amount: '12.3456',
-      currency: 'EUR',
-    }));
-    await importDocument(
-      large,
-      snapshot({
-        teams: [team(1, 'big'), team(2, 'crowd')],
-        users: [user(10, [1, 2]), ...Array.from({ length: MEMBERS - 1 }, (_, i) => user(1_000 + i, [2]))],
-        tokens: [token(10, 'secret-token')],
-        projects: [...projects(1, 100), ...projects(2, 100)],
-        costs,
-      }),
-    );
-  }, 120_000);
-
-  it("costs a list what a small team's costs, at any depth of any team size: the head holds no members and no finance", async () => {
-    // The first table's team of 1,000 projects, this one's small team and crowd; first sight, then warm.
-    const pages = [
-      [table, '/api/big/projects?page=1'],
-      [table, '/api/big/projects?page=25'],
-      [table, '/api/big/projects?page=50'],
-      [large, '/api/big/projects?page=5'],
-      [large, '/api/crowd/projects?page=1'],
-      [large, '/api/crowd/projects?page=5'],
-    ] as const;
-    for (const [own, target] of pages) {
-      const request = functions(own.tableName);
-      const first = await request(target, { token: 'secret-token' });
-      const warm = await request(target, { token: 'secret-token' });
-      expect([target, first.status, first.rcu, first.roundTrips, warm.rcu, warm.roundTrips]).toEqual([
-        target,
-        200,
-        1.5,
-        2,
-        1.5,
-        1,
-      ]);
-    }
-  });
-
-  it('pays for its 300 lines on finances only', async () => {
-    const request = functions(large.tableName);
-    const r = await request('/api/crowd/finances', { token: 'secret-token' });
-    expect(r.status).toBe(200);
-    expect(r.body.results).toBe(300);
-    expect(r.roundTrips).toBe(1);
-    expect(r.rcu).toBeGreaterThan(1);
   });
 });

@@ -303,7 +303,15 @@ describeSources('npm start -- --source', (engine) => {
   it('serves the source, prints a token for --user, and serves a change made there; Ctrl-C stops it all', async () => {
     const start = startCommand(NODE, ['commands/start.ts', '--source', db.syncUrl, '--user', '11', '--port', '0'], {
       cwd: ROOT,
-      env: { ...process.env, DYNAMODB_ENDPOINT: undefined, TABLE_NAME: undefined, LOG_LEVEL: 'silent' },
+      env: {
+        ...process.env,
+        DYNAMODB_ENDPOINT: undefined,
+        TABLE_NAME: undefined,
+        LOG_LEVEL: 'silent',
+        // Its DynamoDB Local's Java on the quick compiler alone, as the other command tests start theirs
+        // (test/support/global-setup.ts says why): half the CPU of its start.
+        JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+      },
     });
     try {
       const out = await start.waitFor('stops the API and DynamoDB Local.', 120_000);
