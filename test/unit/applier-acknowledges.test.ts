@@ -13,7 +13,13 @@ import type { Touched } from '../../shared/sync/touches.ts';
  */
 const ctx = { mapping: defaultMapping('postgres') } as BatchContext;
 const renamed = (teamId: number, position: string): LoggedTransaction => ({
-  changes: [{ kind: 'update', table: 'projects', row: { id: 100 + teamId, team_id: teamId, name: `x ${position}` } }],
+  changes: [
+    {
+      kind: 'update',
+      table: 'projects',
+      row: { id: String(100 + teamId), team_id: String(teamId), name: `x ${position}` },
+    },
+  ],
   commit: { position, committedAt: Date.now() },
 });
 
