@@ -22,6 +22,11 @@ import { tableApi } from '../support/table-api.ts';
  * to a URL is test/unit/sync-secret.test.ts).
  */
 const TOKEN = 'ada-secret-token-0001';
+/**
+ * An invocation that must not wait (the running one ends minutes later) leaves "at once": well within
+ * the seconds a loaded machine may take, and far from the minutes it would wait.
+ */
+const LEAVES_AT_ONCE_MS = 10_000;
 
 /** The event of one scheduled invocation, as Scheduler fills the schedule's input in. */
 function schedulerEvent(): Record<string, string> {
@@ -116,7 +121,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
     await db?.drop();
   });
 
-  it('syncs, serves a change committed meanwhile within 10 s, and hands over to the next invocation within a second', async () => {
+  it('syncs, serves a change committed meanwhile within 10 s, and hands over to the next invocation within it', async () => {
     const first = invoke(8_000);
     await servedWithin(async () => (await projectNames()).includes('Site'), 30_000);
 
@@ -130,17 +135,18 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
     await expect.poll(() => said(second, 'taking over from the running invocation when it ends')).toBeTruthy();
     const third = invoke(150_000);
     expect(await third.done).toEqual({ outcome: 'left', reason: 'another invocation waits to take over' });
-    expect(Date.now() - third.started).toBeLessThan(1_000);
+    expect(Date.now() - third.started).toBeLessThan(LEAVES_AT_ONCE_MS);
 
     const ended = await first.done;
     expect(ended).toMatchObject({ outcome: 'synced', tookOver: false });
     await expect.poll(() => said(second, 'took the sync over'), { timeout: 5_000 }).toBeTruthy();
     const { heldUntil } = ended as Extract<SyncInvocation, { outcome: 'synced' }>;
     const heldFrom = Date.parse(said(second, 'took the sync over')!.timestamp);
-    // No overlap, and no gap to speak of: the lease changed hands within a second.
+    // No overlap; and the gap, which a change committed in it waits out, within the contract's 10 s
+    // (about 0.1 s on an idle machine: the figure is printed below).
     const gap = heldFrom - heldUntil;
     expect(gap).toBeGreaterThanOrEqual(0);
-    expect(gap).toBeLessThan(1_000);
+    expect(gap).toBeLessThan(10_000);
 
     // The second keeps the table in step.
     await db.query(
@@ -152,7 +158,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
     // An invocation that finds a holder running for minutes yet leaves at once.
     const fourth = invoke(150_000);
     expect(await fourth.done).toEqual({ outcome: 'left', reason: 'the running invocation ends later' });
-    expect(Date.now() - fourth.started).toBeLessThan(1_000);
+    expect(Date.now() - fourth.started).toBeLessThan(LEAVES_AT_ONCE_MS);
 
     second.end();
     expect(await second.done).toMatchObject({ outcome: 'synced', tookOver: true });
@@ -179,7 +185,7 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('the deployed sync
         .toBe(process.pid);
       const invocation = invoke(150_000);
       expect(await invocation.done).toEqual({ outcome: 'left', reason: 'a sync that runs elsewhere' });
-      expect(Date.now() - invocation.started).toBeLessThan(1_000);
+      expect(Date.now() - invocation.started).toBeLessThan(LEAVES_AT_ONCE_MS);
       expect(
         said(invocation, 'a sync that runs elsewhere holds the lease: this invocation leaves the table to it'),
       ).toBeTruthy();
