@@ -35,7 +35,7 @@ export interface Command<O extends Record<string, Option>> {
   main(line: CommandLine<O>): Promise<void>;
 }
 
-export type CommandLine<O extends Record<string, Option>> = ReturnType<
+type CommandLine<O extends Record<string, Option>> = ReturnType<
   typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>
 >;
 

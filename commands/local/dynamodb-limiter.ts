@@ -18,9 +18,6 @@ import {
 } from './limited-operations.ts';
 import { throttled, transactionThrottled, type ThrottlingException } from './throttling-answers.ts';
 
-export type { LimiterStats } from './capacity-ledger.ts';
-export type { ThrottlingException } from './throttling-answers.ts';
-
 export interface DynamoDbLimiterOptions {
   /** The DynamoDB-compatible endpoint to forward to (the suite's DynamoDB Local). */
   target: string;

@@ -55,7 +55,7 @@ export interface BatchOutcome {
 
 const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 /** Items of a team's lists past which it is written apart from its batch. */
-export const WRITTEN_APART_FROM = 1_000;
+const WRITTEN_APART_FROM = 1_000;
 
 export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
   const read = await ctx.source.readConsistently(() => readBatch(ctx, touched));

@@ -61,7 +61,7 @@ export interface Touch {
   on?: readonly ('insert' | 'update' | 'delete')[];
 }
 
-export interface Watch {
+interface Watch {
   /** The columns whose change is a change; an UPDATE that changes none of them is none. */
   columns: readonly string[];
   touches: readonly Touch[];

@@ -22,7 +22,7 @@ import { deleteRequest, putRequest, type TableRef } from './writer.ts';
  */
 
 /** Slots of a generation per item of hashes. */
-export const HASHES_PER_PAGE = 1_000;
+const HASHES_PER_PAGE = 1_000;
 /** Bytes a slot takes: its id (a float64: ids reach 2^53) and its item's hash (a uint64), big-endian. */
 const SLOT_BYTES = 16;
 /** Past this many items to read by key, a Query of the whole list costs less (and a BatchGetItem asks 100). */

@@ -38,7 +38,7 @@ export async function listUserTokens({ doc, tableName }: TableRef, userId: numbe
  * exist is left alone, and so is one of another user: a user's index may name a token it never got
  * (a write killed between the index and the token), which a later write gave to someone else.
  */
-export async function changeMemberships(
+async function changeMemberships(
   { doc, tableName }: TableRef,
   hash: string,
   userId: number,

@@ -140,16 +140,6 @@ export function widensToken(kept: Kept): boolean {
   );
 }
 
-/** Whether a kept token is written at all: narrowed or widened. */
-export function tokenChanges(kept: Kept): boolean {
-  const { desired, stored } = kept;
-  return (
-    String(desired.abilities) !== String(stored.abilities) ||
-    desired.expiresAt !== stored.expiresAt ||
-    widensToken(kept)
-  );
-}
-
 /** The abilities both lists grant (`*` grants every one). */
 function commonAbilities(stored: string[], given: string[]): string[] {
   if (stored.includes('*')) return given;

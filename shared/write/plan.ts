@@ -116,7 +116,7 @@ export interface Plan {
  * A list changes by the item while few of its items differ: at most this many, and at most a quarter
  * of the list; more, and writing it whole costs about as much and leaves no overlay.
  */
-export const EDITS_AT_MOST = 1_000;
+const EDITS_AT_MOST = 1_000;
 
 /** Whether the plan writes nothing at all. */
 export function isEmpty(plan: Plan): boolean {

@@ -47,8 +47,7 @@ export class LockLost extends Error {
 }
 
 /** What a writer says of a lock another live writer holds, while it waits. */
-export const heldBy = (item: LockItem) =>
-  `${item.holder === 'sync' ? 'a sync' : 'an import'} (${item.host}, pid ${item.pid})`;
+const heldBy = (item: LockItem) => `${item.holder === 'sync' ? 'a sync' : 'an import'} (${item.host}, pid ${item.pid})`;
 
 /** The team locks one writer holds, renewed together. */
 export class TeamLocks {
