@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { importLeaseKey, type Key, syncLeaseKey } from '../table/keys.ts';
+import { conditionally } from './writer.ts';
 
 /**
  * Leases on one item of the table, with the same discipline for both uses:
@@ -157,15 +158,7 @@ async function acquireLease(
   let lost = false;
 
   /** Sends a conditional write; false when its condition failed. */
-  const ifOurs = async (command: PutCommand | DeleteCommand) => {
-    try {
-      await doc.send(command as PutCommand);
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
-  };
+  const ifOurs = (command: PutCommand | DeleteCommand) => conditionally(doc.send(command as PutCommand));
 
   /**
    * Writes the lease as ours, if it is still as we saw it (free, the same stale lease, or ours as we

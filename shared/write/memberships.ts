@@ -11,7 +11,7 @@ import {
 } from '../table/keys.ts';
 import { memberItem, readTeamRecord } from './items.ts';
 import { getItems, queryAll } from './reads.ts';
-import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { conditionally, deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * Memberships live in three places, each with its own reader (shared/table/keys.ts):
@@ -46,8 +46,8 @@ async function changeMemberships(
   entries: string[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  try {
-    await doc.send(
+  await conditionally(
+    doc.send(
       new UpdateCommand({
         TableName: tableName,
         Key: tokenKey(hash),
@@ -55,10 +55,8 @@ async function changeMemberships(
         ConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: { ':entries': new Set(entries), ':user': userId },
       }),
-    );
-  } catch (error) {
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-  }
+    ),
+  );
 }
 
 /** Adds a team to (ADD) or takes it from (DELETE) the user item's `teams`. */

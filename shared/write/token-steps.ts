@@ -5,7 +5,7 @@ import type { DesiredToken, DesiredUser } from './desired.ts';
 import { sanctumIndexItem, tokenItem, userTokenItem } from './items.ts';
 import { settleTokenMemberships, userMemberships } from './memberships.ts';
 import { narrowedToken, type TokenPlan, tokenFingerprint, widensToken } from './plan-tokens.ts';
-import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { conditionally, deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * The token and user steps of a write (apply.ts): rights taken away before any team switches, rights
@@ -109,8 +109,9 @@ async function updateToken(table: TableRef, hash: string, userId: number, attrib
   const removed = names.filter((name) => attributes[name] === undefined);
   const setClause = `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`;
   const removeClause = removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : '';
-  try {
-    await table.doc.send(
+  // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
+  await conditionally(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: tokenKey(hash),
@@ -122,11 +123,8 @@ async function updateToken(table: TableRef, hash: string, userId: number, attrib
           ':user': userId,
         },
       }),
-    );
-  } catch (error) {
-    // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-  }
+    ),
+  );
 }
 
 /** A user item's attributes, set (the rest of the item stays). */
