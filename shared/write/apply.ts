@@ -174,8 +174,7 @@ async function writeBeside(
     }
     const asked = needs.get(teamId)?.get(list);
     if (asked === undefined || (asked !== 'all' && !asked.has(id))) return;
-    const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
-    (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
+    keep(gathered, teamId, list, id, json);
   };
   await items(needs, emit);
   await batch.flush();
@@ -191,6 +190,12 @@ async function writeBeside(
   );
   await writeRequests(bulkRef(writer), hashed);
   return gathered;
+}
+
+/** Keeps an item's JSON for step 4. */
+function keep(gathered: Gathered, teamId: number, list: ListResource, id: number, json: string) {
+  const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
+  (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
 }
 
 /** The 1-based rank of `id` among sorted ids, or 0 when it is not there. */
@@ -286,10 +291,7 @@ async function refreshTeam(writer: Writer, team: TeamPlan, gathered: Gathered, i
     if (lacking.length > 0) missing.set(id, new Map([[list, new Set(lacking)]]));
   }
   if (missing.size > 0) {
-    await items(missing, (teamId, list, itemId, json) => {
-      const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
-      (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(itemId, json);
-    });
+    await items(missing, (teamId, list, itemId, json) => keep(gathered, teamId, list, itemId, json));
   }
   await readMembers(writer, [team]);
 }

@@ -3,7 +3,7 @@ import { allPlacedItems } from '../table/list-layout.ts';
 import { itemHash } from './desired.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
-import { idOf, readStoredList } from './list-store.ts';
+import { idOf, notHeld, readStoredList, storedItem } from './list-store.ts';
 import { getItems, queryPages } from './reads.ts';
 import type { WriteRequest } from './batch-write.ts';
 import { deleteRequest, putRequest, type TableRef } from './writer.ts';
@@ -97,21 +97,13 @@ export async function readStoredHashes(
   const read = await getItems(table.doc, table.tableName, keys, { consistent: true });
   const jsonOf = new Map(read.map((item) => [String(item.sk), String(item.j)]));
   return placed.map((item): StoredItem => {
-    const stored = {
-      key: item.key,
-      slot: item.slot,
-      inserted: item.insertedId !== undefined,
-      ...(item.revision !== undefined && { revision: item.revision }),
-    };
     if (known(item)) {
       const page = bytes.get(Math.floor((item.slot - 1) / HASHES_PER_PAGE))!;
       const at = ((item.slot - 1) % HASHES_PER_PAGE) * SLOT_BYTES;
-      return { ...stored, id: page.readDoubleBE(at), json: '', hash: page.readBigUInt64BE(at + 8) };
+      return { ...storedItem(item, page.readDoubleBE(at), ''), hash: page.readBigUInt64BE(at + 8) };
     }
     const json = jsonOf.get(item.key);
-    if (json === undefined) {
-      throw new Error(`team ${teamId}: its ${list} head names ${item.key}, which the table does not hold`);
-    }
-    return { ...stored, id: item.insertedId ?? idOf(json), json, hash: itemHash(json) };
+    if (json === undefined) throw notHeld(teamId, list, item.key);
+    return { ...storedItem(item, item.insertedId ?? idOf(json), json), hash: itemHash(json) };
   });
 }
