@@ -91,7 +91,6 @@ function checked(props: SyncProps): SyncProps {
 export class TableSync extends Construct {
   readonly function: NodejsFunction;
   readonly role: Role;
-  readonly schedule: Schedule;
 
   constructor(scope: Construct, id: string, props: SyncProps & { table: ITable; logLevel?: string }) {
     super(scope, id);
@@ -246,7 +245,7 @@ export class TableSync extends Construct {
       new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.functionArn] }),
     );
     const fn = this.function;
-    this.schedule = new Schedule(this, 'Schedule', {
+    new Schedule(this, 'Schedule', {
       schedule: ScheduleExpression.rate(Duration.minutes(1)),
       timeWindow: TimeWindow.off(),
       description: 'Invokes the sync every minute: the running invocation hands over to the next',

@@ -85,8 +85,6 @@ function holderWord(item: LeaseItem, wanting: Holder): string {
 
 /** Another holder is alive: it renewed its lease while this one watched. */
 export class LeaseHeld extends Error {
-  /** What holds the lease: an import or a sync. */
-  readonly holder: Holder;
   constructor(item: LeaseItem, wanting: Holder) {
     super(
       `${holderWord(item, wanting)} is running (${item.host}, pid ${item.pid}, ` +
@@ -94,7 +92,6 @@ export class LeaseHeld extends Error {
         (wanting === 'import' ? ': run this import again when that one has finished' : ''),
     );
     this.name = 'LeaseHeld';
-    this.holder = item.holder ?? 'import';
   }
 }
 
