@@ -5,7 +5,7 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
+import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
 import {
   SCHEDULER_INPUT,
@@ -247,7 +247,6 @@ export class TableSync extends Construct {
     const fn = this.function;
     new Schedule(this, 'Schedule', {
       schedule: ScheduleExpression.rate(Duration.minutes(1)),
-      timeWindow: TimeWindow.off(),
       description: 'Invokes the sync every minute: the running invocation hands over to the next',
       target: {
         bind: () => ({
