@@ -238,39 +238,32 @@ function teamsOf(problem: PlanProblem, read: ReadBatch): number[] {
 
 /** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
 function planRefusal(problem: PlanProblem, teamId: number): Refusal {
+  const refusal = (collection: Refusal['collection'], id: unknown, line: string, part: ChangePart) => ({
+    collection,
+    id: String(id),
+    problem: line,
+    teamId,
+    part,
+  });
   switch (problem.kind) {
     case 'slugTaken':
-      return {
-        collection: 'teams',
-        id: String(teamId),
-        problem: `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`,
-        teamId,
-        part: 'team',
-      };
+      return refusal('teams', teamId, `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`, 'team');
     case 'slugCycle':
-      return {
-        collection: 'teams',
-        id: String(teamId),
-        problem: `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
+      return refusal(
+        'teams',
         teamId,
-        part: 'team',
-      };
+        `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
+        'team',
+      );
     case 'tooManyTeams':
-      return {
-        collection: 'users',
-        id: String(problem.userId),
-        problem: `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
-        teamId,
-        part: 'members',
-      };
+      return refusal(
+        'users',
+        problem.userId,
+        `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
+        'members',
+      );
     case 'tokenOfAnotherUser':
-      return {
-        collection: 'tokens',
-        id: String(problem.token.sanctumId),
-        problem: `belongs to user ${problem.owner} here`,
-        teamId,
-        part: 'token',
-      };
+      return refusal('tokens', problem.token.sanctumId, `belongs to user ${problem.owner} here`, 'token');
   }
 }
 
