@@ -1,6 +1,7 @@
 import ZongJi, { type AnyBinlogEvent, type TableMapEvent } from '@vlasky/zongji';
 import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
+import { EXACT_VALUES } from '../source/mysql.ts';
 import type { ChangeStream, LogIntervals, LoggedChange, LoggedTransaction } from './change-source.ts';
 import { LogPositionLost } from './change-source.ts';
 import {
@@ -119,16 +120,12 @@ export class BinlogStream implements ChangeStream {
     this.started = new Promise((resolve, reject) => {
       this.markStarted = (error) => (error ? reject(error) : resolve());
     });
-    // The values as the sync reads them elsewhere (source.ts): exact decimals and 64-bit integers,
+    // The values as the sync reads them elsewhere (source/mysql.ts): exact decimals and 64-bit integers,
     // times as the text the column holds (TIMESTAMP in UTC), JSON as its text.
     this.zongji = new ZongJi({
       uri: parseSourceUrl(options.url).url.replace(/^mariadb:/, 'mysql:'),
       connectTimeout: this.silenceMs,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      decimalNumbers: false,
-      dateStrings: true,
-      timezone: 'Z',
+      ...EXACT_VALUES,
       jsonStrings: true,
     });
     this.watchNameReads();
