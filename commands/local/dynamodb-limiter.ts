@@ -136,7 +136,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
       const asked = { ...headers, 'x-amz-target': 'DynamoDB_20120810.DescribeTable', 'content-type': AMZ_JSON };
       described = send(asked, '/', request).then(({ status, body }) => {
         if (status !== 200) return undefined;
-        const table = JSON.parse(body.toString('utf8')).Table;
+        const table = JSON.parse(body.toString()).Table;
         const keyOf = (type: string) =>
           (table.KeySchema as { AttributeName: string; KeyType: string }[]).find((k) => k.KeyType === type)
             ?.AttributeName;
@@ -168,7 +168,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
     if (!LIMITED.has(operation)) return undefined;
     let parsed: Body;
     try {
-      parsed = JSON.parse(body.toString('utf8'));
+      parsed = JSON.parse(body.toString());
     } catch {
       return undefined;
     }
@@ -214,11 +214,11 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
       for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, 0);
       throw error;
     }
-    const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString('utf8')) : undefined;
+    const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString()) : undefined;
     if (!answer) {
       // DynamoDB charges a write whose condition failed, as DynamoDB Local does not say; any other
       // error (a request it refused as invalid) consumed nothing.
-      const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString('utf8'));
+      const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString());
       for (const [i, demand] of demands.entries())
         if (admitted[i]) ledger.settle(kind, demand, charged ? demand.units : 0);
       return upstream;
@@ -269,7 +269,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
 
 function tableNameIn(body: Buffer): string {
   try {
-    return tableName(String(JSON.parse(body.toString('utf8')).TableName));
+    return tableName(String(JSON.parse(body.toString()).TableName));
   } catch {
     return '';
   }

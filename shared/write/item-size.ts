@@ -10,7 +10,7 @@
 /** DynamoDB's limit of one item, key attributes included. */
 export const DYNAMODB_ITEM_BYTES = 400 * 1024;
 
-export const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
+export const utf8 = (text: string) => Buffer.byteLength(text);
 
 /** The size of a number (its text) as DynamoDB stores it: leading and trailing zeros are not digits. */
 export function numberSize(text: string): number {
