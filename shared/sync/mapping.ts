@@ -144,6 +144,10 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
   };
 }
 
+/** The mapping for a source's shape: Laravel's, with a mapping file's replacements where one is given. */
+export const mappingFor = (engine: SourceEngine, file?: unknown) => (shape: SourceShape) =>
+  file === undefined ? defaultMapping(engine, shape) : withMappingFile(defaultMapping(engine, shape), file);
+
 /** The tables the log must report: the mapping's watched tables (the publication's, on PostgreSQL). */
 export const watchedTables = (mapping: Mapping) => Object.keys(mapping.watch).sort();
 
