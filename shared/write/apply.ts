@@ -5,7 +5,7 @@ import { membersFingerprint } from './fingerprint.ts';
 import { pendingItem, resourceItem } from './items.ts';
 import { listHashRequests } from './list-hashes.ts';
 import { clearDeadWriters, clearOrphanVersions, sweepReplaced } from './ledger.ts';
-import { joinTeam, leaveTeam } from './memberships.ts';
+import { changeMembers } from './memberships.ts';
 import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
 import { onlyMembers, recordMembers, removeTeamItems, switchUnit, TeamChanged } from './team-switch.ts';
 import { narrowTokens, widenTokens, writeUserNames } from './token-steps.ts';
@@ -57,7 +57,7 @@ export async function applyPlan(writer: Writer, plan: Plan, items: ItemSource, h
   for (const team of plan.removedTeams) {
     const id = team.stored.identity.id;
     await underLocks(writer, [id], hooks, async () => {
-      await leaveTeam(writer, id, team.stored.membersGeneration, team.leaving);
+      await changeMembers(writer, id, team.stored.membersGeneration, team.leaving, 'DELETE');
       await removeTeamItems(writer, team);
     });
   }
@@ -232,7 +232,9 @@ async function switchUnits(writer: Writer, plan: Plan, gathered: Gathered, items
   });
   for (const [team, users] of early) {
     const id = team.desired.identity.id;
-    await underLocks(writer, [id], hooks, () => leaveTeam(writer, id, team.next.membersGeneration, users));
+    await underLocks(writer, [id], hooks, () =>
+      changeMembers(writer, id, team.next.membersGeneration, users, 'DELETE'),
+    );
   }
   let done = 0;
   for (const unit of units) {
@@ -242,7 +244,8 @@ async function switchUnits(writer: Writer, plan: Plan, gathered: Gathered, items
       for (const team of unit) {
         const left = early.get(team) ?? [];
         const leaving = team.leaving.filter((userId) => !left.includes(userId));
-        if (leaving.length > 0) await leaveTeam(writer, team.desired.identity.id, team.next.membersGeneration, leaving);
+        if (leaving.length > 0)
+          await changeMembers(writer, team.desired.identity.id, team.next.membersGeneration, leaving, 'DELETE');
         await writeEdits(writer, team, gathered);
       }
       await switchUnit(writer, unit);
@@ -317,7 +320,7 @@ async function writeEdits(writer: Writer, team: TeamPlan, gathered: Gathered): P
 async function membersJoin(writer: Writer, team: TeamPlan): Promise<void> {
   const { desired, stored, next, changes } = team;
   const id = desired.identity.id;
-  if (team.joining.length > 0) await joinTeam(writer, id, next.membersGeneration, team.joining);
+  if (team.joining.length > 0) await changeMembers(writer, id, next.membersGeneration, team.joining, 'ADD');
   if (changes.has('members'))
     await recordMembers(writer, onlyMembers(team) ? stored! : next, membersFingerprint(desired.memberIds!));
 }

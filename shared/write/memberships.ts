@@ -72,28 +72,28 @@ function changeUserTeams(writer: Writer, userId: number, change: 'ADD' | 'DELETE
   );
 }
 
-/** Users join a team's members: their user items, the team's member index, then every token of each. */
-export async function joinTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
+/**
+ * Users join (ADD) or leave (DELETE) a team's members: their user items, the team's member index, then
+ * every token of each.
+ */
+export async function changeMembers(
+  writer: Writer,
+  teamId: number,
+  membersGeneration: string,
+  userIds: number[],
+  change: 'ADD' | 'DELETE',
+) {
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(writer, userId, 'ADD', teamId);
-    await writeRequests(writer, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
+    await changeUserTeams(writer, userId, change, teamId);
+    const index =
+      change === 'ADD'
+        ? putRequest(memberItem(teamId, membersGeneration, userId))
+        : deleteRequest(memberKey(teamId, membersGeneration, userId));
+    await writeRequests(writer, [index], teamId);
     for (const hash of await listUserTokens(writer, userId)) {
       writer.locks.assertHeld(teamId);
-      await changeMemberships(writer, hash, userId, 'ADD', entry);
-    }
-  });
-}
-
-/** Users leave a team's members: their user items, the team's member index, then every token of each. */
-export async function leaveTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
-  const entry = [membershipEntry(teamId, membersGeneration)];
-  await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(writer, userId, 'DELETE', teamId);
-    await writeRequests(writer, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
-    for (const hash of await listUserTokens(writer, userId)) {
-      writer.locks.assertHeld(teamId);
-      await changeMemberships(writer, hash, userId, 'DELETE', entry);
+      await changeMemberships(writer, hash, userId, change, entry);
     }
   });
 }
