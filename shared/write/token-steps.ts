@@ -104,24 +104,16 @@ const fieldsOf = (token: DesiredToken, startedAt: number) => ({
 
 /** Sets the attributes given, removes those given as undefined: on condition that the token is still its user's. */
 async function updateToken(table: TableRef, hash: string, userId: number, attributes: Record<string, unknown>) {
-  const names = Object.keys(attributes);
-  const set = names.filter((name) => attributes[name] !== undefined);
-  const removed = names.filter((name) => attributes[name] === undefined);
-  const setClause = `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`;
-  const removeClause = removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : '';
+  const update = updateOf(attributes);
   // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
   await conditionally(
     table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: tokenKey(hash),
-        UpdateExpression: setClause + removeClause,
+        ...update,
         ConditionExpression: 'user_id = :user',
-        ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
-        ExpressionAttributeValues: {
-          ...Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
-          ':user': userId,
-        },
+        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':user': userId },
       }),
     ),
   );
@@ -129,21 +121,26 @@ async function updateToken(table: TableRef, hash: string, userId: number, attrib
 
 /** A user item's attributes, set (the rest of the item stays). */
 async function setUser(table: TableRef, userId: number, attributes: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(attributes).filter((name) => attributes[name] !== undefined);
-  const removed = Object.keys(attributes).filter((name) => attributes[name] === undefined);
+  await table.doc.send(
+    new UpdateCommand({ TableName: table.tableName, Key: userKey(userId), ...updateOf(attributes) }),
+  );
+}
+
+/** An update that sets the attributes given and removes those given as undefined. */
+function updateOf(attributes: Record<string, unknown>) {
+  const names = Object.keys(attributes);
+  const set = names.filter((name) => attributes[name] !== undefined);
+  const removed = names.filter((name) => attributes[name] === undefined);
   const clauses = [
-    ...(names.length > 0 ? [`SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
+    ...(set.length > 0 ? [`SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
     ...(removed.length > 0 ? [`REMOVE ${removed.map((name) => `#${name}`).join(', ')}`] : []),
   ];
-  await table.doc.send(
-    new UpdateCommand({
-      TableName: table.tableName,
-      Key: userKey(userId),
-      UpdateExpression: clauses.join(' '),
-      ExpressionAttributeNames: Object.fromEntries(Object.keys(attributes).map((name) => [`#${name}`, name])),
-      ...(names.length > 0 && {
-        ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]])),
-      }),
+  return {
+    UpdateExpression: clauses.join(' '),
+    ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+    // DynamoDB refuses an empty map of values.
+    ...(set.length > 0 && {
+      ExpressionAttributeValues: Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
     }),
-  );
+  };
 }
