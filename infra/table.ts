@@ -5,7 +5,8 @@ import { UsageError } from './usage-error.ts';
 
 /**
  * The table the API serves: on-demand, point-in-time recovery, deletion protection, kept when the
- * stack goes (a Table's removal policy is RETAIN unless told otherwise); or an existing one (string `pk`/`sk`) named by existingTableName.
+ * stack goes (a Table's removal policy is RETAIN unless told otherwise); or an existing one (string
+ * `pk`/`sk`) named by existingTableName.
  */
 export function serviceTable(stack: Stack, existingTableName?: string): ITable {
   if (existingTableName === undefined) {
