@@ -4,7 +4,7 @@ import { compactList } from '../write/compaction.ts';
 import { needsCompaction } from '../write/list-edits.ts';
 import type { ItemSource } from '../write/desired.ts';
 import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type TeamPlan } from '../write/plan.ts';
-import { getItems } from '../write/reads.ts';
+import { readItems } from '../write/reads.ts';
 import type { Writer } from '../write/writer.ts';
 import { desiredOf, type ReadBatch } from './desired-of.ts';
 import type { ChangePart, Mapping } from './mapping.ts';
@@ -106,9 +106,7 @@ async function readBatch(ctx: BatchContext, touched: Touched): Promise<ReadBatch
   const teams = new Map<number, { team: SourceTeam; ask: TeamAsk }>();
   const held = new Set<number>();
   const readSome = async (asks: Map<number, TeamAsk>) => {
-    const records = await getItems(writer.doc, writer.tableName, [...asks.keys()].map(teamRecordKey), {
-      consistent: true,
-    });
+    const records = await readItems(writer, [...asks.keys()].map(teamRecordKey));
     for (const record of records) held.add(Number(record.team_id));
     for (const [teamId, asked] of asks) {
       // A team the table does not hold yet is read, and written, whole; a held one with the parts

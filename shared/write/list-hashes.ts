@@ -4,7 +4,7 @@ import { itemHash } from './desired.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
 import { idOf, notHeld, readStoredList, storedItem } from './list-store.ts';
-import { getItems, queryPages } from './reads.ts';
+import { readItems, queryPages } from './reads.ts';
 import type { WriteRequest } from './batch-write.ts';
 import { deleteRequest, putRequest, type TableRef } from './writer.ts';
 
@@ -79,11 +79,9 @@ export async function readStoredHashes(
   if (layout.count === 0) return [];
   const placed = allPlacedItems(layout);
   const pageCount = Math.ceil(layout.base / HASHES_PER_PAGE);
-  const pages = await getItems(
-    table.doc,
-    table.tableName,
+  const pages = await readItems(
+    table,
     Array.from({ length: pageCount }, (_, page) => listHashesKey(teamId, layout.generation, list, page)),
-    { consistent: true },
   );
   const written = Number(pages[0]?.slots ?? 0);
   const bytes = new Map(pages.map((page) => [Number(page.sk), Buffer.from(page.h as Uint8Array)]));
@@ -94,7 +92,7 @@ export async function readStoredHashes(
   if (!complete || unknown.length > READ_BY_KEY_AT_MOST) return readStoredList(table, teamId, list, part);
   const partition = generationPartition(teamId, layout.generation, list);
   const keys = unknown.map((item) => ({ pk: partition, sk: item.key }));
-  const read = await getItems(table.doc, table.tableName, keys, { consistent: true });
+  const read = await readItems(table, keys);
   const jsonOf = new Map(read.map((item) => [String(item.sk), String(item.j)]));
   return placed.map((item): StoredItem => {
     if (known(item)) {

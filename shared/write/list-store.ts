@@ -2,7 +2,7 @@ import { generationPartition, type ListResource } from '../table/keys.ts';
 import { allPlacedItems, type PlacedItem } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
-import { getItems, queryPages } from './reads.ts';
+import { readItems, queryPages } from './reads.ts';
 import type { TableRef } from './writer.ts';
 
 /**
@@ -75,9 +75,7 @@ export async function readStoredAround(
   const readAt = async (indexes: number[]) => {
     const wanted = [...new Set(indexes)].filter((index) => !read.has(index));
     const keys = wanted.map((index) => ({ pk: partition, sk: stored[index]!.key }));
-    const found = new Map(
-      (await getItems(table.doc, table.tableName, keys, { consistent: true })).map((item) => [item.sk, String(item.j)]),
-    );
+    const found = new Map((await readItems(table, keys)).map((item) => [item.sk, String(item.j)]));
     for (const index of wanted) {
       const item = stored[index]!;
       const json = found.get(item.key);

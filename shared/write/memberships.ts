@@ -10,7 +10,7 @@ import {
   userTokensQuery,
 } from '../table/keys.ts';
 import { memberItem, readTeamRecord } from './items.ts';
-import { getItems, queryAll } from './reads.ts';
+import { readItems, queryAll } from './reads.ts';
 import { conditionally, deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
@@ -107,13 +107,9 @@ export async function userMemberships(table: TableRef, userId: number): Promise<
     new GetCommand({ TableName: table.tableName, Key: userKey(userId), ConsistentRead: true }),
   );
   const teamIds = [...((user?.teams as Iterable<number> | undefined) ?? [])];
-  const teams = (await getItems(table.doc, table.tableName, teamIds.map(teamRecordKey), { consistent: true })).map(
-    readTeamRecord,
-  );
+  const teams = (await readItems(table, teamIds.map(teamRecordKey))).map(readTeamRecord);
   const indexKeys = teams.map((team) => memberKey(team.identity.id, team.membersGeneration, userId));
-  const indexed = new Set(
-    (await getItems(table.doc, table.tableName, indexKeys, { consistent: true })).map((item) => String(item.pk)),
-  );
+  const indexed = new Set((await readItems(table, indexKeys)).map((item) => String(item.pk)));
   return new Set(
     teams
       .filter((_, i) => indexed.has(indexKeys[i]!.pk))
