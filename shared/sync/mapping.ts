@@ -175,7 +175,8 @@ export class MappingError extends Error {
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A plain SQL name: a table or a column. */
+export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LIST_PARTS: readonly ChangePart[] = ['projects', 'daemons'];
 const TEAM_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 

@@ -32,8 +32,8 @@ import { conditionally } from './writer.ts';
  * announces that end on the item; its successor, asked to wait for a holder ending soon, takes the
  * lease over the moment it is given back instead of watching for a renewal.
  */
-const LEASE_MS = 60_000;
-const RENEW_EVERY_MS = 15_000;
+export const LEASE_MS = 60_000;
+export const RENEW_EVERY_MS = 15_000;
 const POLL_MS = 1_000;
 /** How often a holder that is about to end is looked at, so its successor takes over at once. */
 const HANDOVER_POLL_MS = 100;

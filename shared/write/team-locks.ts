@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { teamLockKey } from '../table/keys.ts';
-import { BOOT_ID, isDeadHere } from './lease.ts';
+import { BOOT_ID, type Holder, isDeadHere, LEASE_MS, RENEW_EVERY_MS } from './lease.ts';
 import { conditionally, type TableRef } from './writer.ts';
 
 /**
@@ -19,12 +19,9 @@ import { conditionally, type TableRef } from './writer.ts';
  *
  * Taking and giving back a lock is one write each: what a small change pays for it.
  */
-const LEASE_MS = 60_000;
-const RENEW_EVERY_MS = 15_000;
+
 /** How often a writer looks again at a lock another holds. */
 const WAIT_POLL_MS = 250;
-
-export type Holder = 'import' | 'sync';
 
 interface LockItem {
   owner: string;
