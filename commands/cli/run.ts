@@ -46,6 +46,13 @@ export function command<const O extends Record<string, Option>>(
   return { ...spec, main };
 }
 
+/** The settings of a command that writes an existing table (npm run import, npm run token), for `--help`. */
+export const TABLE_ENVIRONMENT = {
+  TABLE_NAME: 'the table (default team-resources)',
+  DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+  AWS_REGION: "AWS's region (credentials: the AWS default chain)",
+};
+
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type StopSignal = (typeof STOP_SIGNALS)[number];
 const EXIT_CODES = 'exit codes: 0 done, 1 failed (the message says why), 2 usage error';
