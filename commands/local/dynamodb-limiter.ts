@@ -91,12 +91,13 @@ interface Reply {
 export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Promise<DynamoDbLimiter> {
   const target = new URL(options.target);
   const clock = options.clock ?? (() => performance.now());
+  const limits = { ...DYNAMODB_LIMITS, ...options };
   const ledger = new CapacityLedger(
     {
-      partitionWrite: options.writeUnitsPerPartitionKey ?? DYNAMODB_LIMITS.writeUnitsPerPartitionKey,
-      partitionRead: options.readUnitsPerPartitionKey ?? DYNAMODB_LIMITS.readUnitsPerPartitionKey,
-      tableWrite: options.tableWriteUnits ?? DYNAMODB_LIMITS.tableWriteUnits,
-      tableRead: options.tableReadUnits ?? DYNAMODB_LIMITS.tableReadUnits,
+      partitionWrite: limits.writeUnitsPerPartitionKey,
+      partitionRead: limits.readUnitsPerPartitionKey,
+      tableWrite: limits.tableWriteUnits,
+      tableRead: limits.tableReadUnits,
     },
     clock,
   );
