@@ -3,7 +3,7 @@ import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
 import { EXACT_VALUES } from '../source/mysql.ts';
 import type { ChangeStream, LogIntervals, LoggedChange, LoggedTransaction } from './change-source.ts';
-import { LogPositionLost } from './change-source.ts';
+import { LogPositionLost, PART_CHANGES } from './change-source.ts';
 import {
   type BinlogPosition,
   binlogStatus,
@@ -24,8 +24,6 @@ const HEARTBEAT_MS = 1_000;
  * (this and SOURCE_SILENCE_MS: unless options.intervals says otherwise).
  */
 const PROGRESS_MS = 5_000;
-/** A transaction larger than this is handed over in parts. */
-const PART_CHANGES = 1_000;
 /** Changes waiting for the sync beyond this, reading the log pauses (a sync far behind reads at its own pace). */
 const QUEUE_LIMIT = 20_000;
 /**
