@@ -95,13 +95,7 @@ const workloads = (rows: number): [string, Op][] => [
  * What the sessions commit in `seconds`, each as fast as it can: rows a second, and statements that
  * succeeded; the errors counted by code (`label: code`).
  */
-export async function writeFor(
-  sessions: SourceSession[],
-  seconds: number,
-  op: Op,
-  errors: Map<string, number>,
-  label = '',
-) {
+async function writeFor(sessions: SourceSession[], seconds: number, op: Op, errors: Map<string, number>, label = '') {
   const started = performance.now();
   let [rows, statements] = [0, 0];
   await Promise.all(
@@ -123,7 +117,7 @@ export async function writeFor(
   return { rate: rows / ((performance.now() - started) / 1_000), statements };
 }
 
-export interface ThroughputRow {
+interface ThroughputRow {
   engine: string;
   workload: string;
   writers: number;

@@ -9,7 +9,7 @@ import { secretOf, slugOf, tokenId, userId } from './sources.ts';
  * changes made to its snapshot for the import, and the API's answers about it.
  */
 export const TEAM = 1;
-export const OWNER_TOKEN = secretOf(tokenId(userId(TEAM, 0)));
+const OWNER_TOKEN = secretOf(tokenId(userId(TEAM, 0)));
 export const outsider = (i: number) => 9_000 + i;
 export const outsiderToken = (i: number) => secretOf(tokenId(outsider(i)));
 

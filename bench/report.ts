@@ -42,7 +42,7 @@ export const int = (value: number) => Math.round(value).toLocaleString('en');
 const items = (a: Answer) => a.calls.calls.reduce((n, c) => n + c.items, 0);
 
 /** min / median / max of the per-pair ratios, and how many: `1.021× / 1.034× / 1.062× (n=15)`. */
-export function spread(pairs: Pair[]): string {
+function spread(pairs: Pair[]): string {
   const values = ratios(pairs);
   const x = (v: number) => `${v.toFixed(3)}×`;
   return `${x(Math.min(...values))} / ${x(median(values))} / ${x(Math.max(...values))} (n=${values.length})`;
@@ -227,7 +227,7 @@ export function measuredLine(startedLoad: string, seconds: number): string {
 }
 
 /** The commit measured, `-dirty` when the work tree differed from it. */
-export function commit(): string {
+function commit(): string {
   return execFileSync('git', ['describe', '--always', '--dirty'], {
     cwd: new URL('..', import.meta.url),
     encoding: 'utf8',

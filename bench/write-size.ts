@@ -24,7 +24,7 @@ import type { SourceSnapshot } from '../test/support/source-seed.ts';
  * What a change writes (docs/performance.md): the items and write units one change costs the sync,
  * counted at its client, against the whole-list rewrite, at 2,000, 20,000 and 100,000 projects.
  */
-export interface WriteRow {
+interface WriteRow {
   size: number;
   change: string;
   /** Changes the row's figures are the sum of. */

@@ -1,6 +1,6 @@
 import { describeDatabaseError, fail, placeText } from './cli/errors.ts';
 import { inputFile } from './cli/paths.ts';
-import { command, runCommand, whileInterruptible } from './cli/run.ts';
+import { command, runCommand, TABLE_ENVIRONMENT, whileInterruptible } from './cli/run.ts';
 import { counted, escapeText, reportLine } from './cli/text.ts';
 
 /** npm run import -- file.json: validates the whole snapshot (pass 1), then imports it (pass 2). */
@@ -19,11 +19,7 @@ hosts) refuses plain-text tokens unless --allow-plain-tokens.`,
       help: 'import plain-text `token` entries into a table on AWS too (their secrets are in the file)',
     },
   },
-  environment: {
-    TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
-    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
-  },
+  environment: TABLE_ENVIRONMENT,
   positionals: ['<snapshot.json>'],
 } as const;
 

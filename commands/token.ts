@@ -1,7 +1,7 @@
 import { isTokenAbility, TOKEN_ABILITIES } from '../shared/table/abilities.ts';
 import { expiryFrom } from './tokens/expiry.ts';
 import { fail, usageError } from './cli/errors.ts';
-import { command, runCommand } from './cli/run.ts';
+import { command, runCommand, TABLE_ENVIRONMENT } from './cli/run.ts';
 import { escapeText, shownText } from './cli/text.ts';
 import { idValue, nameValue } from './cli/values.ts';
 
@@ -45,11 +45,7 @@ commands:
       help: 'a token id as list shows it (64 hex characters), or with --user a Sanctum id',
     },
   },
-  environment: {
-    TABLE_NAME: 'the table (default team-resources)',
-    DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
-    AWS_REGION: "AWS's region (credentials: the AWS default chain)",
-  },
+  environment: TABLE_ENVIRONMENT,
   positionals: ['[<command>]', '[<token>]'],
 } as const;
 type Values = { [K in keyof typeof TOKEN.options]?: string };

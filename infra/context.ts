@@ -121,7 +121,7 @@ export function propsFromContext(node: Node): TeamResourcesStackProps {
 export const SYNC_CONTEXT_KEYS = ['syncSourceSecretArn', 'syncVpcId', 'syncSubnetIds', 'syncSecurityGroupIds'] as const;
 
 /** The sync's optional context keys, each only with the four. */
-export const SYNC_OPTIONAL_KEYS = ['syncSecretKeyArn', 'syncTimezone', 'syncMapping'] as const;
+const SYNC_OPTIONAL_KEYS = ['syncSecretKeyArn', 'syncTimezone', 'syncMapping'] as const;
 
 /**
  * The sync's settings from context values, when all four keys are given; some of them only is an

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_MS } from '../shared/api/function-settings.ts';
 
 /** The repository root: the bundler's project root and where package-lock.json lives. */
@@ -41,7 +41,6 @@ export function functionBasics(entry: string): NodejsFunctionProps {
       // Stack traces need the mappings only; the sources themselves would triple the map's size.
       sourcesContent: false,
       bundleAwsSDK: true,
-      logLevel: LogLevel.WARNING,
       esbuildArgs: {
         '--alias:node:http': NODE_HTTP_THROUGH_REQUIRE,
         '--alias:http': NODE_HTTP_THROUGH_REQUIRE,

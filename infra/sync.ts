@@ -5,7 +5,7 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
+import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
 import {
   SCHEDULER_INPUT,
@@ -91,7 +91,6 @@ function checked(props: SyncProps): SyncProps {
 export class TableSync extends Construct {
   readonly function: NodejsFunction;
   readonly role: Role;
-  readonly schedule: Schedule;
 
   constructor(scope: Construct, id: string, props: SyncProps & { table: ITable; logLevel?: string }) {
     super(scope, id);
@@ -246,9 +245,8 @@ export class TableSync extends Construct {
       new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.functionArn] }),
     );
     const fn = this.function;
-    this.schedule = new Schedule(this, 'Schedule', {
+    new Schedule(this, 'Schedule', {
       schedule: ScheduleExpression.rate(Duration.minutes(1)),
-      timeWindow: TimeWindow.off(),
       description: 'Invokes the sync every minute: the running invocation hands over to the next',
       target: {
         bind: () => ({

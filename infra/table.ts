@@ -1,11 +1,12 @@
-import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { KEY_SCHEMA } from '../shared/table/keys.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
  * The table the API serves: on-demand, point-in-time recovery, deletion protection, kept when the
- * stack goes; or an existing one (string `pk`/`sk`) named by existingTableName.
+ * stack goes (a Table's removal policy is RETAIN unless told otherwise); or an existing one (string
+ * `pk`/`sk`) named by existingTableName.
  */
 export function serviceTable(stack: Stack, existingTableName?: string): ITable {
   if (existingTableName === undefined) {
@@ -16,7 +17,6 @@ export function serviceTable(stack: Stack, existingTableName?: string): ITable {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       encryption: TableEncryption.AWS_MANAGED,
-      removalPolicy: RemovalPolicy.RETAIN,
     });
   }
   if (/^[A-Za-z0-9_.-]{3,255}$/.test(existingTableName)) return Table.fromTableName(stack, 'Table', existingTableName);

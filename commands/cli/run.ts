@@ -35,7 +35,7 @@ export interface Command<O extends Record<string, Option>> {
   main(line: CommandLine<O>): Promise<void>;
 }
 
-export type CommandLine<O extends Record<string, Option>> = ReturnType<
+type CommandLine<O extends Record<string, Option>> = ReturnType<
   typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>
 >;
 
@@ -45,6 +45,13 @@ export function command<const O extends Record<string, Option>>(
 ): Command<O> {
   return { ...spec, main };
 }
+
+/** The settings of a command that writes an existing table (npm run import, npm run token), for `--help`. */
+export const TABLE_ENVIRONMENT = {
+  TABLE_NAME: 'the table (default team-resources)',
+  DYNAMODB_ENDPOINT: 'the endpoint to call (else AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or AWS)',
+  AWS_REGION: "AWS's region (credentials: the AWS default chain)",
+};
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type StopSignal = (typeof STOP_SIGNALS)[number];

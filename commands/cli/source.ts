@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { fail, usageError } from './errors.ts';
 import { inputFile } from './paths.ts';
 import { escapeText } from './text.ts';
-import type { SourceShape } from '../../shared/sync/mapping.ts';
 
 /**
  * The source database as the commands that sync take it (npm run sync, npm start -- --source):
@@ -27,7 +26,7 @@ export async function sourceOptions(values: { source?: string; mapping?: string;
     usageError(`--timezone must be a time zone such as UTC or Europe/Berlin, not "${escapeText(timezone)}"`);
   }
   const file = values.mapping === undefined ? undefined : await inputFile(values.mapping, '--mapping');
-  const { defaultMapping, MappingError, withMappingFile } = await import('../../shared/sync/mapping.ts');
+  const { defaultMapping, MappingError, mappingFor, withMappingFile } = await import('../../shared/sync/mapping.ts');
   let given: unknown;
   if (file) {
     try {
@@ -42,10 +41,7 @@ export async function sourceOptions(values: { source?: string; mapping?: string;
     }
   }
   /** The mapping for the source's shape: Laravel's (with or without team slugs), the file's replacements on it. */
-  const mapping = (shape: SourceShape) => {
-    const defaults = defaultMapping(source.engine, shape);
-    return given === undefined ? defaults : withMappingFile(defaults, given);
-  };
+  const mapping = mappingFor(source.engine, given);
   /** What repeats the options a hint names again (`--mapping <file>`), so that following it works. */
   const repeat = values.mapping === undefined ? '' : ` --mapping ${values.mapping}`;
   return { source, timezone, mapping, repeat };

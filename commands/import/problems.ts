@@ -31,7 +31,7 @@ export class Problems {
 }
 
 /** Quotes text from the snapshot for a message (shared/domain/strings.ts), escaped as everything a command echoes. */
-export function quote(text: string): string {
+function quote(text: string): string {
   return escapeText(quoted(text));
 }
 

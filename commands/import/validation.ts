@@ -44,9 +44,9 @@ export interface SnapshotTeam {
 }
 
 /** A user as the snapshot gives it, each team listed once. */
-export type SnapshotUser = RecordOf<'users'>;
+type SnapshotUser = RecordOf<'users'>;
 
-export interface SnapshotToken {
+interface SnapshotToken {
   index: number;
   userId: number;
   /** SHA-256 of the secret: the secret itself is not kept past validation. */

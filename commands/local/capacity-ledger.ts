@@ -37,7 +37,7 @@ export interface Demand {
   units: number;
 }
 
-export interface Usage {
+interface Usage {
   writeUnits: number;
   readUnits: number;
   /** Demands refused: whole requests, and items of a batch or a transaction. */

@@ -1,3 +1,5 @@
+import { numberSize, utf8 } from '../../shared/write/item-size.ts';
+
 /**
  * What DynamoDB charges, in its own units, for items in its JSON wire form (`{"S": "…"}`,
  * `{"N": "…"}`, …), for the DynamoDB limiter (dynamodb-limiter.ts). Pure: no clock, no I/O.
@@ -25,23 +27,10 @@ const KB = 1024;
 const READ_BLOCK = 4 * KB;
 const READ_PRICE: Record<ReadMode, number> = { eventual: 0.5, strong: 1, transactional: 2 };
 
-const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 const binary = (base64: string) => Buffer.byteLength(base64, 'base64');
 
-/** A number as DynamoDB stores it: leading and trailing zeros are not significant digits. */
-function numberSize(text: string): number {
-  const digits = text
-    .trim()
-    .replace(/^[-+]/, '')
-    .replace(/e.*$/i, '')
-    .replace('.', '')
-    .replace(/^0+/, '')
-    .replace(/0+$/, '');
-  return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
-}
-
 /** The size of one value, without its attribute's name. */
-export function valueSize(value: AttributeValue): number {
+function valueSize(value: AttributeValue): number {
   const [type, content] = Object.entries(value)[0] ?? [];
   switch (type) {
     case 'S':

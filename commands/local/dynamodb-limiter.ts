@@ -18,9 +18,6 @@ import {
 } from './limited-operations.ts';
 import { throttled, transactionThrottled, type ThrottlingException } from './throttling-answers.ts';
 
-export type { LimiterStats } from './capacity-ledger.ts';
-export type { ThrottlingException } from './throttling-answers.ts';
-
 export interface DynamoDbLimiterOptions {
   /** The DynamoDB-compatible endpoint to forward to (the suite's DynamoDB Local). */
   target: string;
@@ -94,12 +91,13 @@ interface Reply {
 export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Promise<DynamoDbLimiter> {
   const target = new URL(options.target);
   const clock = options.clock ?? (() => performance.now());
+  const limits = { ...DYNAMODB_LIMITS, ...options };
   const ledger = new CapacityLedger(
     {
-      partitionWrite: options.writeUnitsPerPartitionKey ?? DYNAMODB_LIMITS.writeUnitsPerPartitionKey,
-      partitionRead: options.readUnitsPerPartitionKey ?? DYNAMODB_LIMITS.readUnitsPerPartitionKey,
-      tableWrite: options.tableWriteUnits ?? DYNAMODB_LIMITS.tableWriteUnits,
-      tableRead: options.tableReadUnits ?? DYNAMODB_LIMITS.tableReadUnits,
+      partitionWrite: limits.writeUnitsPerPartitionKey,
+      partitionRead: limits.readUnitsPerPartitionKey,
+      tableWrite: limits.tableWriteUnits,
+      tableRead: limits.tableReadUnits,
     },
     clock,
   );
@@ -139,7 +137,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
       const asked = { ...headers, 'x-amz-target': 'DynamoDB_20120810.DescribeTable', 'content-type': AMZ_JSON };
       described = send(asked, '/', request).then(({ status, body }) => {
         if (status !== 200) return undefined;
-        const table = JSON.parse(body.toString('utf8')).Table;
+        const table = JSON.parse(body.toString()).Table;
         const keyOf = (type: string) =>
           (table.KeySchema as { AttributeName: string; KeyType: string }[]).find((k) => k.KeyType === type)
             ?.AttributeName;
@@ -171,7 +169,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
     if (!LIMITED.has(operation)) return undefined;
     let parsed: Body;
     try {
-      parsed = JSON.parse(body.toString('utf8'));
+      parsed = JSON.parse(body.toString());
     } catch {
       return undefined;
     }
@@ -217,11 +215,11 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
       for (const [i, demand] of demands.entries()) if (admitted[i]) ledger.settle(kind, demand, 0);
       throw error;
     }
-    const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString('utf8')) : undefined;
+    const answer: Body | undefined = upstream.status === 200 ? JSON.parse(upstream.body.toString()) : undefined;
     if (!answer) {
       // DynamoDB charges a write whose condition failed, as DynamoDB Local does not say; any other
       // error (a request it refused as invalid) consumed nothing.
-      const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString('utf8'));
+      const charged = /ConditionalCheckFailed|TransactionCanceled/.test(upstream.body.toString());
       for (const [i, demand] of demands.entries())
         if (admitted[i]) ledger.settle(kind, demand, charged ? demand.units : 0);
       return upstream;
@@ -272,7 +270,7 @@ export async function startDynamoDbLimiter(options: DynamoDbLimiterOptions): Pro
 
 function tableNameIn(body: Buffer): string {
   try {
-    return tableName(String(JSON.parse(body.toString('utf8')).TableName));
+    return tableName(String(JSON.parse(body.toString()).TableName));
   } catch {
     return '';
   }

@@ -4,7 +4,7 @@ import { compactList } from '../write/compaction.ts';
 import { needsCompaction } from '../write/list-edits.ts';
 import type { ItemSource } from '../write/desired.ts';
 import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type TeamPlan } from '../write/plan.ts';
-import { getItems } from '../write/reads.ts';
+import { readItems } from '../write/reads.ts';
 import type { Writer } from '../write/writer.ts';
 import { desiredOf, type ReadBatch } from './desired-of.ts';
 import type { ChangePart, Mapping } from './mapping.ts';
@@ -55,7 +55,7 @@ export interface BatchOutcome {
 
 const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 /** Items of a team's lists past which it is written apart from its batch. */
-export const WRITTEN_APART_FROM = 1_000;
+const WRITTEN_APART_FROM = 1_000;
 
 export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
   const read = await ctx.source.readConsistently(() => readBatch(ctx, touched));
@@ -106,9 +106,7 @@ async function readBatch(ctx: BatchContext, touched: Touched): Promise<ReadBatch
   const teams = new Map<number, { team: SourceTeam; ask: TeamAsk }>();
   const held = new Set<number>();
   const readSome = async (asks: Map<number, TeamAsk>) => {
-    const records = await getItems(writer.doc, writer.tableName, [...asks.keys()].map(teamRecordKey), {
-      consistent: true,
-    });
+    const records = await readItems(writer, [...asks.keys()].map(teamRecordKey));
     for (const record of records) held.add(Number(record.team_id));
     for (const [teamId, asked] of asks) {
       // A team the table does not hold yet is read, and written, whole; a held one with the parts
@@ -238,39 +236,32 @@ function teamsOf(problem: PlanProblem, read: ReadBatch): number[] {
 
 /** A plan's problem as a refused row of the team's own (a slug another team holds, …). */
 function planRefusal(problem: PlanProblem, teamId: number): Refusal {
+  const refusal = (collection: Refusal['collection'], id: unknown, line: string, part: ChangePart) => ({
+    collection,
+    id: String(id),
+    problem: line,
+    teamId,
+    part,
+  });
   switch (problem.kind) {
     case 'slugTaken':
-      return {
-        collection: 'teams',
-        id: String(teamId),
-        problem: `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`,
-        teamId,
-        part: 'team',
-      };
+      return refusal('teams', teamId, `slug "${problem.team.identity.slug}" is used by team ${problem.holder}`, 'team');
     case 'slugCycle':
-      return {
-        collection: 'teams',
-        id: String(teamId),
-        problem: `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
+      return refusal(
+        'teams',
         teamId,
-        part: 'team',
-      };
+        `slug "${problem.team.identity.slug}" is held by ${problem.holder.where}`,
+        'team',
+      );
     case 'tooManyTeams':
-      return {
-        collection: 'users',
-        id: String(problem.userId),
-        problem: `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
-        teamId,
-        part: 'members',
-      };
+      return refusal(
+        'users',
+        problem.userId,
+        `would be a member of ${problem.teams} teams, more than ${problem.limit}`,
+        'members',
+      );
     case 'tokenOfAnotherUser':
-      return {
-        collection: 'tokens',
-        id: String(problem.token.sanctumId),
-        problem: `belongs to user ${problem.owner} here`,
-        teamId,
-        part: 'token',
-      };
+      return refusal('tokens', problem.token.sanctumId, `belongs to user ${problem.owner} here`, 'token');
   }
 }
 

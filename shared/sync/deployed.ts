@@ -6,7 +6,7 @@ import { readDeployedConfig } from './deployed-config.ts';
 import { syncOutput } from './deployed-output.ts';
 import { SYNC_HANDOVER_WITHIN_MS, SYNC_MARGIN_MS } from './deployed-settings.ts';
 import { takeSuccessorPlace } from './handover.ts';
-import { defaultMapping, withMappingFile } from './mapping.ts';
+import { mappingFor } from './mapping.ts';
 import { runSync, SyncRefused } from './run.ts';
 import { readSecret, SecretError, sourceUrlFromSecret } from './secret.ts';
 import { parseSourceUrl, SourceUrlError } from './source/url.ts';
@@ -101,10 +101,7 @@ export function syncHandler(options: DeployedSyncOptions = {}) {
         {
           source,
           // The mapping file's replacements on Laravel's mapping, as the commands' --mapping.
-          mapping: (shape) =>
-            config.mapping === undefined
-              ? defaultMapping(source.engine, shape)
-              : withMappingFile(defaultMapping(source.engine, shape), config.mapping),
+          mapping: mappingFor(source.engine, config.mapping),
           timezone: config.timezone,
           table,
           say: (line) => log.info(line),

@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { syncSuccessorKey } from '../table/keys.ts';
 import type { LeaseItem } from '../write/lease.ts';
+import { conditionally } from '../write/writer.ts';
 
 /** How long after the holder's announced end a successor's place is kept for it (one lease). */
 const PLACE_KEPT_MS = 60_000;
@@ -18,8 +19,8 @@ export async function takeSuccessorPlace(
   invocation: string,
 ): Promise<boolean> {
   const now = Date.now();
-  try {
-    await doc.send(
+  return conditionally(
+    doc.send(
       new PutCommand({
         TableName: tableName,
         Item: {
@@ -31,10 +32,6 @@ export async function takeSuccessorPlace(
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
         ExpressionAttributeValues: { ':now': now },
       }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+    ),
+  );
 }

@@ -61,7 +61,7 @@ export interface Touch {
   on?: readonly ('insert' | 'update' | 'delete')[];
 }
 
-export interface Watch {
+interface Watch {
   /** The columns whose change is a change; an UPDATE that changes none of them is none. */
   columns: readonly string[];
   touches: readonly Touch[];
@@ -144,6 +144,10 @@ export function defaultMapping(engine: SourceEngine, shape: SourceShape = { team
   };
 }
 
+/** The mapping for a source's shape: Laravel's, with a mapping file's replacements where one is given. */
+export const mappingFor = (engine: SourceEngine, file?: unknown) => (shape: SourceShape) =>
+  file === undefined ? defaultMapping(engine, shape) : withMappingFile(defaultMapping(engine, shape), file);
+
 /** The tables the log must report: the mapping's watched tables (the publication's, on PostgreSQL). */
 export const watchedTables = (mapping: Mapping) => Object.keys(mapping.watch).sort();
 
@@ -171,7 +175,8 @@ export class MappingError extends Error {
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A plain SQL name: a table or a column. */
+export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LIST_PARTS: readonly ChangePart[] = ['projects', 'daemons'];
 const TEAM_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemons', 'finance'];
 

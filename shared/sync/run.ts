@@ -291,61 +291,52 @@ class Sync {
   /** One stream of the log: taken as it comes, applied a batch at a time, full passes as they fall due. */
   private async followStream(log: ChangeSource, stream: ChangeStream, fullPassFirst: boolean, passed: () => void) {
     // A full pass under way ends with the stream: the next stream's starts again.
-    const session = new AbortController();
+    const ended = new AbortController();
+    const session = ended.signal;
     try {
-      await this.followSession(log, stream, fullPassFirst, passed, session.signal);
-    } finally {
-      session.abort();
-    }
-  }
-
-  private async followSession(
-    log: ChangeSource,
-    stream: ChangeStream,
-    fullPassFirst: boolean,
-    passed: () => void,
-    session: AbortSignal,
-  ) {
-    const applier = new Applier(
-      this.context(),
-      async (position) => {
-        await stream.acknowledge(position);
-        this.served = position;
-      },
-      (batch) => this.batchDone(batch),
-    );
-    const reading = (async () => {
-      for await (const transaction of stream) applier.take(transaction);
-    })();
-    // A failure of the stream ends the wait below at once.
-    const failed = reading.then(
-      () => {
-        throw new Error('the log ended');
-      },
-      (error: unknown) => {
-        throw error;
-      },
-    );
-    failed.catch(() => {});
-    const every =
-      this.settings.fullPassEveryMs ?? (this.settings.source.engine === 'mysql' ? MYSQL_FULL_PASS_EVERY_MS : 0);
-    if (fullPassFirst) {
-      await Promise.race([this.fullPass(applier, undefined, session), failed]);
-      // A pass stopped midway (the run's end, a deployed invocation's deadline) is still owed.
-      if (!this.stopped && !session.aborted) passed();
-    }
-    while (!this.stopped) {
-      await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
-      const { everyTeam, reshaped } = applier.takeWide();
-      if (reshaped.size > 0 || this.schema.recheckDue) await this.checkSchema(applier);
-      if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
-      const idle = !applier.hasWork;
-      if (!idle) await applier.applyPending();
-      else if (every > 0 && this.clock() - this.lastFullPass >= every)
+      const applier = new Applier(
+        this.context(),
+        async (position) => {
+          await stream.acknowledge(position);
+          this.served = position;
+        },
+        (batch) => this.batchDone(batch),
+      );
+      const reading = (async () => {
+        for await (const transaction of stream) applier.take(transaction);
+      })();
+      // A failure of the stream ends the wait below at once.
+      const failed = reading.then(
+        () => {
+          throw new Error('the log ended');
+        },
+        (error: unknown) => {
+          throw error;
+        },
+      );
+      failed.catch(() => {});
+      const every =
+        this.settings.fullPassEveryMs ?? (this.settings.source.engine === 'mysql' ? MYSQL_FULL_PASS_EVERY_MS : 0);
+      if (fullPassFirst) {
         await Promise.race([this.fullPass(applier, undefined, session), failed]);
-      await this.meter.tick(idle, () => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
+        // A pass stopped midway (the run's end, a deployed invocation's deadline) is still owed.
+        if (!this.stopped && !session.aborted) passed();
+      }
+      while (!this.stopped) {
+        await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
+        const { everyTeam, reshaped } = applier.takeWide();
+        if (reshaped.size > 0 || this.schema.recheckDue) await this.checkSchema(applier);
+        if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
+        const idle = !applier.hasWork;
+        if (!idle) await applier.applyPending();
+        else if (every > 0 && this.clock() - this.lastFullPass >= every)
+          await Promise.race([this.fullPass(applier, undefined, session), failed]);
+        await this.meter.tick(idle, () => (this.served === undefined ? undefined : log.retainedBytes(this.served)));
+      }
+      await applier.settled();
+    } finally {
+      ended.abort();
     }
-    await applier.settled();
   }
 
   /** A full pass through the applier, so that the log's changes committed meanwhile ride with its batches. */

@@ -9,14 +9,11 @@ import type { TableRef } from '../write/writer.ts';
  * `carry`), so keeping it costs no write of its own; the next run, or the next invocation of the
  * deployed sync, streams from there. On PostgreSQL the slot keeps its own position too; on MySQL this
  * is the only one.
+ *
+ * readLogPosition: the position the last sync of this table left for this source, if any:
+ * `log_position`, kept with `log_source`, the source it belongs to (its redacted URL); a position of
+ * another source is ignored.
  */
-export interface LogState {
-  /** The source this position belongs to (its redacted URL): a position of another source is ignored. */
-  log_source: string;
-  log_position: string;
-}
-
-/** The position the last sync of this table left for this source, if any. */
 export async function readLogPosition(table: TableRef, source: string): Promise<string | undefined> {
   const { Item } = await table.doc.send(
     new GetCommand({ TableName: table.tableName, Key: syncLeaseKey(), ConsistentRead: true }),

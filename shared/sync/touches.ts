@@ -1,6 +1,6 @@
 import type { ListResource } from '../table/keys.ts';
 import type { LoggedChange, LoggedRow } from './log/change-source.ts';
-import type { ChangePart, Mapping, Touch } from './mapping.ts';
+import { type ChangePart, IDENTIFIER, type Mapping, type Touch } from './mapping.ts';
 import type { TeamAsk } from './read/team.ts';
 
 /**
@@ -101,8 +101,6 @@ export class Touched {
     return touches;
   }
 }
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Adds what one change touches, by the mapping's entry for its table. */
 export function touch(touched: Touched, mapping: Mapping, change: LoggedChange): void {

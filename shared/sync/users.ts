@@ -1,6 +1,7 @@
-import { tokenKey, userKey, userTokensQuery } from '../table/keys.ts';
+import { tokenKey, userKey } from '../table/keys.ts';
 import type { DesiredUser } from '../write/desired.ts';
-import { getItems, queryAll } from '../write/reads.ts';
+import { listUserTokens } from '../write/memberships.ts';
+import { readItems } from '../write/reads.ts';
 import type { TableRef } from '../write/writer.ts';
 import type { Mapping } from './mapping.ts';
 import type { SourceConnection } from './source/connection.ts';
@@ -30,10 +31,7 @@ export async function readChangedUsers(
   );
   const present = new Map(rows.map((row) => [Number(row.id), row.name === null ? undefined : String(row.name)]));
   const stored = new Map(
-    (await getItems(table.doc, table.tableName, ids.map(userKey), { consistent: true })).map((item) => [
-      Number(String(item.pk).slice('USER#'.length)),
-      item,
-    ]),
+    (await readItems(table, ids.map(userKey))).map((item) => [Number(String(item.pk).slice('USER#'.length)), item]),
   );
   const arrived: number[] = [];
   for (const id of ids) {
@@ -48,11 +46,8 @@ export async function readChangedUsers(
     }
     removedUsers.push(id);
     for (const teamId of (item.teams as Iterable<number> | undefined) ?? []) touched.team(Number(teamId), 'members');
-    const { pk, range } = userTokensQuery(id);
-    const hashes = (await queryAll(table.doc, table.tableName, pk, { range, keysOnly: true })).map((key) =>
-      String(key.sk).slice('TOKEN#'.length),
-    );
-    for (const token of await getItems(table.doc, table.tableName, hashes.map(tokenKey), { consistent: true })) {
+    const hashes = await listUserTokens(table, id);
+    for (const token of await readItems(table, hashes.map(tokenKey))) {
       if (token.sanctum_id !== undefined) touched.tokens.add(Number(token.sanctum_id));
     }
   }

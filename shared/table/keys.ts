@@ -46,7 +46,7 @@ export interface Key {
 }
 
 /** Partition key values a shared index is spread over. */
-export const SHARDS = 16;
+const SHARDS = 16;
 const shardOf = (id: number) => id % SHARDS;
 
 const TEAMREF = 'TEAMREF#';

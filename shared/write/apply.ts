@@ -5,7 +5,7 @@ import { membersFingerprint } from './fingerprint.ts';
 import { pendingItem, resourceItem } from './items.ts';
 import { listHashRequests } from './list-hashes.ts';
 import { clearDeadWriters, clearOrphanVersions, sweepReplaced } from './ledger.ts';
-import { joinTeam, leaveTeam } from './memberships.ts';
+import { changeMembers } from './memberships.ts';
 import { type Plan, planList, readMembers, readTeamStates, type TeamPlan } from './plan.ts';
 import { onlyMembers, recordMembers, removeTeamItems, switchUnit, TeamChanged } from './team-switch.ts';
 import { narrowTokens, widenTokens, writeUserNames } from './token-steps.ts';
@@ -56,7 +56,7 @@ export async function applyPlan(writer: Writer, plan: Plan, items: ItemSource, h
   for (const team of plan.removedTeams) {
     const id = team.stored.identity.id;
     await underLocks(writer, [id], hooks, async () => {
-      await leaveTeam(writer, id, team.stored.membersGeneration, team.leaving);
+      await changeMembers(writer, id, team.stored.membersGeneration, team.leaving, 'DELETE');
       await removeTeamItems(writer, team);
     });
   }
@@ -185,8 +185,7 @@ async function writeBeside(
     }
     const asked = needs.get(teamId)?.get(list);
     if (asked === undefined || (asked !== 'all' && !asked.has(id))) return;
-    const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
-    (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
+    keep(gathered, teamId, list, id, json);
   };
   await items(needs, emit);
   await batch.flush();
@@ -202,6 +201,12 @@ async function writeBeside(
   );
   await writeRequests(bulkRef(writer), hashed);
   return gathered;
+}
+
+/** Keeps an item's JSON for step 4. */
+function keep(gathered: Gathered, teamId: number, list: ListResource, id: number, json: string) {
+  const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
+  (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(id, json);
 }
 
 /** The 1-based rank of `id` among sorted ids, or 0 when it is not there. */
@@ -238,7 +243,9 @@ async function switchUnits(writer: Writer, plan: Plan, gathered: Gathered, items
   });
   for (const [team, users] of early) {
     const id = team.desired.identity.id;
-    await underLocks(writer, [id], hooks, () => leaveTeam(writer, id, team.next.membersGeneration, users));
+    await underLocks(writer, [id], hooks, () =>
+      changeMembers(writer, id, team.next.membersGeneration, users, 'DELETE'),
+    );
   }
   let done = 0;
   for (const unit of units) {
@@ -248,7 +255,8 @@ async function switchUnits(writer: Writer, plan: Plan, gathered: Gathered, items
       for (const team of unit) {
         const left = early.get(team) ?? [];
         const leaving = team.leaving.filter((userId) => !left.includes(userId));
-        if (leaving.length > 0) await leaveTeam(writer, team.desired.identity.id, team.next.membersGeneration, leaving);
+        if (leaving.length > 0)
+          await changeMembers(writer, team.desired.identity.id, team.next.membersGeneration, leaving, 'DELETE');
         await writeEdits(writer, team, gathered);
       }
       await switchUnit(writer, unit);
@@ -297,10 +305,7 @@ async function refreshTeam(writer: Writer, team: TeamPlan, gathered: Gathered, i
     if (lacking.length > 0) missing.set(id, new Map([[list, new Set(lacking)]]));
   }
   if (missing.size > 0) {
-    await items(missing, (teamId, list, itemId, json) => {
-      const byList = gathered.byTeam.get(teamId) ?? gathered.byTeam.set(teamId, new Map()).get(teamId)!;
-      (byList.get(list) ?? byList.set(list, new Map()).get(list)!).set(itemId, json);
-    });
+    await items(missing, (teamId, list, itemId, json) => keep(gathered, teamId, list, itemId, json));
   }
   await readMembers(writer, [team]);
 }
@@ -326,7 +331,7 @@ async function writeEdits(writer: Writer, team: TeamPlan, gathered: Gathered): P
 async function membersJoin(writer: Writer, team: TeamPlan): Promise<void> {
   const { desired, stored, next, changes } = team;
   const id = desired.identity.id;
-  if (team.joining.length > 0) await joinTeam(writer, id, next.membersGeneration, team.joining);
+  if (team.joining.length > 0) await changeMembers(writer, id, next.membersGeneration, team.joining, 'ADD');
   if (changes.has('members'))
     await recordMembers(writer, onlyMembers(team) ? stored! : next, membersFingerprint(desired.memberIds!));
 }

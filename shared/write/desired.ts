@@ -23,7 +23,7 @@ export interface WholeList {
 }
 
 /** A list given by the item: these ids hold this JSON now, or nothing (the sync's changes). */
-export interface ListChanges {
+interface ListChanges {
   edits: ListEdit[];
 }
 

@@ -10,12 +10,13 @@
 /** DynamoDB's limit of one item, key attributes included. */
 export const DYNAMODB_ITEM_BYTES = 400 * 1024;
 
-const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
+export const utf8 = (text: string) => Buffer.byteLength(text);
 
-/** The size of a number as DynamoDB stores it: leading and trailing zeros are not digits. */
-function numberSize(value: number): number {
-  const digits = String(value)
-    .replace(/^-/, '')
+/** The size of a number (its text) as DynamoDB stores it: leading and trailing zeros are not digits. */
+export function numberSize(text: string): number {
+  const digits = text
+    .trim()
+    .replace(/^[-+]/, '')
     .replace(/e.*$/i, '')
     .replace('.', '')
     .replace(/^0+/, '')
@@ -27,7 +28,7 @@ function numberSize(value: number): number {
 function valueSize(value: unknown): number {
   if (value === null || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return utf8(value);
-  if (typeof value === 'number') return numberSize(value);
+  if (typeof value === 'number') return numberSize(String(value));
   if (value instanceof Set) return [...value].reduce<number>((size, member) => size + valueSize(member), 0);
   if (Array.isArray(value)) return value.reduce<number>((size, element) => size + 1 + valueSize(element), 3);
   throw new TypeError(`no DynamoDB size for a ${typeof value}`);

@@ -13,7 +13,6 @@ import {
   teamListKey,
   teamRecordKey,
   tokenKey,
-  userKey,
   userTokenKey,
 } from '../table/keys.ts';
 import { decodeOverlay, encodeOverlay, type ListLayout } from '../table/list-layout.ts';
@@ -54,7 +53,7 @@ export interface TeamState {
 }
 
 /** Generation ids: the time in base 36 (8 characters until 2059) and 8 random hex digits. */
-export const GENERATION_ID_LENGTH = 16;
+const GENERATION_ID_LENGTH = 16;
 export function newGenerationId(now: number): string {
   return now.toString(36).padStart(8, '0').slice(-8) + randomBytes(4).toString('hex');
 }
@@ -229,15 +228,6 @@ export function sanctumIndexItem(sanctumId: number, hash: string, userId: number
 }
 
 export const userTokenItem = (userId: number, hash: string) => userTokenKey(userId, hash);
-
-export function userItem(userId: number, name: string | undefined, teams: Iterable<number>) {
-  const set = new Set(teams);
-  return {
-    ...userKey(userId),
-    ...(name !== undefined && { name }),
-    ...(set.size > 0 && { teams: set }),
-  };
-}
 
 /** A team's record, as a writer reads it; the lists come from their heads (readListPart). */
 export function readTeamRecord(item: Record<string, unknown>): Omit<TeamState, 'lists'> {

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { importLeaseKey, type Key, syncLeaseKey } from '../table/keys.ts';
+import { conditionally } from './writer.ts';
 
 /**
  * Leases on one item of the table, with the same discipline for both uses:
@@ -31,8 +32,8 @@ import { importLeaseKey, type Key, syncLeaseKey } from '../table/keys.ts';
  * announces that end on the item; its successor, asked to wait for a holder ending soon, takes the
  * lease over the moment it is given back instead of watching for a renewal.
  */
-const LEASE_MS = 60_000;
-const RENEW_EVERY_MS = 15_000;
+export const LEASE_MS = 60_000;
+export const RENEW_EVERY_MS = 15_000;
 const POLL_MS = 1_000;
 /** How often a holder that is about to end is looked at, so its successor takes over at once. */
 const HANDOVER_POLL_MS = 100;
@@ -84,8 +85,6 @@ function holderWord(item: LeaseItem, wanting: Holder): string {
 
 /** Another holder is alive: it renewed its lease while this one watched. */
 export class LeaseHeld extends Error {
-  /** What holds the lease: an import or a sync. */
-  readonly holder: Holder;
   constructor(item: LeaseItem, wanting: Holder) {
     super(
       `${holderWord(item, wanting)} is running (${item.host}, pid ${item.pid}, ` +
@@ -93,7 +92,6 @@ export class LeaseHeld extends Error {
         (wanting === 'import' ? ': run this import again when that one has finished' : ''),
     );
     this.name = 'LeaseHeld';
-    this.holder = item.holder ?? 'import';
   }
 }
 
@@ -157,15 +155,7 @@ async function acquireLease(
   let lost = false;
 
   /** Sends a conditional write; false when its condition failed. */
-  const ifOurs = async (command: PutCommand | DeleteCommand) => {
-    try {
-      await doc.send(command as PutCommand);
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
-  };
+  const ifOurs = (command: PutCommand | DeleteCommand) => conditionally(doc.send(command as PutCommand));
 
   /**
    * Writes the lease as ours, if it is still as we saw it (free, the same stale lease, or ours as we

@@ -134,7 +134,7 @@ export function editList(
 }
 
 /** The overlay a list's items make: the base slots gone or changed, and the items added between slots. */
-export function overlayOf(base: number, items: readonly StoredItem[]): OverlayEntry[] {
+function overlayOf(base: number, items: readonly StoredItem[]): OverlayEntry[] {
   const entries: OverlayEntry[] = [];
   const live = new Uint8Array(base + 1);
   for (const item of items) {

@@ -3,8 +3,8 @@ import { allPlacedItems } from '../table/list-layout.ts';
 import { itemHash } from './desired.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
-import { idOf, readStoredList } from './list-store.ts';
-import { getItems, queryPages } from './reads.ts';
+import { idOf, notHeld, readStoredList, storedItem } from './list-store.ts';
+import { readItems, queryPages } from './reads.ts';
 import type { WriteRequest } from './batch-write.ts';
 import { deleteRequest, putRequest, type TableRef } from './writer.ts';
 
@@ -22,7 +22,7 @@ import { deleteRequest, putRequest, type TableRef } from './writer.ts';
  */
 
 /** Slots of a generation per item of hashes. */
-export const HASHES_PER_PAGE = 1_000;
+const HASHES_PER_PAGE = 1_000;
 /** Bytes a slot takes: its id (a float64: ids reach 2^53) and its item's hash (a uint64), big-endian. */
 const SLOT_BYTES = 16;
 /** Past this many items to read by key, a Query of the whole list costs less (and a BatchGetItem asks 100). */
@@ -79,11 +79,9 @@ export async function readStoredHashes(
   if (layout.count === 0) return [];
   const placed = allPlacedItems(layout);
   const pageCount = Math.ceil(layout.base / HASHES_PER_PAGE);
-  const pages = await getItems(
-    table.doc,
-    table.tableName,
+  const pages = await readItems(
+    table,
     Array.from({ length: pageCount }, (_, page) => listHashesKey(teamId, layout.generation, list, page)),
-    { consistent: true },
   );
   const written = Number(pages[0]?.slots ?? 0);
   const bytes = new Map(pages.map((page) => [Number(page.sk), Buffer.from(page.h as Uint8Array)]));
@@ -94,24 +92,16 @@ export async function readStoredHashes(
   if (!complete || unknown.length > READ_BY_KEY_AT_MOST) return readStoredList(table, teamId, list, part);
   const partition = generationPartition(teamId, layout.generation, list);
   const keys = unknown.map((item) => ({ pk: partition, sk: item.key }));
-  const read = await getItems(table.doc, table.tableName, keys, { consistent: true });
+  const read = await readItems(table, keys);
   const jsonOf = new Map(read.map((item) => [String(item.sk), String(item.j)]));
   return placed.map((item): StoredItem => {
-    const stored = {
-      key: item.key,
-      slot: item.slot,
-      inserted: item.insertedId !== undefined,
-      ...(item.revision !== undefined && { revision: item.revision }),
-    };
     if (known(item)) {
       const page = bytes.get(Math.floor((item.slot - 1) / HASHES_PER_PAGE))!;
       const at = ((item.slot - 1) % HASHES_PER_PAGE) * SLOT_BYTES;
-      return { ...stored, id: page.readDoubleBE(at), json: '', hash: page.readBigUInt64BE(at + 8) };
+      return { ...storedItem(item, page.readDoubleBE(at), ''), hash: page.readBigUInt64BE(at + 8) };
     }
     const json = jsonOf.get(item.key);
-    if (json === undefined) {
-      throw new Error(`team ${teamId}: its ${list} head names ${item.key}, which the table does not hold`);
-    }
-    return { ...stored, id: item.insertedId ?? idOf(json), json, hash: itemHash(json) };
+    if (json === undefined) throw notHeld(teamId, list, item.key);
+    return { ...storedItem(item, item.insertedId ?? idOf(json), json), hash: itemHash(json) };
   });
 }

@@ -1,8 +1,8 @@
 import { generationPartition, type ListResource } from '../table/keys.ts';
-import { allPlacedItems } from '../table/list-layout.ts';
+import { allPlacedItems, type PlacedItem } from '../table/list-layout.ts';
 import type { ListPart } from './items.ts';
 import type { StoredItem } from './list-edits.ts';
-import { getItems, queryPages } from './reads.ts';
+import { readItems, queryPages } from './reads.ts';
 import type { TableRef } from './writer.ts';
 
 /**
@@ -25,19 +25,24 @@ export async function readStoredList(
   }
   return allPlacedItems(layout).map((placed) => {
     const json = found.get(placed.key);
-    if (json === undefined) {
-      throw new Error(`team ${teamId}: its ${list} head names ${placed.key}, which the table does not hold`);
-    }
-    return {
-      id: placed.insertedId ?? idOf(json),
-      json,
-      key: placed.key,
-      slot: placed.slot,
-      inserted: placed.insertedId !== undefined,
-      ...(placed.revision !== undefined && { revision: placed.revision }),
-    };
+    if (json === undefined) throw notHeld(teamId, list, placed.key);
+    return storedItem(placed, placed.insertedId ?? idOf(json), json);
   });
 }
+
+/** An item where its head places it, with its id and JSON (where known). */
+export const storedItem = (placed: PlacedItem, id: number, json: string): StoredItem => ({
+  id,
+  json,
+  key: placed.key,
+  slot: placed.slot,
+  inserted: placed.insertedId !== undefined,
+  ...(placed.revision !== undefined && { revision: placed.revision }),
+});
+
+/** A list's head names an item the table does not hold. */
+export const notHeld = (teamId: number, list: ListResource, key: string) =>
+  new Error(`team ${teamId}: its ${list} head names ${key}, which the table does not hold`);
 
 /**
  * A list as a change of a few of its items needs it (list-edits.ts, editList with `located`), without
@@ -64,27 +69,17 @@ export async function readStoredAround(
   if (searched > layout.count / 20) {
     return { stored: await readStoredList(table, teamId, list, part) };
   }
-  const stored: StoredItem[] = allPlacedItems(layout).map((placed) => ({
-    id: placed.insertedId ?? Number.NaN,
-    json: '',
-    key: placed.key,
-    slot: placed.slot,
-    inserted: placed.insertedId !== undefined,
-    ...(placed.revision !== undefined && { revision: placed.revision }),
-  }));
+  const stored = allPlacedItems(layout).map((placed) => storedItem(placed, placed.insertedId ?? Number.NaN, ''));
   const read = new Set<number>();
   const partition = generationPartition(teamId, layout.generation, list);
   const readAt = async (indexes: number[]) => {
     const wanted = [...new Set(indexes)].filter((index) => !read.has(index));
     const keys = wanted.map((index) => ({ pk: partition, sk: stored[index]!.key }));
-    const found = new Map(
-      (await getItems(table.doc, table.tableName, keys, { consistent: true })).map((item) => [item.sk, String(item.j)]),
-    );
+    const found = new Map((await readItems(table, keys)).map((item) => [item.sk, String(item.j)]));
     for (const index of wanted) {
       const item = stored[index]!;
       const json = found.get(item.key);
-      if (json === undefined)
-        throw new Error(`team ${teamId}: its ${list} head names ${item.key}, which the table does not hold`);
+      if (json === undefined) throw notHeld(teamId, list, item.key);
       item.json = json;
       if (!item.inserted) item.id = idOf(json);
       read.add(index);

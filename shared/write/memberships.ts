@@ -10,8 +10,8 @@ import {
   userTokensQuery,
 } from '../table/keys.ts';
 import { memberItem, readTeamRecord } from './items.ts';
-import { getItems, queryAll } from './reads.ts';
-import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { readItems, queryAll } from './reads.ts';
+import { conditionally, deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * Memberships live in three places, each with its own reader (shared/table/keys.ts):
@@ -38,7 +38,7 @@ export async function listUserTokens({ doc, tableName }: TableRef, userId: numbe
  * exist is left alone, and so is one of another user: a user's index may name a token it never got
  * (a write killed between the index and the token), which a later write gave to someone else.
  */
-export async function changeMemberships(
+async function changeMemberships(
   { doc, tableName }: TableRef,
   hash: string,
   userId: number,
@@ -46,8 +46,8 @@ export async function changeMemberships(
   entries: string[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  try {
-    await doc.send(
+  await conditionally(
+    doc.send(
       new UpdateCommand({
         TableName: tableName,
         Key: tokenKey(hash),
@@ -55,10 +55,8 @@ export async function changeMemberships(
         ConditionExpression: 'user_id = :user',
         ExpressionAttributeValues: { ':entries': new Set(entries), ':user': userId },
       }),
-    );
-  } catch (error) {
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-  }
+    ),
+  );
 }
 
 /** Adds a team to (ADD) or takes it from (DELETE) the user item's `teams`. */
@@ -74,28 +72,28 @@ function changeUserTeams(writer: Writer, userId: number, change: 'ADD' | 'DELETE
   );
 }
 
-/** Users join a team's members: their user items, the team's member index, then every token of each. */
-export async function joinTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
+/**
+ * Users join (ADD) or leave (DELETE) a team's members: their user items, the team's member index, then
+ * every token of each.
+ */
+export async function changeMembers(
+  writer: Writer,
+  teamId: number,
+  membersGeneration: string,
+  userIds: number[],
+  change: 'ADD' | 'DELETE',
+) {
   const entry = [membershipEntry(teamId, membersGeneration)];
   await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(writer, userId, 'ADD', teamId);
-    await writeRequests(writer, [putRequest(memberItem(teamId, membersGeneration, userId))], teamId);
+    await changeUserTeams(writer, userId, change, teamId);
+    const index =
+      change === 'ADD'
+        ? putRequest(memberItem(teamId, membersGeneration, userId))
+        : deleteRequest(memberKey(teamId, membersGeneration, userId));
+    await writeRequests(writer, [index], teamId);
     for (const hash of await listUserTokens(writer, userId)) {
       writer.locks.assertHeld(teamId);
-      await changeMemberships(writer, hash, userId, 'ADD', entry);
-    }
-  });
-}
-
-/** Users leave a team's members: their user items, the team's member index, then every token of each. */
-export async function leaveTeam(writer: Writer, teamId: number, membersGeneration: string, userIds: number[]) {
-  const entry = [membershipEntry(teamId, membersGeneration)];
-  await forEachConcurrently(userIds, async (userId) => {
-    await changeUserTeams(writer, userId, 'DELETE', teamId);
-    await writeRequests(writer, [deleteRequest(memberKey(teamId, membersGeneration, userId))], teamId);
-    for (const hash of await listUserTokens(writer, userId)) {
-      writer.locks.assertHeld(teamId);
-      await changeMemberships(writer, hash, userId, 'DELETE', entry);
+      await changeMemberships(writer, hash, userId, change, entry);
     }
   });
 }
@@ -109,13 +107,9 @@ export async function userMemberships(table: TableRef, userId: number): Promise<
     new GetCommand({ TableName: table.tableName, Key: userKey(userId), ConsistentRead: true }),
   );
   const teamIds = [...((user?.teams as Iterable<number> | undefined) ?? [])];
-  const teams = (await getItems(table.doc, table.tableName, teamIds.map(teamRecordKey), { consistent: true })).map(
-    readTeamRecord,
-  );
+  const teams = (await readItems(table, teamIds.map(teamRecordKey))).map(readTeamRecord);
   const indexKeys = teams.map((team) => memberKey(team.identity.id, team.membersGeneration, userId));
-  const indexed = new Set(
-    (await getItems(table.doc, table.tableName, indexKeys, { consistent: true })).map((item) => String(item.pk)),
-  );
+  const indexed = new Set((await readItems(table, indexKeys)).map((item) => String(item.pk)));
   return new Set(
     teams
       .filter((_, i) => indexed.has(indexKeys[i]!.pk))

@@ -16,7 +16,7 @@ export type SlugProblem =
   | { kind: 'slugCycle'; team: DesiredTeam; holder: DesiredTeam };
 
 /** Teams switched together in one transaction at most (each adds up to 9 actions of its 100). */
-export const TEAMS_SWITCHED_TOGETHER = 8;
+const TEAMS_SWITCHED_TOGETHER = 8;
 
 /** The units teams switch in, in order; problems for slugs that cannot be had. */
 export function orderUnits(

@@ -2,7 +2,7 @@ import { sanctumKey, TOKEN_PREFIX, tokenKey, userKey } from '../table/keys.ts';
 import type { DesiredState, DesiredToken, DesiredUser } from './desired.ts';
 import { textFingerprint } from './fingerprint.ts';
 import { readToken, type StoredToken } from './items.ts';
-import { getItems } from './reads.ts';
+import { readItems } from './reads.ts';
 import type { TableRef } from './writer.ts';
 
 /**
@@ -38,7 +38,7 @@ export async function planUsers(table: TableRef, desired: DesiredState, alsoRead
   const removed = desired.removedUsers ?? [];
   const ids = new Set([...desired.users.map((user) => user.id), ...alsoRead, ...removed]);
   const stored = new Map(
-    (await getItems(table.doc, table.tableName, [...ids].map(userKey), { consistent: true })).map((item) => [
+    (await readItems(table, [...ids].map(userKey))).map((item) => [
       Number(String(item.pk).slice('USER#'.length)),
       item,
     ]),
@@ -61,7 +61,7 @@ export async function planTokens(
   tokenOfAnotherUser: 'refuse' | 'move',
   problems: TokenProblem[],
 ): Promise<TokenPlan> {
-  const get = (keys: { pk: string; sk: string }[]) => getItems(table.doc, table.tableName, keys, { consistent: true });
+  const get = (keys: { pk: string; sk: string }[]) => readItems(table, keys);
   const byHash = new Map(
     (await get(desired.tokens.map((token) => tokenKey(token.hash)))).map((item) => [String(item.pk), readToken(item)]),
   );
@@ -137,16 +137,6 @@ export function widensToken(kept: Kept): boolean {
     desired.name !== stored.name ||
     desired.sanctumId !== stored.sanctumId ||
     (desired.createdAt !== undefined && desired.createdAt !== stored.createdAt)
-  );
-}
-
-/** Whether a kept token is written at all: narrowed or widened. */
-export function tokenChanges(kept: Kept): boolean {
-  const { desired, stored } = kept;
-  return (
-    String(desired.abilities) !== String(stored.abilities) ||
-    desired.expiresAt !== stored.expiresAt ||
-    widensToken(kept)
   );
 }
 

@@ -24,7 +24,7 @@ import {
   type TokenProblem,
   type UserPlan,
 } from './plan-tokens.ts';
-import { getItems, queryAll } from './reads.ts';
+import { readItems, queryAll } from './reads.ts';
 import type { TableRef } from './writer.ts';
 
 /**
@@ -116,7 +116,7 @@ export interface Plan {
  * A list changes by the item while few of its items differ: at most this many, and at most a quarter
  * of the list; more, and writing it whole costs about as much and leaves no overlay.
  */
-export const EDITS_AT_MOST = 1_000;
+const EDITS_AT_MOST = 1_000;
 
 /** Whether the plan writes nothing at all. */
 export function isEmpty(plan: Plan): boolean {
@@ -138,7 +138,7 @@ export const plannedTeams = (plan: Plan) => plan.units.flat();
 export async function readTeamStates(table: TableRef, teamIds: Iterable<number>): Promise<Map<number, TeamState>> {
   const ids = [...new Set(teamIds)];
   const keys = ids.flatMap((id) => [teamRecordKey(id), ...LIST_RESOURCES.map((list) => listHeadKey(id, list))]);
-  const items = await getItems(table.doc, table.tableName, keys, { consistent: true });
+  const items = await readItems(table, keys);
   const states = new Map<number, TeamState>();
   for (const record of items.filter((item) => item.sk === 'TEAM')) {
     const id = Number(record.team_id);
@@ -207,13 +207,9 @@ export async function readPlan(table: TableRef, desired: DesiredState, options: 
 
 /** Which team holds each slug now (by its projects head, which every team has). */
 export async function readSlugHolders(table: TableRef, slugs: string[]): Promise<Map<string, number>> {
-  const items = await getItems(
-    table.doc,
-    table.tableName,
+  const items = await readItems(
+    table,
     slugs.map((slug) => listHeadKey(slug, 'projects')),
-    {
-      consistent: true,
-    },
   );
   return new Map(items.map((item) => [String(item.pk).slice('TEAMREF#'.length), Number(item.team_id)]));
 }
@@ -350,13 +346,9 @@ export async function readMembers(table: TableRef, teams: TeamPlan[]): Promise<v
 /** The stored finance fields of teams whose slug moves while the summary itself stays. */
 async function readKeptFinance(table: TableRef, teams: TeamPlan[]): Promise<void> {
   const kept = teams.filter((team) => team.changes.has('identity') && !team.desired.finance && team.stored);
-  const items = await getItems(
-    table.doc,
-    table.tableName,
+  const items = await readItems(
+    table,
     kept.map((team) => teamFinanceKey(team.desired.identity.id)),
-    {
-      consistent: true,
-    },
   );
   for (const team of kept) {
     const item = items.find((i) => Number(i.team_id) === team.desired.identity.id);

@@ -1,6 +1,7 @@
 import { BatchGetCommand, type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Key } from '../table/keys.ts';
 import { untilProcessed, WRITER_RETRIES } from '../table/retry.ts';
+import type { TableRef } from './writer.ts';
 
 const BATCH_LIMIT = 100; // BatchGetItem's limit
 
@@ -33,6 +34,10 @@ export async function getItems(
   }
   return items;
 }
+
+/** A writer's read by key: strongly consistent. */
+export const readItems = (table: TableRef, keys: Key[]) =>
+  getItems(table.doc, table.tableName, keys, { consistent: true });
 
 /** A sort-key range: from and to, inclusive. */
 export interface SortRange {

@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { teamLockKey } from '../table/keys.ts';
-import { BOOT_ID, isDeadHere } from './lease.ts';
-import type { TableRef } from './writer.ts';
+import { BOOT_ID, type Holder, isDeadHere, LEASE_MS, RENEW_EVERY_MS } from './lease.ts';
+import { conditionally, type TableRef } from './writer.ts';
 
 /**
  * The writers' locks, one per team (docs/contract.md, section 9, "At any size"): an import or a sync
@@ -19,12 +19,9 @@ import type { TableRef } from './writer.ts';
  *
  * Taking and giving back a lock is one write each: what a small change pays for it.
  */
-const LEASE_MS = 60_000;
-const RENEW_EVERY_MS = 15_000;
+
 /** How often a writer looks again at a lock another holds. */
 const WAIT_POLL_MS = 250;
-
-export type Holder = 'import' | 'sync';
 
 interface LockItem {
   owner: string;
@@ -47,8 +44,7 @@ export class LockLost extends Error {
 }
 
 /** What a writer says of a lock another live writer holds, while it waits. */
-export const heldBy = (item: LockItem) =>
-  `${item.holder === 'sync' ? 'a sync' : 'an import'} (${item.host}, pid ${item.pid})`;
+const heldBy = (item: LockItem) => `${item.holder === 'sync' ? 'a sync' : 'an import'} (${item.host}, pid ${item.pid})`;
 
 /** The team locks one writer holds, renewed together. */
 export class TeamLocks {
@@ -110,19 +106,7 @@ export class TeamLocks {
     this.held.delete(teamId);
     this.lost.delete(teamId);
     if (this.held.size === 0) this.stopRenewing();
-    try {
-      await this.table.doc.send(
-        new DeleteCommand({
-          TableName: this.table.tableName,
-          Key: teamLockKey(teamId),
-          ConditionExpression: '#owner = :me',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':me': this.owner },
-        }),
-      );
-    } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-    }
+    await conditionally(this.table.doc.send(new DeleteCommand(this.ifMine(teamId))));
   }
 
   /** Throws LockLost unless the team's lock is certainly still held: checked before every write of the team. */
@@ -138,14 +122,17 @@ export class TeamLocks {
 
   /** A transaction action that fails the transaction unless the team's lock is still this writer's. */
   conditionCheck(teamId: number) {
+    return { ConditionCheck: this.ifMine(teamId) };
+  }
+
+  /** The team's lock item, on condition that this writer holds it (`owner` is a reserved word). */
+  private ifMine(teamId: number) {
     return {
-      ConditionCheck: {
-        TableName: this.table.tableName,
-        Key: teamLockKey(teamId),
-        ConditionExpression: '#owner = :me',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':me': this.owner },
-      },
+      TableName: this.table.tableName,
+      Key: teamLockKey(teamId),
+      ConditionExpression: '#owner = :me',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':me': this.owner } as Record<string, unknown>,
     };
   }
 
@@ -166,22 +153,16 @@ export class TeamLocks {
     await Promise.all(
       [...this.held.keys()].map(async (teamId) => {
         const sent = performance.now();
-        try {
-          await this.table.doc.send(
-            new UpdateCommand({
-              TableName: this.table.tableName,
-              Key: teamLockKey(teamId),
-              UpdateExpression: 'SET expires_at = :until',
-              ConditionExpression: '#owner = :me',
-              ExpressionAttributeNames: { '#owner': 'owner' },
-              ExpressionAttributeValues: { ':me': this.owner, ':until': Date.now() + this.leaseMs },
-            }),
-          );
-          if (this.held.has(teamId)) this.held.set(teamId, sent);
-        } catch (error) {
-          // Taken over: never write that team again. Any other failure: the next renewal tries again.
-          if ((error as Error).name === 'ConditionalCheckFailedException') this.lost.add(teamId);
-        }
+        const mine = this.ifMine(teamId);
+        const update = new UpdateCommand({
+          ...mine,
+          UpdateExpression: 'SET expires_at = :until',
+          ExpressionAttributeValues: { ...mine.ExpressionAttributeValues, ':until': Date.now() + this.leaseMs },
+        });
+        // Taken over: never write that team again. Any other failure: the next renewal tries again.
+        const renewed = await conditionally(this.table.doc.send(update)).catch(() => undefined);
+        if (renewed === false) this.lost.add(teamId);
+        else if (renewed && this.held.has(teamId)) this.held.set(teamId, sent);
       }),
     );
   }
@@ -192,21 +173,14 @@ export class TeamLocks {
   }
 
   private async put(item: Record<string, unknown>, condition: string, values: Record<string, unknown>) {
-    try {
-      await this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.tableName,
-          Item: item,
-          ConditionExpression: condition,
-          ...(condition.includes('#owner') && { ExpressionAttributeNames: { '#owner': 'owner' } }),
-          ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
+    const put = new PutCommand({
+      TableName: this.table.tableName,
+      Item: item,
+      ConditionExpression: condition,
+      ...(condition.includes('#owner') && { ExpressionAttributeNames: { '#owner': 'owner' } }),
+      ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
+    });
+    return conditionally(this.table.doc.send(put));
   }
 
   private async read(teamId: number): Promise<LockItem | undefined> {

@@ -26,13 +26,11 @@ import type { Writer } from './writer.ts';
 
 /** Thrown when a team's state moved while it was written: nothing of that team switched. */
 export class TeamChanged extends Error {
-  readonly teamId: number;
   constructor(teamId: number, cause: unknown) {
     super(`team ${teamId} changed while it was being written (a writer that does not take its lock ran meanwhile)`, {
       cause,
     });
     this.name = 'TeamChanged';
-    this.teamId = teamId;
   }
 }
 

@@ -5,7 +5,7 @@ import type { DesiredToken, DesiredUser } from './desired.ts';
 import { sanctumIndexItem, tokenItem, userTokenItem } from './items.ts';
 import { settleTokenMemberships, userMemberships } from './memberships.ts';
 import { narrowedToken, type TokenPlan, tokenFingerprint, widensToken } from './plan-tokens.ts';
-import { deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
+import { conditionally, deleteRequest, putRequest, type TableRef, type Writer, writeRequests } from './writer.ts';
 
 /**
  * The token and user steps of a write (apply.ts): rights taken away before any team switches, rights
@@ -104,48 +104,43 @@ const fieldsOf = (token: DesiredToken, startedAt: number) => ({
 
 /** Sets the attributes given, removes those given as undefined: on condition that the token is still its user's. */
 async function updateToken(table: TableRef, hash: string, userId: number, attributes: Record<string, unknown>) {
-  const names = Object.keys(attributes);
-  const set = names.filter((name) => attributes[name] !== undefined);
-  const removed = names.filter((name) => attributes[name] === undefined);
-  const setClause = `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`;
-  const removeClause = removed.length > 0 ? ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}` : '';
-  try {
-    await table.doc.send(
+  const update = updateOf(attributes);
+  // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
+  await conditionally(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: tokenKey(hash),
-        UpdateExpression: setClause + removeClause,
+        ...update,
         ConditionExpression: 'user_id = :user',
-        ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
-        ExpressionAttributeValues: {
-          ...Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
-          ':user': userId,
-        },
+        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':user': userId },
       }),
-    );
-  } catch (error) {
-    // Gone meanwhile (revoked by another writer): a token that does not exist grants nothing to widen.
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-  }
+    ),
+  );
 }
 
 /** A user item's attributes, set (the rest of the item stays). */
 async function setUser(table: TableRef, userId: number, attributes: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(attributes).filter((name) => attributes[name] !== undefined);
-  const removed = Object.keys(attributes).filter((name) => attributes[name] === undefined);
+  await table.doc.send(
+    new UpdateCommand({ TableName: table.tableName, Key: userKey(userId), ...updateOf(attributes) }),
+  );
+}
+
+/** An update that sets the attributes given and removes those given as undefined. */
+function updateOf(attributes: Record<string, unknown>) {
+  const names = Object.keys(attributes);
+  const set = names.filter((name) => attributes[name] !== undefined);
+  const removed = names.filter((name) => attributes[name] === undefined);
   const clauses = [
-    ...(names.length > 0 ? [`SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
+    ...(set.length > 0 ? [`SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`] : []),
     ...(removed.length > 0 ? [`REMOVE ${removed.map((name) => `#${name}`).join(', ')}`] : []),
   ];
-  await table.doc.send(
-    new UpdateCommand({
-      TableName: table.tableName,
-      Key: userKey(userId),
-      UpdateExpression: clauses.join(' '),
-      ExpressionAttributeNames: Object.fromEntries(Object.keys(attributes).map((name) => [`#${name}`, name])),
-      ...(names.length > 0 && {
-        ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]])),
-      }),
+  return {
+    UpdateExpression: clauses.join(' '),
+    ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+    // DynamoDB refuses an empty map of values.
+    ...(set.length > 0 && {
+      ExpressionAttributeValues: Object.fromEntries(set.map((name) => [`:${name}`, attributes[name]])),
     }),
-  );
+  };
 }

@@ -52,6 +52,17 @@ export function requestWriter(
   return batchWriter(table.doc, table.tableName, { beforeSend: check, onWritten });
 }
 
+/** Awaits a conditional write: false when its condition failed (ConditionalCheckFailedException). */
+export async function conditionally(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
 export const putRequest = (item: object): WriteRequest => ({ PutRequest: { Item: item as Record<string, unknown> } });
 export const deleteRequest = ({ pk, sk }: { pk: string; sk: string }): WriteRequest => ({
   DeleteRequest: { Key: { pk, sk } },

@@ -49,6 +49,9 @@ export interface LoggedTransaction {
   commit?: { position: string; committedAt: number };
 }
 
+/** Changes of a transaction past which a reader hands it over in parts (a commit ends the last). */
+export const PART_CHANGES = 1_000;
+
 /** An open stream of the log. Iterating it waits for the next transaction; it ends only by close(). */
 export interface ChangeStream extends AsyncIterable<LoggedTransaction> {
   /**

@@ -1,8 +1,9 @@
 import ZongJi, { type AnyBinlogEvent, type TableMapEvent } from '@vlasky/zongji';
 import { parseSourceUrl } from '../source/url.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
+import { EXACT_VALUES } from '../source/mysql.ts';
 import type { ChangeStream, LogIntervals, LoggedChange, LoggedTransaction } from './change-source.ts';
-import { LogPositionLost } from './change-source.ts';
+import { LogPositionLost, PART_CHANGES } from './change-source.ts';
 import {
   type BinlogPosition,
   binlogStatus,
@@ -23,8 +24,6 @@ const HEARTBEAT_MS = 1_000;
  * (this and SOURCE_SILENCE_MS: unless options.intervals says otherwise).
  */
 const PROGRESS_MS = 5_000;
-/** A transaction larger than this is handed over in parts. */
-const PART_CHANGES = 1_000;
 /** Changes waiting for the sync beyond this, reading the log pauses (a sync far behind reads at its own pace). */
 const QUEUE_LIMIT = 20_000;
 /**
@@ -119,16 +118,12 @@ export class BinlogStream implements ChangeStream {
     this.started = new Promise((resolve, reject) => {
       this.markStarted = (error) => (error ? reject(error) : resolve());
     });
-    // The values as the sync reads them elsewhere (source.ts): exact decimals and 64-bit integers,
+    // The values as the sync reads them elsewhere (source/mysql.ts): exact decimals and 64-bit integers,
     // times as the text the column holds (TIMESTAMP in UTC), JSON as its text.
     this.zongji = new ZongJi({
       uri: parseSourceUrl(options.url).url.replace(/^mariadb:/, 'mysql:'),
       connectTimeout: this.silenceMs,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      decimalNumbers: false,
-      dateStrings: true,
-      timezone: 'Z',
+      ...EXACT_VALUES,
       jsonStrings: true,
     });
     this.watchNameReads();

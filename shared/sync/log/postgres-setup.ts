@@ -191,7 +191,7 @@ export async function preparePostgres(
   }
 
   await removeOldCapture(client, step, done);
-  done.push(`${changed ? '' : 'nothing to do: '}the publication ${publication} publishes ${list(options)}`);
+  done.push(`${changed ? '' : 'nothing to do: '}the publication ${publication} publishes ${options.tables.join(', ')}`);
   return done;
 }
 
@@ -445,4 +445,3 @@ async function holders(client: SqlClient, tables: string[]): Promise<string> {
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
-const list = (options: { tables: string[] }) => options.tables.join(', ');

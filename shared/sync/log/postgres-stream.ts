@@ -3,7 +3,14 @@ import type { ClientConfig } from 'pg';
 import { LogicalReplicationService, type Pgoutput } from 'pg-logical-replication';
 import { SyncRefused } from '../refused.ts';
 import { SOURCE_SILENCE_MS, SourceSilent } from '../source/connection.ts';
-import type { ChangeStream, LogIntervals, LoggedChange, LoggedRow, LoggedTransaction } from './change-source.ts';
+import {
+  type ChangeStream,
+  type LogIntervals,
+  type LoggedChange,
+  type LoggedRow,
+  type LoggedTransaction,
+  PART_CHANGES,
+} from './change-source.ts';
 import { lsnText, lsnValue } from './lsn.ts';
 import { shapeOf, type TableShape, TextPgoutput } from './pgoutput-text.ts';
 
@@ -42,7 +49,6 @@ const PING_MS = 2_000;
 const IDLE_PART_MS = 5_000;
 /** How often the publication's tables are read again (a table dropped or added says nothing in the log). */
 const WATCH_MS = 10_000;
-const PART_CHANGES = 1_000;
 const PART_BYTES = 4 * 1024 * 1024;
 const QUEUED_PARTS = 4;
 /** 2000-01-01 (PostgreSQL's epoch) minus the library's 946080000000 (1999-12-25), in ms. */

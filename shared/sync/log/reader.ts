@@ -40,7 +40,7 @@ export function replicaServerId(tableName: string): number {
 export const syncLogReader = (settings: SyncSettings, mapping: Mapping): LogReader =>
   settings.log ?? logReader(settings.source, mapping, settings.table.tableName, settings.logIntervals);
 
-export function logReader(source: SourceUrl, mapping: Mapping, tableName: string, intervals?: LogIntervals): LogReader {
+function logReader(source: SourceUrl, mapping: Mapping, tableName: string, intervals?: LogIntervals): LogReader {
   const tables = watchedTables(mapping);
   if (source.engine === 'postgres') {
     const slot = slotName(tableName);

@@ -14,18 +14,18 @@ import type { SourceUrl } from './url.ts';
 /** How often a snapshot is taken again when a migration changed a table it reads (ER_TABLE_DEF_CHANGED). */
 const TABLE_CHANGED_TRIES = 5;
 
+/**
+ * mysql2's options for exact values: BIGINT and DECIMAL as strings (DECIMAL is a string unless
+ * decimalNumbers is set); times as the text the column holds (TIMESTAMP in UTC).
+ */
+export const EXACT_VALUES = { supportBigNumbers: true, bigNumberStrings: true, dateStrings: true, timezone: 'Z' };
+
 /** A MySQL/MariaDB session as the sync reads it: UTC, exact numbers, times as text. */
 export async function connect(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const connection = mysql.createConnection({
     uri: source.url.replace(/^mariadb:/, 'mysql:'),
     connectTimeout: silenceMs,
-    // Exact: BIGINT and DECIMAL as strings; times as the text the column holds (TIMESTAMP in UTC).
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    decimalNumbers: false,
-    dateStrings: true,
-    timezone: 'Z',
-    multipleStatements: false,
+    ...EXACT_VALUES,
   });
   connection.on('error', () => {});
   // A call cut or silent stays at the head of mysql2's queue: nothing queued after it would ever
