@@ -149,12 +149,16 @@ const SYNC_COMMAND = fileURLToPath(new URL('../commands/sync.ts', import.meta.ur
 
 /**
  * `npm run sync` in a process of its own, as the sync's role, keeping the table in step: resolves once
- * its first full pass is done. stop() sends SIGTERM, as a deployment stops it. `cpus`: the only CPUs it
- * may run on (taskset's list, `1`).
+ * its first full pass is done. stop() sends SIGTERM, as a deployment stops it. `niceness`: its CPU
+ * priority (19, the lowest: the machine's CPU goes to everything else first).
  */
-export async function syncProcess(db: SourceDatabase, table: { endpoint: string; tableName: string }, cpus?: string) {
-  // taskset sets the CPUs it may run on, then becomes the sync (exec: the same pid).
-  const command = cpus ? ['taskset', '-c', cpus, process.execPath] : [process.execPath];
+export async function syncProcess(
+  db: SourceDatabase,
+  table: { endpoint: string; tableName: string },
+  niceness?: number,
+) {
+  // nice sets the priority, then becomes the sync (exec: the same pid).
+  const command = niceness ? ['nice', '-n', String(niceness), process.execPath] : [process.execPath];
   const child = spawn(command[0]!, [...command.slice(1), SYNC_COMMAND], {
     env: {
       ...process.env,
