@@ -46,6 +46,32 @@ describeSources("the source's reads", (engine) => {
     }
   }
 
+  it('reads in one snapshot at a time: a second begun while the first reads waits for it, and both read', async () => {
+    // A pass its stream's failure left behind still reads its batch when the next pass begins
+    // (shared/sync/run.ts): on one session, a second transaction inside the first fails (MySQL) or is
+    // ended by its ROLLBACK (PostgreSQL).
+    await withConnection(db.url, async (source) => {
+      const order: string[] = [];
+      let letFirstEnd = () => {};
+      const held = new Promise<void>((resolve) => (letFirstEnd = resolve));
+      const first = source.readConsistently(async () => {
+        order.push('first begins');
+        await held;
+        const [row] = await source.query<{ n: number }>('SELECT 1 AS n');
+        order.push('first ends');
+        return row!.n;
+      });
+      await expect.poll(() => order).toEqual(['first begins']);
+      const second = source.readConsistently(async () => {
+        order.push('second begins');
+        return 2;
+      });
+      letFirstEnd();
+      expect(await Promise.all([first, second])).toEqual([1, 2]);
+      expect(order).toEqual(['first begins', 'first ends', 'second begins']);
+    });
+  });
+
   it('ends a read whose connection is lost part-way with an error, not a wait for ever', async () => {
     const proxy = await startFaultProxy(`http://${new URL(db.url).host}`);
     try {

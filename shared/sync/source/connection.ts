@@ -40,7 +40,21 @@ export const STREAM_BATCH = 500;
  */
 export async function connectSource(source: SourceUrl, silenceMs = SOURCE_SILENCE_MS): Promise<SourceConnection> {
   const engine = source.engine === 'postgres' ? await import('./postgres.ts') : await import('./mysql.ts');
-  return engine.connect(source, silenceMs);
+  const connection = await engine.connect(source, silenceMs);
+  // One snapshot at a time on the session. A pass that its stream's failure left behind finishes the
+  // batch it is reading while the next session's pass begins (shared/sync/run.ts), and a transaction
+  // begun inside another fails on MySQL ("Transaction characteristics can't be changed while a
+  // transaction is in progress") and, on PostgreSQL, ends with the other's ROLLBACK, its reads then in
+  // no snapshot at all.
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    ...connection,
+    readConsistently<T>(work: () => Promise<T>): Promise<T> {
+      const next = last.then(() => connection.readConsistently(work));
+      last = next.catch(() => {});
+      return next;
+    },
+  };
 }
 
 /** A call that has waited past the silence limit is abandoned: its connection is then not trusted again. */
