@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { userKey } from '../../shared/table/keys.ts';
 import { getItems } from '../../shared/write/reads.ts';
-import { freshTable, type TestTable } from '../support/dynamodb.ts';
-import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
-import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { appTransactions, hookedTable, pollStatuses, tally } from '../support/sync-attack.ts';
-import { type RunningSync, servedWithin, settledBy, setUp, startSync } from '../support/sync.ts';
-import { tableApi } from '../support/table-api.ts';
+import type { TestTable } from '../support/dynamodb.ts';
+import { describeSources, type SourceDatabase } from '../support/source-databases.ts';
+import type { SourceSnapshot } from '../support/source-seed.ts';
+import { type appTransactions, attackedSync, pollStatuses, tally } from '../support/sync-attack.ts';
+import { type RunningSync, servedWithin } from '../support/sync.ts';
+import type { tableApi } from '../support/table-api.ts';
 
 /**
  * The second attack on the sync at scale (docs/contract.md, section 9, "At any size"; docs/sync.md):
@@ -65,29 +65,17 @@ describeSources('a transaction served whole, at scale', (engine) => {
   const poll = (token: string, paths: string[]) => pollStatuses(api, token, paths);
 
   let settled: () => Promise<void>;
-
-  beforeAll(async () => {
-    db = await createSourceDatabase(engine);
-    app = appTransactions(db);
-    await seedSource(db, data());
-    await setUp(db);
-    table = await freshTable();
-    api = tableApi(table);
-    settled = settledBy(db, api, { id: 5, segment: 't5', token: ADA });
-    sync = startSync(
-      db,
-      hookedTable(table, (operation, input) => hook?.(operation, input)),
-    );
-    await servedWithin(async () => sync.ready, 90_000);
-  }, 150_000);
-  beforeEach(() => {
-    hook = undefined;
-  });
-  afterAll(async () => {
-    hook = undefined;
-    await sync?.stop();
-    await db?.drop();
-  });
+  attackedSync(
+    engine,
+    { data, token: ADA },
+    () => hook,
+    () => {
+      hook = undefined;
+    },
+    (ready) => {
+      ({ db, table, api, sync, app, settled } = ready);
+    },
+  );
 
   it('never lets a token read a team with the abilities its own transaction took away, when that transaction records more than 20,000 changes', async () => {
     // One transaction X makes Lea ('*') a member of mt and narrows her token to projects:read, with

@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { freshTable, type TestTable } from '../support/dynamodb.ts';
-import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
-import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { appTransactions, hookedTable, pollStatuses, tally } from '../support/sync-attack.ts';
-import { type RunningSync, servedWithin, settledBy, setUp, startSync } from '../support/sync.ts';
-import { tableApi } from '../support/table-api.ts';
+import { expect, it } from 'vitest';
+import { describeSources, type SourceDatabase } from '../support/source-databases.ts';
+import type { SourceSnapshot } from '../support/source-seed.ts';
+import { type appTransactions, attackedSync, pollStatuses, tally } from '../support/sync-attack.ts';
+import { type RunningSync, servedWithin } from '../support/sync.ts';
+import type { tableApi } from '../support/table-api.ts';
 
 /**
  * A second attack on the sync (docs/contract.md, section 9; docs/sync.md), on what the first one's
@@ -64,7 +63,6 @@ function data(): SourceSnapshot {
 
 describeSources('a transaction served whole, while the sync reads', (engine) => {
   let db: SourceDatabase;
-  let table: TestTable;
   let api: ReturnType<typeof tableApi>;
   let sync: RunningSync;
   let app: ReturnType<typeof appTransactions>;
@@ -75,29 +73,17 @@ describeSources('a transaction served whole, while the sync reads', (engine) => 
   const poll = (token: string, paths: string[]) => pollStatuses(api, token, paths);
 
   let settled: () => Promise<void>;
-
-  beforeAll(async () => {
-    db = await createSourceDatabase(engine);
-    app = appTransactions(db);
-    await seedSource(db, data());
-    await setUp(db);
-    table = await freshTable();
-    api = tableApi(table);
-    settled = settledBy(db, api, { id: 5, segment: 't5', token: ADA });
-    sync = startSync(
-      db,
-      hookedTable(table, (operation, input) => hook?.(operation, input)),
-    );
-    await servedWithin(async () => sync.ready, 90_000);
-  }, 150_000);
-  beforeEach(() => {
-    hook = undefined;
-  });
-  afterAll(async () => {
-    hook = undefined;
-    await sync?.stop();
-    await db?.drop();
-  });
+  attackedSync(
+    engine,
+    { data, token: ADA },
+    () => hook,
+    () => {
+      hook = undefined;
+    },
+    (ready) => {
+      ({ db, api, sync, app, settled } = ready);
+    },
+  );
 
   it('answers 401 within 10 s for a token row the rules refuse, and 200 again within 10 s once it is fixed', async () => {
     expect((await api.get('/api/snap-home/projects', { token: IVY })).status).toBe(200);

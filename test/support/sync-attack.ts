@@ -1,14 +1,67 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createDynamoDbClient } from '../../shared/table/dynamodb-client.ts';
-import type { TestTable } from './dynamodb.ts';
-import type { SourceDatabase } from './source-databases.ts';
-import type { tableApi } from './table-api.ts';
+import { freshTable, type TestTable } from './dynamodb.ts';
+import { createSourceDatabase, type SourceDatabase } from './source-databases.ts';
+import { seedSource, type SourceSnapshot } from './source-seed.ts';
+import type { SourceEngine } from './source-servers.ts';
+import { type RunningSync, servedWithin, settledBy, setUp, startSync } from './sync.ts';
+import { tableApi } from './table-api.ts';
 
 /**
  * What the attacks on the sync's transactions share (sync-transactions-while-reading.test.ts, and
  * sync-transactions-at-scale.test.ts in the `at-size` project): a table whose calls a case may hold
  * back, transactions of the app's role, and a client polling what a token is answered all along.
  */
+
+/** What a case of an attack holds, once its file's set-up is done. */
+export interface Attacked {
+  db: SourceDatabase;
+  table: TestTable;
+  api: ReturnType<typeof tableApi>;
+  sync: RunningSync;
+  app: ReturnType<typeof appTransactions>;
+  /** Resolves once the sync has served everything committed before (team 5, seen by `token`). */
+  settled: () => Promise<void>;
+}
+type Hook = (operation: string, input: any) => void | Promise<void>;
+
+/**
+ * The file's set-up: `data` seeded into a source of `engine`, set up, and synced into a fresh table
+ * through a client whose every call first passes the hook a case may set (`hook()`, cleared before each
+ * case by `clear`); `ready` is handed what the cases use.
+ */
+export function attackedSync(
+  engine: SourceEngine,
+  { data, token }: { data: () => SourceSnapshot; token: string },
+  hook: () => Hook | undefined,
+  clear: () => void,
+  ready: (attacked: Attacked) => void,
+) {
+  let attacked: Attacked | undefined;
+  beforeAll(async () => {
+    const db = await createSourceDatabase(engine);
+    const app = appTransactions(db);
+    await seedSource(db, data());
+    await setUp(db);
+    const table = await freshTable();
+    const api = tableApi(table);
+    const settled = settledBy(db, api, { id: 5, segment: 't5', token });
+    const sync = startSync(
+      db,
+      hookedTable(table, (operation, input) => hook()?.(operation, input)),
+    );
+    attacked = { db, table, api, sync, app, settled };
+    ready(attacked);
+    await servedWithin(async () => sync.ready, 90_000);
+  }, 150_000);
+  beforeEach(clear);
+  afterAll(async () => {
+    clear();
+    await attacked?.sync.stop();
+    await attacked?.db.drop();
+  });
+}
 
 /** The table through a client whose every call first passes `at(operation, input)` (which may wait). */
 export function hookedTable(table: TestTable, at: (operation: string, input: any) => void | Promise<void>): TestTable {
