@@ -27,12 +27,13 @@ export interface PartContext {
 
 /**
  * A server of that engine as the suite starts it (wal_level=logical; a row binlog), or with the
- * setting the log capture needs turned off (wal_level=replica; no binlog).
+ * setting the log capture needs turned off (wal_level=replica; no binlog); MariaDB with its own
+ * InnoDB memory and redo log, not the suite's small ones (source-servers.ts says why).
  */
 export const startServer = (engine: SourceEngine, settingOff = false) =>
   engine === 'postgres'
     ? startPostgres(settingOff ? { walLevel: 'replica' } : {})
-    : startMariaDb(settingOff ? { binlog: false } : {});
+    : startMariaDb({ innodb: 'server', binlog: !settingOff });
 
 export interface TeamsSpec {
   teams: number;
