@@ -53,6 +53,7 @@ export class SyncMeter {
   sourceDown = false;
   private last = 0;
   private lastHeldBack = 0;
+  private lastDown = -EVERY_MS;
   private readonly report: (values: SyncMetricValues) => void;
   private readonly clock: () => number;
 
@@ -79,9 +80,12 @@ export class SyncMeter {
     this.emit(values);
   }
 
+  /** An outage is said at its first failure, whatever line came just before, then once a minute. */
   sourceFailed(): void {
     this.sourceDown = true;
-    if (this.clock() - this.last >= EVERY_MS) this.emit({});
+    if (this.clock() - this.lastDown < EVERY_MS) return;
+    this.lastDown = this.clock();
+    this.emit({});
   }
 
   private emit(values: SyncMetricValues): void {

@@ -46,6 +46,20 @@ describe("the sync's metric lines", () => {
     expect(lines).toHaveLength(1);
   });
 
+  it('says an outage at its first failure, even just after another line, then at most once a minute', async () => {
+    const { clock, lines, meter } = meterAt();
+    await meter.tick(true, retained);
+    clock.now += 1_000;
+    meter.sourceFailed();
+    expect(lines.at(-1)).toEqual({ SyncItemsWritten: 0, SyncSourceErrors: 1 });
+    clock.now += 59_000;
+    meter.sourceFailed();
+    expect(lines).toHaveLength(2);
+    clock.now += 1_000;
+    meter.sourceFailed();
+    expect(lines).toHaveLength(3);
+  });
+
   it('leaves the log held back out when the source cannot say it', async () => {
     const { lines, meter } = meterAt();
     await meter.tick(true, () => Promise.reject(new Error('gone')));
