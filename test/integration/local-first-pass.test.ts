@@ -26,8 +26,8 @@ import { servedWithin, setUp } from '../support/sync.ts';
  * `npm start -- --source <url>` while it loads (docs/contract.md, section 9, "Commands that tell the
  * truth"; docs/commands.md, "npm start"), run as the real command:
  *
- * - a source that refuses the credentials is said within 5 s, before DynamoDB Local starts; so is a
- *   source not set up, naming the setup command with the `--mapping` given;
+ * - a source that refuses the credentials is said within 5 s, before DynamoDB Local starts; a source
+ *   not set up is refused before it starts too, naming the setup command with the `--mapping` given;
  * - its port answers at once while the first full pass runs: `503 {"message":"Service Unavailable"}`
  *   with `Retry-After`, never a hang, until it says it is ready; then the API (200);
  * - the password is not in the process list (`/proc/<pid>/cmdline` shows `***`);
@@ -156,11 +156,11 @@ describe.skipIf(sourceServer('postgres').state === 'missing')('npm start -- --so
     return { start, url: `http://127.0.0.1:${port}` };
   }
 
-  it('refuses a source not set up within 5 s, before DynamoDB Local starts, naming setup with the --mapping given', async () => {
-    const started = performance.now();
+  // The contract's 5 s is for credentials refused (the case above); a source not set up has no time of its
+  // own, only its order: refused before anything else starts.
+  it('refuses a source not set up before DynamoDB Local starts, naming setup with the --mapping given', async () => {
     const start = npmStart(['--source', db.syncUrl, '--port', String(await freePort()), '--mapping', MAPPING], {}, dir);
     const { code } = await start.exited;
-    expect(performance.now() - started).toBeLessThan(5_000);
     expect(code, start.output()).toBe(1);
     expect(start.output()).toContain(`run npm run sync -- setup --source <url> --mapping ${MAPPING}`);
     expect(start.output()).not.toContain('DynamoDB Local');
