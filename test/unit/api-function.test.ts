@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentHandler } from '../../shared/api/http/handlers.ts';
 import { apiContext, apiEvent } from '../support/middy-request.ts';
 
@@ -8,9 +8,15 @@ import { apiContext, apiEvent } from '../support/middy-request.ts';
  * compared with API Gateway's in test/infra/bundled.test.ts, against DynamoDB Local.
  */
 let serve: ReturnType<typeof documentHandler>;
+// Put back after the file: unit files share their worker process (vitest.config.ts, isolate: false).
+const logLevel = process.env.LOG_LEVEL;
 beforeAll(() => {
   process.env.LOG_LEVEL = 'SILENT';
   serve = documentHandler({ openapi: '3.1.0' });
+});
+afterAll(() => {
+  if (logLevel === undefined) delete process.env.LOG_LEVEL;
+  else process.env.LOG_LEVEL = logLevel;
 });
 
 const event = (headers: Record<string, string>, method = 'GET') => {
