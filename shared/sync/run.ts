@@ -326,7 +326,11 @@ class Sync {
         await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
         const { everyTeam, reshaped } = applier.takeWide();
         if (reshaped.size > 0 || this.schema.recheckDue) await this.checkSchema(applier);
-        if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
+        if (everyTeam.size > 0) {
+          await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
+          // Its position is acknowledged only once the pass is whole: one stopped midway is read again.
+          if (!this.stopped) applier.widePassed();
+        }
         const idle = !applier.hasWork;
         if (!idle) await applier.applyPending();
         else if (every > 0 && this.clock() - this.lastFullPass >= every)
