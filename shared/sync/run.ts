@@ -104,9 +104,10 @@ class Sync {
         this.served = await readLogPosition(this.settings.table, this.settings.source.redacted);
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
         ...this.run_.lease,
-        // Not while a full pass is owed: a run that ends midway through one leaves its successor one.
+        // Not while a full pass is owed: a run that ends midway through one leaves its successor one. Nor
+        // while parts are held back, which only this run knows: its successor passes to find them again.
         carry: () =>
-          this.served === undefined || this.fullPassOwed
+          this.served === undefined || this.fullPassOwed || this.heldBack.size > 0
             ? {}
             : { log_source: this.settings.source.redacted, log_position: this.served },
       }).catch((error) => {
