@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, it } from 'vitest';
+import { slotName } from '../../shared/sync/log/reader.ts';
 import { freshTable } from '../support/dynamodb.ts';
 import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
 import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
@@ -14,12 +15,16 @@ import { tableApi } from '../support/table-api.ts';
  * among them.
  */
 const ADA = 'migration-across-runs-ada-token';
+const BOB = 'migration-across-runs-ada-token-two';
 
 function laravelData(): SourceSnapshot {
   return {
     teams: [{ id: 1, slug: 'acme', name: 'Acme', user_id: 10 }],
     users: [{ id: 10, name: 'Ada', teams: [1] }],
-    tokens: [{ id: 70, user_id: 10, token: ADA, abilities: ['*'] }],
+    tokens: [
+      { id: 70, user_id: 10, token: ADA, abilities: ['*'] },
+      { id: 71, user_id: 10, token: BOB, abilities: ['*'] },
+    ],
     projects: [{ id: 100, team_id: 1, name: 'Site', slug: 'site' }],
     costs: [{ id: 1, team_id: 1, label: 'Backups', amount: '5.00', currency: 'EUR' }],
   };
@@ -70,6 +75,48 @@ describeSources('a column renamed away, across runs', (engine) => {
       async () => (await api.get('/api/acme/projects', { token: ADA })).status === 401,
       10_000 - (performance.now() - revoked),
       () => `${said()}; the run that took over: ${ended}`,
+    );
+  }, 60_000);
+
+  it("answers 401 within 10 s for a token revoked after the log's connection was killed while costs.label was renamed", async () => {
+    const table = await freshTable();
+    const api = tableApi(table);
+    await db.query('ALTER TABLE costs RENAME COLUMN title TO label');
+    const sync = startSync(db, table);
+    syncs.push(sync);
+    let ended = 'it runs';
+    sync.done.then(
+      () => (ended = 'it ended'),
+      (error: Error) => (ended = `it ended: ${error.message}`),
+    );
+    await sync.readyNow;
+    await servedWithin(async () => (await api.get('/api/acme/projects', { token: BOB })).status === 200);
+    await db.query('ALTER TABLE costs RENAME COLUMN label TO title');
+    await db.query(
+      `INSERT INTO costs (team_id, title, amount, currency, created_at, updated_at) VALUES (1, 'Disk', 3, 'EUR', ${now}, ${now})`,
+    );
+    await servedWithin(async () => sync.lines.some((line) => line.includes('costs.label')), 10_000, said);
+    if (engine === 'postgres')
+      await db.adminQuery('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1', [
+        slotName(table.tableName),
+      ]);
+    else
+      for (const { ID } of await db.adminQuery<{ ID: number }>(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' AND USER = $1",
+        [new URL(db.syncUrl).username],
+      ))
+        await db.adminQuery(`KILL ${Number(ID)}`);
+    await servedWithin(
+      async () => sync.lines.some((line) => line.includes('answers again')) || ended !== 'it runs',
+      10_000,
+      said,
+    );
+    await db.query('DELETE FROM personal_access_tokens WHERE id = 71');
+    const revoked = performance.now();
+    await servedWithin(
+      async () => (await api.get('/api/acme/projects', { token: BOB })).status === 401,
+      10_000 - (performance.now() - revoked),
+      () => `${said()}; the sync: ${ended}`,
     );
   }, 60_000);
 });
