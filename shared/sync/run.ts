@@ -160,7 +160,9 @@ class Sync {
     try {
       const mapping = this.settings.mapping(await sourceShape(source));
       const missing = await missingSchema(source, mapping);
-      if (missing.length > 0)
+      // Refused at the start of a run of its own (or --once); reconnecting, or taking over from the run
+      // before (deployed), the parts that read it are kept meanwhile, as while running (schema-watch.ts).
+      if (missing.length > 0 && (this.run_.once || (!this.lease && !this.run_.changesFirst)))
         throw new SyncRefused(`the source (${this.settings.source.redacted}) lacks ${missing.join('; ')}`);
       if (!this.run_.once) {
         const reader = syncLogReader(this.settings, mapping);
