@@ -67,12 +67,28 @@ describeSources('a table rewritten while the sync reads', (engine) => {
   it('serves a project renamed in the transaction that was read across a migration rewriting projects, within 10 s', async () => {
     const app = appTransactions(db);
     const api = tableApi(table);
+    // The migration runs until it commits, or until it waits for a lock (the batch's, which it may
+    // wait for: a read's wait, as for any other reader of the table); the batch then reads on.
+    let migrated: Promise<unknown> = Promise.resolve();
     rewrite = async () => {
-      await db.query(
-        engine === 'postgres'
-          ? 'ALTER TABLE projects ALTER COLUMN extra TYPE bigint'
-          : 'ALTER TABLE projects MODIFY COLUMN extra bigint NULL, ALGORITHM=COPY',
-      );
+      let done = false;
+      migrated = db
+        .query(
+          engine === 'postgres'
+            ? 'ALTER TABLE projects ALTER COLUMN extra TYPE bigint'
+            : 'ALTER TABLE projects MODIFY COLUMN extra bigint NULL, ALGORITHM=COPY',
+        )
+        .finally(() => {
+          done = true;
+        });
+      const waiting = async () =>
+        engine === 'postgres' &&
+        (
+          await db.adminQuery<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE projects%'",
+          )
+        )[0]!.n > 0;
+      await servedWithin(async () => done || (await waiting()));
     };
     await app.transaction([
       "UPDATE users SET name = 'Ada L' WHERE id = 10",
@@ -91,5 +107,6 @@ describeSources('a table rewritten while the sync reads', (engine) => {
         `the API answers ${JSON.stringify(last)}; rewritten: ${rewritten}; the sync said ${JSON.stringify(sync.lines)}`,
     );
     expect(rewritten).toBe(true);
+    await migrated;
   }, 60_000);
 });
