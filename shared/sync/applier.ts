@@ -28,6 +28,8 @@ export class Applier {
   private held: string | undefined;
   /** Whether `pending` holds touches that waited for a team written apart. */
   private pendingWaited = false;
+  /** Parts of every team taken for a full pass (takeWide) not passed yet: no position is acknowledged meanwhile. */
+  private wide = false;
   private readonly deferred = new Map<number, Touched>();
   private readonly busy = new Set<number>();
   private acknowledged: Promise<void> = Promise.resolve();
@@ -94,9 +96,15 @@ export class Applier {
    */
   takeWide(): { everyTeam: Touched['everyTeam']; reshaped: Touched['reshaped'] } {
     const wide = { everyTeam: new Set(this.pending.everyTeam), reshaped: new Set(this.pending.reshaped) };
+    this.wide ||= wide.everyTeam.size > 0;
     this.pending.everyTeam.clear();
     this.pending.reshaped.clear();
     return wide;
+  }
+
+  /** The full pass of what takeWide gave is done: positions may be acknowledged again. */
+  widePassed(): void {
+    this.wide = false;
   }
 
   /** Applies what is pending, with `extra` (a full pass's teams) if given: one batch. */
@@ -146,7 +154,8 @@ export class Applier {
     }
     this.held = position ?? this.held;
     const acknowledgeable = this.held;
-    if (acknowledgeable !== undefined && this.deferred.size === 0 && !this.pendingWaited) {
+    const passOwed = this.wide || this.pending.everyTeam.size > 0;
+    if (acknowledgeable !== undefined && this.deferred.size === 0 && !this.pendingWaited && !passOwed) {
       this.held = undefined;
       this.acknowledged = this.acknowledged.then(() => this.acknowledge(acknowledgeable));
       this.acknowledged.catch(() => {}); // seen by settled(); an abandoned applier's is no crash

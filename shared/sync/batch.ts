@@ -7,7 +7,7 @@ import { isEmpty, type Plan, type PlanProblem, readPlan, readSlugHolders, type T
 import { readItems } from '../write/reads.ts';
 import type { Writer } from '../write/writer.ts';
 import { desiredOf, type ReadBatch } from './desired-of.ts';
-import type { ChangePart, Mapping } from './mapping.ts';
+import { type ChangePart, type Mapping, watchedTables } from './mapping.ts';
 import { readTeam, type SourceTeam, type TeamAsk } from './read/team.ts';
 import { readTokens } from './read/tokens.ts';
 import type { Refusal, RefusalReport } from './refusals.ts';
@@ -58,7 +58,21 @@ const ALL_PARTS: readonly ChangePart[] = ['team', 'members', 'projects', 'daemon
 const WRITTEN_APART_FROM = 1_000;
 
 export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<BatchOutcome> {
-  const read = await ctx.source.readConsistently(() => readBatch(ctx, touched));
+  // A snapshot taken before a table-rewriting ALTER TABLE sees that table empty on PostgreSQL
+  // (https://www.postgresql.org/docs/current/mvcc-caveats.html): its tables are locked before it is
+  // taken, so that a rewrite comes before it or waits for its end.
+  const tables =
+    ctx.source.engine !== 'postgres'
+      ? []
+      : await ctx.source.query(
+          "SELECT relname FROM pg_class WHERE relname = ANY(?) AND relkind IN ('r', 'p') AND pg_table_is_visible(oid)",
+          [watchedTables(ctx.mapping)],
+        );
+  const read = await ctx.source.readConsistently(async () => {
+    const names = tables.map((t) => `"${t.relname}"`).join(', ');
+    if (names) await ctx.source.query(`LOCK TABLE ${names} IN ACCESS SHARE MODE`);
+    return readBatch(ctx, touched);
+  });
   const { plan, leftOut } = await planBatch(ctx, read);
   const items: ItemSource = async (needs, emit) => {
     for (const [teamId, lists] of needs) {

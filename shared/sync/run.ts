@@ -104,9 +104,10 @@ class Sync {
         this.served = await readLogPosition(this.settings.table, this.settings.source.redacted);
       this.lease = await acquireSyncLease(this.settings.table.doc, this.settings.table.tableName, {
         ...this.run_.lease,
-        // Not while a full pass is owed: a run that ends midway through one leaves its successor one.
+        // Not while a full pass is owed: a run that ends midway through one leaves its successor one. Nor
+        // while parts are held back, which only this run knows: its successor passes to find them again.
         carry: () =>
-          this.served === undefined || this.fullPassOwed
+          this.served === undefined || this.fullPassOwed || this.heldBack.size > 0
             ? {}
             : { log_source: this.settings.source.redacted, log_position: this.served },
       }).catch((error) => {
@@ -159,7 +160,9 @@ class Sync {
     try {
       const mapping = this.settings.mapping(await sourceShape(source));
       const missing = await missingSchema(source, mapping);
-      if (missing.length > 0)
+      // Refused at the start of a run of its own (or --once); reconnecting, or taking over from the run
+      // before (deployed), the parts that read it are kept meanwhile, as while running (schema-watch.ts).
+      if (missing.length > 0 && (this.run_.once || (!this.lease && !this.run_.changesFirst)))
         throw new SyncRefused(`the source (${this.settings.source.redacted}) lacks ${missing.join('; ')}`);
       if (!this.run_.once) {
         const reader = syncLogReader(this.settings, mapping);
@@ -326,7 +329,11 @@ class Sync {
         await Promise.race([applier.next(IDLE_WAIT_MS, this.run_.signal), failed]);
         const { everyTeam, reshaped } = applier.takeWide();
         if (reshaped.size > 0 || this.schema.recheckDue) await this.checkSchema(applier);
-        if (everyTeam.size > 0) await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
+        if (everyTeam.size > 0) {
+          await Promise.race([this.fullPass(applier, [...everyTeam], session), failed]);
+          // Its position is acknowledged only once the pass is whole: one stopped midway is read again.
+          if (!this.stopped) applier.widePassed();
+        }
         const idle = !applier.hasWork;
         if (!idle) await applier.applyPending();
         else if (every > 0 && this.clock() - this.lastFullPass >= every)

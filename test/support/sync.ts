@@ -1,4 +1,5 @@
 import { defaultMapping, type Mapping, type SourceShape } from '../../shared/sync/mapping.ts';
+import type { FullPassProgress } from '../../shared/sync/full-pass.ts';
 import type { SyncMetricValues } from '../../shared/sync/metrics.ts';
 import { runSync, type SyncOutcome, type SyncRun, type SyncSettings } from '../../shared/sync/run.ts';
 import { setUpSource } from '../../shared/sync/setup.ts';
@@ -28,6 +29,8 @@ export interface RunningSync {
   nextBatch(which?: (metric: SyncMetricValues) => boolean): Promise<void>;
   /** Full passes begun (the first one, periodic ones, and those of a TRUNCATE's parts), counted. */
   readonly fullPasses: number;
+  /** The progress the current (or last) full pass last told: its teams and tokens done so far. */
+  readonly progress: FullPassProgress | undefined;
   /**
    * Resolves when the next full pass after this call begins: awaited twice in a row, a whole full
    * pass ran in between, begun after the first call (so it saw everything committed before it).
@@ -59,6 +62,8 @@ export function startSync(
     changesFirst?: boolean;
     /** Ends the run as its first full pass begins, as a deployed invocation's deadline can. */
     endInFirstPass?: boolean;
+    /** Ends the run once this says so, as a deployed invocation's deadline does (checked by the run at its own moments). */
+    until?: () => boolean;
   } = {},
 ): RunningSync {
   const source = parseSourceUrl(db.syncUrl);
@@ -67,12 +72,13 @@ export function startSync(
   const metrics: SyncMetricValues[] = [];
   let batches = 0;
   let fullPasses = 0;
+  let progress: FullPassProgress | undefined;
   const passWaiters = new Set<() => void>();
   let ready = false;
   const waiting = new Set<{ which: (metric: SyncMetricValues) => boolean; resolve: () => void }>();
   let readied: () => void = () => {};
   const readyNow = new Promise<void>((resolve) => (readied = resolve));
-  const { once, mapping, lease, changesFirst, endInFirstPass, ...rest } = settings;
+  const { once, mapping, lease, changesFirst, endInFirstPass, until, ...rest } = settings;
   const done = runSync(
     {
       source,
@@ -100,12 +106,14 @@ export function startSync(
       lease,
       changesFirst,
       signal: stop.signal,
-      until: endInFirstPass ? () => fullPasses > 0 : undefined,
+      until: endInFirstPass ? () => fullPasses > 0 : until,
       onPass: () => {
         batches += 1;
       },
       // A full pass tells its progress as it begins (nothing done yet), and after each of its batches.
-      onProgress: ({ teams, tokens }) => {
+      onProgress: (told) => {
+        const { teams, tokens } = told;
+        progress = { teams: { ...teams }, tokens: { ...tokens } };
         if (teams.done !== 0 || tokens.done !== 0) return;
         fullPasses += 1;
         for (const resolve of passWaiters) resolve();
@@ -134,6 +142,9 @@ export function startSync(
     nextBatch: (which = () => true) => new Promise<void>((resolve) => waiting.add({ which, resolve })),
     get fullPasses() {
       return fullPasses;
+    },
+    get progress() {
+      return progress;
     },
     nextFullPass: () => new Promise<void>((resolve) => passWaiters.add(resolve)),
     done,
