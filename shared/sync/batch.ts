@@ -69,7 +69,7 @@ export async function applyBatch(ctx: BatchContext, touched: Touched): Promise<B
           [watchedTables(ctx.mapping)],
         );
   const read = await ctx.source.readConsistently(async () => {
-    const names = tables.map((t) => `"${t.relname}"`).join(', ');
+    const names = tables.map((t) => `"${String(t.relname).replaceAll('"', '""')}"`).join(', ');
     if (names) await ctx.source.query(`LOCK TABLE ${names} IN ACCESS SHARE MODE`);
     return readBatch(ctx, touched);
   });
