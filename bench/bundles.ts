@@ -17,7 +17,7 @@ import type { Pair } from './report.ts';
  * the same functionBasics(). Each bundle runs in fresh Node processes with its function's
  * environment from the template and the variables Lambda sets.
  */
-export interface Bundle {
+interface Bundle {
   name: string;
   file: string;
   /** The literal variables of the function's environment in the template. */

@@ -2,7 +2,7 @@
  * A small SVG writer for RESULTS.md's chart: panels side by side, each with logarithmic axes,
  * lines through measured points, and a label at each line's last point.
  */
-export interface Series {
+interface Series {
   label: string;
   color: string;
   dashed: boolean;

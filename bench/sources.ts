@@ -35,7 +35,7 @@ export const startServer = (engine: SourceEngine, settingOff = false) =>
     ? startPostgres(settingOff ? { walLevel: 'replica' } : {})
     : startMariaDb({ innodb: 'server', binlog: !settingOff });
 
-export interface TeamsSpec {
+interface TeamsSpec {
   teams: number;
   projects: number;
   daemons?: number;

@@ -10,7 +10,7 @@ import { percentOfRequests, READS, throttledRequests, unauthenticated } from './
 import { ACCESS_LOG_STACK_FIELD } from './http-api.ts';
 import { constructName } from './route-functions.ts';
 
-export interface ApiAlarmsProps {
+interface ApiAlarmsProps {
   api: HttpApi;
   table: ITable;
   accessLogs: LogGroup;

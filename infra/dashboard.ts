@@ -7,7 +7,7 @@ import { OUTCOMES } from '../shared/api/http/middleware/access-log.ts';
 import { type FunctionName, ROUTES, SERVED_ROUTES } from '../shared/api/routes.ts';
 import { stackMetric, percentOfRequests, READS, throttledRequests, unauthenticated } from './api-metrics.ts';
 
-export interface DashboardProps {
+interface DashboardProps {
   api: HttpApi;
   table: ITable;
   functions: Record<FunctionName, NodejsFunction>;

@@ -36,7 +36,7 @@ export const ACCESS_LOG_FIELDS = {
  */
 export const ACCESS_LOG_STACK_FIELD = 'stack';
 
-export interface HttpApiProps {
+interface HttpApiProps {
   throttle?: { rateLimit: number; burstLimit: number };
   cors?: CorsPreflightOptions;
   customDomain?: CustomDomainProps;

@@ -19,7 +19,7 @@ import { functionBasics, PROJECT_ROOT } from './functions.ts';
 /** The only DynamoDB actions the functions need (docs/storage.md): reads by key, never Scan, never a write. */
 export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 
-export interface RouteFunctionsProps {
+interface RouteFunctionsProps {
   api: HttpApi;
   table: ITable;
   /**

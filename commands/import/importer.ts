@@ -36,7 +36,7 @@ export interface ImportOptions extends ApplyHooks {
 }
 
 /** What an import did: the snapshot's counts, and how many of its teams, projects and daemons it wrote. */
-export interface ImportSummary {
+interface ImportSummary {
   teams: number;
   items: number;
   users: number;

@@ -28,7 +28,7 @@ import { locate, say, type Problems } from './problems.ts';
  */
 
 /** Is handed each record, with its fields as parsed (numbers as numbers); may return a promise to slow the reader. */
-export type OnRecord = (
+type OnRecord = (
   collection: Collection,
   index: number,
   fields: Record<string, unknown>,

@@ -6,7 +6,7 @@ import { TeamReader } from './team-reader.ts';
  * Configuration, read once at start-up and failing fast: a missing TABLE_NAME stops the
  * function at cold start instead of producing `undefined` in a key at request time.
  */
-export interface ApiConfig {
+interface ApiConfig {
   tableName: string;
   /** Overrides the base of `links` and `meta.path`; otherwise derived from the request. */
   publicBaseUrl?: string;

@@ -28,7 +28,7 @@ const CAPACITY = 4_096;
 export type RecentPasses = Map<string, { head: TeamHead; at: number }>;
 
 /** A request's speculation: the pair it is remembered under, and its early Query if one went out. */
-export interface Speculation {
+interface Speculation {
   pair: string;
   early?: Promise<{ team: TeamHead; keys: string[]; items: string[] } | undefined>;
 }

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
-export interface ClientOptions {
+interface ClientOptions {
   /** A DynamoDB-compatible endpoint (DynamoDB Local); unset means AWS. */
   endpoint?: string;
   /** Per-attempt limits (smithy's connectionTimeout and requestTimeout) and the SDK's attempts. */

@@ -41,7 +41,7 @@ export class LeftUnprocessed extends Error {
   override readonly name = 'LeftUnprocessed';
 }
 
-export interface RetryBudget {
+interface RetryBudget {
   /** Resends in a row that may process nothing before the work is given up. */
   retries: number;
   /** The first backoff, doubled at each fruitless resend up to `maxDelayMs` (each drawn from 1 to 2 times that). */

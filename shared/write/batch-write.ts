@@ -9,7 +9,7 @@ const BATCH_SIZE = 25; // BatchWriteItem's limit
 /** Batches in flight at once. */
 const CONCURRENCY = 16;
 
-export interface WriterOptions {
+interface WriterOptions {
   /** Called after each batch is written, with its size; an async observer is awaited. */
   onWritten?: (count: number) => void | Promise<void>;
   /** Called before each batch is sent: may throw to stop the writer (the import lock's check). */

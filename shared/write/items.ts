@@ -172,7 +172,7 @@ export function replacedItem(
 }
 
 /** A token as the table keeps it (the only place a token item is built). */
-export interface TokenFields {
+interface TokenFields {
   hash: string;
   userId: number;
   abilities: string[];

@@ -60,7 +60,7 @@ export type TeamPart = 'identity' | ListResource | 'finance' | 'members';
  * How a list changes: by the item (its new items' keys known, their JSON handed over by the front end
  * where the plan had only their hashes), or whole as a new dense generation.
  */
-export type ListPlan =
+type ListPlan =
   | { mode: 'edit'; edited: EditedList; part: ListPart; needs: ReadonlySet<number> }
   | {
       mode: 'rebuild';

@@ -40,7 +40,7 @@ export const readItems = (table: TableRef, keys: Key[]) =>
   getItems(table.doc, table.tableName, keys, { consistent: true });
 
 /** A sort-key range: from and to, inclusive. */
-export interface SortRange {
+interface SortRange {
   from: string;
   to: string;
 }

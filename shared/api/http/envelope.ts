@@ -47,7 +47,7 @@ export function listPath(base: string, teamSegment: string, resource: string): s
   return `${base}/api/${encodeURIComponent(teamSegment)}/${resource}`;
 }
 
-export interface ListEnvelopeInput {
+interface ListEnvelopeInput {
   /** Each item's JSON text, as stored. */
   items: string[];
   window: PageWindow;

@@ -8,7 +8,7 @@ import { JSON_CONTENT_TYPE } from './envelope.ts';
  * contract body as JSON text in `message`, `expose: true` so a 5xx keeps its body, and its headers
  * on the error object: middy's createError keeps neither custom headers nor (for 5xx) the body.
  */
-export type ContractError = HttpError & { headers: Record<string, string> };
+type ContractError = HttpError & { headers: Record<string, string> };
 
 function contractError(
   status: number,

@@ -32,7 +32,7 @@ const QUEUE_LIMIT = 20_000;
  */
 const HOLD_LIMIT = 100_000;
 
-export interface BinlogStreamOptions {
+interface BinlogStreamOptions {
   url: string;
   database: string;
   tables: string[];

@@ -54,7 +54,7 @@ const QUEUED_PARTS = 4;
 /** 2000-01-01 (PostgreSQL's epoch) minus the library's 946080000000 (1999-12-25), in ms. */
 const KEEPALIVE_CLOCK_FIX_MS = 946_684_800_000 - 946_080_000_000;
 
-export interface StreamOptions {
+interface StreamOptions {
   client: ClientConfig;
   slot: string;
   publication: string;
