@@ -33,6 +33,7 @@ const AT_SIZE = [
   'test/integration/import-streamed.test.ts',
   'test/integration/read-cost-at-size.test.ts',
   'test/integration/local-burst.test.ts',
+  'test/integration/sync-stopped-anywhere.test.ts',
 ];
 const integration = {
   // One DynamoDB Local and one server of each source engine for the whole run; each test file makes
