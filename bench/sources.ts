@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SyncMetricValues } from '../shared/sync/metrics.ts';
@@ -158,9 +158,14 @@ export async function syncProcess(
   table: { endpoint: string; tableName: string },
   niceness?: number,
 ) {
-  // nice sets the priority, then becomes the sync (exec: the same pid).
+  // nice sets the priority, then becomes the sync (exec: the same pid). In a session of its own
+  // (detached), with that session's nice too: where the kernel groups processes by session
+  // (autogroup), it shares the CPU fairly between sessions before a process's nice counts, so nice
+  // alone did not put the sync behind the database server, whose keeper starts a session of its own
+  // (https://man7.org/linux/man-pages/man7/sched.7.html, "The autogroup feature").
   const command = niceness ? ['nice', '-n', String(niceness), process.execPath] : [process.execPath];
   const child = spawn(command[0]!, [...command.slice(1), SYNC_COMMAND], {
+    detached: niceness !== undefined,
     env: {
       ...process.env,
       SOURCE_DATABASE_URL: db.syncUrl,
@@ -169,6 +174,12 @@ export async function syncProcess(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const group = `/proc/${child.pid}/autogroup`;
+  if (niceness !== undefined && existsSync(group)) writeFileSync(group, String(niceness));
+  // Detached, a Ctrl-C at the terminal no longer reaches it: the bench's exit stops it.
+  const orphaned = () => child.kill();
+  process.once('exit', orphaned);
+  child.once('exit', () => process.off('exit', orphaned));
   // Its metric lines (shared/sync/metrics.ts), one a batch: the largest lag, and the changes applied.
   const metrics = { lagSeconds: 0, changes: 0, batches: 0 };
   createInterface({ input: child.stdout }).on('line', (line) => {
