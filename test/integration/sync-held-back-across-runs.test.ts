@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { freshTable } from '../support/dynamodb.ts';
-import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
-import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
+import { describeSources } from '../support/source-databases.ts';
+import type { SourceSnapshot } from '../support/source-seed.ts';
+import { syncRuns } from '../support/sync-runs.ts';
+import { servedWithin } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 
 /**
@@ -26,19 +27,7 @@ function laravelData(): SourceSnapshot {
 }
 
 describeSources('a team kept for a bad row, across runs', (engine) => {
-  let db: SourceDatabase;
-  const syncs: RunningSync[] = [];
-  const said = () => `the syncs said: ${JSON.stringify(syncs.map((sync) => sync.lines))}`;
-
-  beforeAll(async () => {
-    db = await createSourceDatabase(engine);
-    await seedSource(db, laravelData());
-    await setUp(db);
-  }, 60_000);
-  afterAll(async () => {
-    for (const sync of syncs) await sync.stop();
-    await db?.drop();
-  });
+  const runs = syncRuns(engine, laravelData);
 
   it('serves a project changed while its team row was bad within 10 s of the fix, when a deployed invocation took over in between', async () => {
     const table = await freshTable();
@@ -51,28 +40,26 @@ describeSources('a team kept for a bad row, across runs', (engine) => {
       return last;
     };
     let deadline = false;
-    const first = startSync(db, table, { until: () => deadline });
-    syncs.push(first);
+    const first = runs.start(table, { until: () => deadline });
     await first.readyNow;
     const refused = first.nextBatch((batch) => batch.SyncRowsRefused! > 0);
-    await db.query('UPDATE teams SET name = $1 WHERE id = 1', ['Ac\u001bme']);
+    await runs.db.query('UPDATE teams SET name = $1 WHERE id = 1', ['Ac\u001bme']);
     await refused;
     // The project's change is taken while the team is kept as it was: not served, and not lost.
     const taken = first.nextBatch((batch) => batch.SyncRowsRefused! > 0 && batch.SyncChangesApplied! > 0);
-    await db.query('UPDATE projects SET name = $1 WHERE id = 100', ['Renamed while held']);
+    await runs.db.query('UPDATE projects SET name = $1 WHERE id = 100', ['Renamed while held']);
     await taken;
     expect(await names()).toEqual(['Site']);
     // The invocation's deadline; the next takes over from the position it carried.
     deadline = true;
     await first.done;
-    const next = startSync(db, table, { changesFirst: true });
-    syncs.push(next);
-    await db.query('UPDATE teams SET name = $1 WHERE id = 1', ['Acme']);
+    runs.start(table, { changesFirst: true });
+    await runs.db.query('UPDATE teams SET name = $1 WHERE id = 1', ['Acme']);
     const fixed = performance.now();
     await servedWithin(
       async () => JSON.stringify(await names()) === JSON.stringify(['Renamed while held']),
       10_000 - (performance.now() - fixed),
-      () => `the API answers ${JSON.stringify(last)}; ${said()}`,
+      () => `the API answers ${JSON.stringify(last)}; ${runs.said()}`,
     );
   }, 60_000);
 });

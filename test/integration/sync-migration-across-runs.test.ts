@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, it } from 'vitest';
+import { it } from 'vitest';
 import { slotName } from '../../shared/sync/log/reader.ts';
 import { freshTable } from '../support/dynamodb.ts';
-import { createSourceDatabase, describeSources, type SourceDatabase } from '../support/source-databases.ts';
-import { seedSource, type SourceSnapshot } from '../support/source-seed.ts';
-import { type RunningSync, servedWithin, setUp, startSync } from '../support/sync.ts';
+import { describeSources } from '../support/source-databases.ts';
+import type { SourceSnapshot } from '../support/source-seed.ts';
+import { syncRuns } from '../support/sync-runs.ts';
+import { servedWithin } from '../support/sync.ts';
 import { tableApi } from '../support/table-api.ts';
 
 /**
@@ -31,66 +32,51 @@ function laravelData(): SourceSnapshot {
 }
 
 describeSources('a column renamed away, across runs', (engine) => {
-  let db: SourceDatabase;
-  const syncs: RunningSync[] = [];
-  const said = () => `the syncs said: ${JSON.stringify(syncs.map((sync) => sync.lines))}`;
+  const runs = syncRuns(engine, laravelData);
   const now = engine === 'postgres' ? 'now()' : 'NOW()';
-
-  beforeAll(async () => {
-    db = await createSourceDatabase(engine);
-    await seedSource(db, laravelData());
-    await setUp(db);
-  }, 60_000);
-  afterAll(async () => {
-    for (const sync of syncs) await sync.stop();
-    await db?.drop();
-  });
 
   it('answers 401 within 10 s for a token revoked after a deployed invocation took over while costs.label was renamed', async () => {
     const table = await freshTable();
     const api = tableApi(table);
     let deadline = false;
-    const first = startSync(db, table, { until: () => deadline });
-    syncs.push(first);
+    const first = runs.start(table, { until: () => deadline });
     await first.readyNow;
-    await db.query('ALTER TABLE costs RENAME COLUMN label TO title');
+    await runs.db.query('ALTER TABLE costs RENAME COLUMN label TO title');
     // A cost line added meanwhile: the first run finds the column gone, says so, and keeps the finances.
-    await db.query(
+    await runs.db.query(
       `INSERT INTO costs (team_id, title, amount, currency, created_at, updated_at) VALUES (1, 'Disk', 2, 'EUR', ${now}, ${now})`,
     );
-    await servedWithin(async () => first.lines.some((line) => line.includes('costs.label')), 10_000, said);
+    await servedWithin(async () => first.lines.some((line) => line.includes('costs.label')), 10_000, runs.said);
     // The invocation's deadline; the next takes over.
     deadline = true;
     await first.done;
-    const next = startSync(db, table, { changesFirst: true });
-    syncs.push(next);
+    const next = runs.start(table, { changesFirst: true });
     let ended = 'it runs';
     next.done.then(
       () => (ended = 'it ended'),
       (error: Error) => (ended = `it ended: ${error.message}`),
     );
-    await db.query('DELETE FROM personal_access_tokens WHERE id = 70');
+    await runs.db.query('DELETE FROM personal_access_tokens WHERE id = 70');
     const revoked = performance.now();
     await servedWithin(
       async () => (await api.get('/api/acme/projects', { token: ADA })).status === 401,
       10_000 - (performance.now() - revoked),
-      () => `${said()}; the run that took over: ${ended}`,
+      () => `${runs.said()}; the run that took over: ${ended}`,
     );
     // The column back: the finances kept meanwhile follow, the cost line added meanwhile with them.
-    await db.query('ALTER TABLE costs RENAME COLUMN title TO label');
+    await runs.db.query('ALTER TABLE costs RENAME COLUMN title TO label');
     const back = performance.now();
     await servedWithin(
       async () => (await api.get('/api/acme/finances', { token: BOB })).body?.totals?.EUR === 7,
       10_000 - (performance.now() - back),
-      said,
+      runs.said,
     );
   }, 60_000);
 
   it("answers 401 within 10 s for a token revoked after the log's connection was killed while costs.label was renamed", async () => {
     const table = await freshTable();
     const api = tableApi(table);
-    const sync = startSync(db, table);
-    syncs.push(sync);
+    const sync = runs.start(table);
     let ended = 'it runs';
     sync.done.then(
       () => (ended = 'it ended'),
@@ -98,32 +84,33 @@ describeSources('a column renamed away, across runs', (engine) => {
     );
     await sync.readyNow;
     await servedWithin(async () => (await api.get('/api/acme/projects', { token: BOB })).status === 200);
-    await db.query('ALTER TABLE costs RENAME COLUMN label TO title');
-    await db.query(
+    await runs.db.query('ALTER TABLE costs RENAME COLUMN label TO title');
+    await runs.db.query(
       `INSERT INTO costs (team_id, title, amount, currency, created_at, updated_at) VALUES (1, 'Disk', 3, 'EUR', ${now}, ${now})`,
     );
-    await servedWithin(async () => sync.lines.some((line) => line.includes('costs.label')), 10_000, said);
+    await servedWithin(async () => sync.lines.some((line) => line.includes('costs.label')), 10_000, runs.said);
     if (engine === 'postgres')
-      await db.adminQuery('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1', [
-        slotName(table.tableName),
-      ]);
+      await runs.db.adminQuery(
+        'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1',
+        [slotName(table.tableName)],
+      );
     else
-      for (const { ID } of await db.adminQuery<{ ID: number }>(
+      for (const { ID } of await runs.db.adminQuery<{ ID: number }>(
         "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' AND USER = $1",
-        [new URL(db.syncUrl).username],
+        [new URL(runs.db.syncUrl).username],
       ))
-        await db.adminQuery(`KILL ${Number(ID)}`);
+        await runs.db.adminQuery(`KILL ${Number(ID)}`);
     await servedWithin(
       async () => sync.lines.some((line) => line.includes('answers again')) || ended !== 'it runs',
       10_000,
-      said,
+      runs.said,
     );
-    await db.query('DELETE FROM personal_access_tokens WHERE id = 71');
+    await runs.db.query('DELETE FROM personal_access_tokens WHERE id = 71');
     const revoked = performance.now();
     await servedWithin(
       async () => (await api.get('/api/acme/projects', { token: BOB })).status === 401,
       10_000 - (performance.now() - revoked),
-      () => `${said()}; the sync: ${ended}`,
+      () => `${runs.said()}; the sync: ${ended}`,
     );
   }, 60_000);
 });
